@@ -1,0 +1,113 @@
+/** Readable text for homeagentctl's answers (`--json` prints the raw results instead). */
+
+interface StatusResult {
+  name: string;
+  version: string;
+  pid: number;
+  state: string;
+  status: string;
+  uptime_s: number;
+  data_dir: string;
+  runtime_dir: string;
+  services: Array<{ name: string; state: string; error?: string }>;
+  plugins: Array<{ name: string; version: string; state: string; error?: string }>;
+  databases: Array<{ name: string; file: string; file_bytes: number; wal_bytes: number; synchronous: string }>;
+  notices: Array<{ level: string; message: string }>;
+  restart_pending: string[];
+  memory: { rss_bytes: number };
+}
+
+interface SettingView {
+  key: string;
+  value: unknown;
+  source: string;
+  default: unknown;
+  type: string;
+  description: string;
+  requires_restart: boolean;
+  restart_pending: boolean;
+  secret: boolean;
+  file_only: boolean;
+  env: string;
+  minimum?: number;
+  maximum?: number;
+  enum?: string[];
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+export function duration(seconds: number): string {
+  const d = Math.floor(seconds / 86400);
+  const h = Math.floor((seconds % 86400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return [d && `${d}d`, h && `${h}h`, m && `${m}m`, `${s}s`].filter(Boolean).join(' ');
+}
+
+function table(rows: string[][], indent = '  '): string {
+  const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
+  return rows
+    .map((row) => indent + row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
+    .join('\n');
+}
+
+export function formatStatus(s: StatusResult): string {
+  const lines = [
+    `${s.name} ${s.version}: ${s.status}`,
+    `  state ${s.state}, up ${duration(s.uptime_s)}, pid ${s.pid}, memory ${bytes(s.memory.rss_bytes)}`,
+    `  data ${s.data_dir}`,
+    `  runtime ${s.runtime_dir}`,
+    'services:',
+    table(s.services.map((x) => [x.name, x.state, x.error ?? ''])),
+    'plugins:',
+    s.plugins.length ? table(s.plugins.map((x) => [x.name, x.version, x.state, x.error ?? ''])) : '  (none)',
+    'databases:',
+    table(s.databases.map((d) => [d.name, bytes(d.file_bytes), `wal ${bytes(d.wal_bytes)}`, `synchronous=${d.synchronous}`, d.file])),
+  ];
+  if (s.notices.length) lines.push('notices:', ...s.notices.map((n) => `  ${n.level === 'error' ? '!' : '-'} ${n.message}`));
+  if (s.restart_pending.length) lines.push(`restart needed for: ${s.restart_pending.join(', ')}`);
+  return lines.join('\n');
+}
+
+export function formatHealth(h: { healthy: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> }): string {
+  return [`${h.healthy ? 'healthy' : 'UNHEALTHY'}`, table(h.checks.map((c) => [c.ok ? 'ok' : 'FAIL', c.name, c.detail]))].join('\n');
+}
+
+function show(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+export function formatSetting(v: SettingView): string {
+  const bounds =
+    v.enum !== undefined
+      ? `one of ${v.enum.join(', ')}`
+      : v.minimum !== undefined || v.maximum !== undefined
+        ? `${v.minimum ?? ''}..${v.maximum ?? ''}`
+        : '';
+  const flags = [v.secret && 'secret', v.requires_restart && 'needs restart', v.file_only && 'file/env only'].filter(Boolean).join(', ');
+  return [
+    `${v.key} = ${show(v.value)}${v.restart_pending ? '   (changed; takes effect after a restart)' : ''}`,
+    `  ${v.description}`,
+    `  type ${v.type}${bounds ? ` (${bounds})` : ''}, default ${show(v.default)}, source ${v.source}, env ${v.env}${flags ? `; ${flags}` : ''}`,
+  ].join('\n');
+}
+
+export function formatSettingList(list: SettingView[]): string {
+  if (list.length === 0) return '(no settings match)';
+  return table(
+    list.map((v) => [v.key, show(v.value), v.source === 'default' ? '' : `(${v.source})`]),
+    '',
+  );
+}
+
+export function formatHistory(list: Array<{ at: string; key: string; action: string; value: string | null; actor: string }>): string {
+  if (list.length === 0) return '(no changes recorded)';
+  return table(
+    list.map((h) => [h.at, h.actor, h.action, h.key, h.action === 'set' ? (h.value ?? '(secret)') : '']),
+    '',
+  );
+}

@@ -1,0 +1,197 @@
+#!/usr/bin/env node
+/**
+ * homeagentctl: the command line for a running HomeAgent, over its Unix socket. Readable text by
+ * default, `--json` for scripts. Exit codes: 0 ok, 1 the daemon answered with an error (or health
+ * failed), 64 usage, 69 the daemon is not running.
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { describeError, isHomeAgentError } from '../shared/errors.js';
+import { EXIT_CODES } from '../shared/exit-codes.js';
+import { VERSION } from '../shared/version.js';
+import { formatHealth, formatHistory, formatSetting, formatSettingList, formatStatus } from './format.js';
+import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
+
+const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
+
+  status                    what the daemon is doing: services, plugins, databases, notices
+  health                    the health checks behind the systemd watchdog (exit 1 when failing)
+  config list [PREFIX]      settings with their values and sources
+  config get KEY            one setting with its description, type, bounds and source
+  config set KEY VALUE      change a setting (stored at once; some need a restart)
+  config reset KEY          drop the run-time change; the file, environment or default applies
+  config history [KEY]      recent setting changes
+  backup [FILE] [--db NAME] online backup of a database (default: state, into <data>/backups)
+  version                   client and daemon versions
+
+The socket is --socket, $HOMEAGENT_SOCKET, or found under $HOMEAGENT_RUNTIME_DIR,
+$HOMEAGENT_DATA_DIR/run, /run/homeagent or ./data/run.`;
+
+class UsageError extends Error {}
+
+interface Invocation {
+  method: string;
+  params: Record<string, unknown>;
+  render: (result: unknown) => string;
+  exitCode?: (result: unknown) => number;
+}
+
+function plan(args: string[], options: { db?: string | undefined }): Invocation | 'version' | 'help' {
+  const [command, sub, ...rest] = args;
+  const arity = (n: number, what: string) => {
+    if (rest.length !== n) throw new UsageError(`${what}`);
+  };
+  switch (command) {
+    case undefined:
+    case 'help':
+      return 'help';
+    case 'version':
+      return 'version';
+    case 'status':
+      if (sub !== undefined) throw new UsageError('status takes no arguments');
+      return { method: 'status', params: {}, render: (r) => formatStatus(r as Parameters<typeof formatStatus>[0]) };
+    case 'health':
+      if (sub !== undefined) throw new UsageError('health takes no arguments');
+      return {
+        method: 'health',
+        params: {},
+        render: (r) => formatHealth(r as Parameters<typeof formatHealth>[0]),
+        exitCode: (r) => ((r as { healthy: boolean }).healthy ? EXIT_CODES.OK : EXIT_CODES.FAILURE),
+      };
+    case 'backup': {
+      if (rest.length > 0) throw new UsageError('backup takes at most one file');
+      const params: Record<string, unknown> = {};
+      if (sub !== undefined) params.path = resolve(sub);
+      if (options.db !== undefined) params.database = options.db;
+      return {
+        method: 'backup',
+        params,
+        render: (r) => {
+          const b = r as { database: string; file: string; bytes: number; duration_ms: number };
+          return `backed up ${b.database} database to ${b.file} (${b.bytes} bytes, ${b.duration_ms} ms)`;
+        },
+      };
+    }
+    case 'config':
+      switch (sub) {
+        case 'list':
+          if (rest.length > 1) throw new UsageError('config list takes at most one prefix');
+          return {
+            method: 'config.list',
+            params: rest[0] === undefined ? {} : { prefix: rest[0] },
+            render: (r) => formatSettingList(r as Parameters<typeof formatSettingList>[0]),
+          };
+        case 'get':
+          arity(1, 'config get needs a KEY');
+          return { method: 'config.get', params: { key: rest[0] }, render: (r) => formatSetting(r as Parameters<typeof formatSetting>[0]) };
+        case 'set':
+          arity(2, 'config set needs a KEY and a VALUE');
+          return {
+            method: 'config.set',
+            params: { key: rest[0], value: rest[1] },
+            render: (r) => formatSetting(r as Parameters<typeof formatSetting>[0]),
+          };
+        case 'reset':
+          arity(1, 'config reset needs a KEY');
+          return {
+            method: 'config.reset',
+            params: { key: rest[0] },
+            render: (r) => formatSetting(r as Parameters<typeof formatSetting>[0]),
+          };
+        case 'history':
+          if (rest.length > 1) throw new UsageError('config history takes at most one KEY');
+          return {
+            method: 'config.history',
+            params: rest[0] === undefined ? {} : { key: rest[0] },
+            render: (r) => formatHistory(r as Parameters<typeof formatHistory>[0]),
+          };
+        default:
+          throw new UsageError(`unknown config command ${sub ?? '(none)'}; use list, get, set, reset or history`);
+      }
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  let values: {
+    socket?: string | undefined;
+    json?: boolean | undefined;
+    timeout?: string | undefined;
+    db?: string | undefined;
+    help?: boolean | undefined;
+  };
+  let invocation: ReturnType<typeof plan>;
+  try {
+    const parsed = parseArgs({
+      args: argv,
+      options: {
+        socket: { type: 'string', short: 's' },
+        json: { type: 'boolean' },
+        timeout: { type: 'string' },
+        db: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      allowPositionals: true,
+    });
+    values = parsed.values;
+    invocation = values.help ? 'help' : plan(parsed.positionals, { db: values.db });
+  } catch (error) {
+    process.stderr.write(`homeagentctl: ${describeError(error)}\n\n${USAGE}\n`);
+    return EXIT_CODES.USAGE;
+  }
+  if (invocation === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return EXIT_CODES.OK;
+  }
+  const timeoutMs = values.timeout === undefined ? 30_000 : Number(values.timeout);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    process.stderr.write('homeagentctl: --timeout must be a positive number of milliseconds\n');
+    return EXIT_CODES.USAGE;
+  }
+  const socket = findSocket(values.socket);
+
+  let client: RpcClient | undefined;
+  try {
+    client = await RpcClient.connect(socket, Math.min(timeoutMs, 5000));
+    if (invocation === 'version') {
+      const daemon = (await client.call('version', {}, timeoutMs)) as { version: string; node: string; sqlite: string };
+      if (values.json) print({ client: VERSION, daemon });
+      else print(`homeagentctl ${VERSION}\nhomeagent ${daemon.version} (node ${daemon.node}, sqlite ${daemon.sqlite})`);
+      return EXIT_CODES.OK;
+    }
+    const result = await client.call(invocation.method, invocation.params, timeoutMs);
+    print(values.json ? result : invocation.render(result));
+    return invocation.exitCode?.(result) ?? EXIT_CODES.OK;
+  } catch (error) {
+    if (isHomeAgentError(error, 'HA_ERR_DAEMON_NOT_RUNNING')) {
+      if (invocation === 'version' && !values.json) print(`homeagentctl ${VERSION} (daemon not reachable)`);
+      report(values.json, { code: error.code, message: error.message });
+      return EXIT_CODES.UNAVAILABLE;
+    }
+    const code = error instanceof RemoteError ? error.code : 'HA_ERR_INTERNAL';
+    report(values.json, { code, message: describeError(error) });
+    return EXIT_CODES.FAILURE;
+  } finally {
+    client?.close();
+  }
+}
+
+function print(value: unknown): void {
+  process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);
+}
+
+function report(json: boolean | undefined, error: { code: string; message: string }): void {
+  if (json) process.stdout.write(`${JSON.stringify({ ok: false, error })}\n`);
+  process.stderr.write(`homeagentctl: ${error.message}${json ? '' : ` (${error.code})`}\n`);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`homeagentctl: ${describeError(error)}\n`);
+    process.exitCode = EXIT_CODES.FAILURE;
+  },
+);

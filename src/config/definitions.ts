@@ -1,0 +1,185 @@
+/**
+ * Setting definitions: the flat, typed view of the configuration schema that the loader, the
+ * environment mapping, the runtime settings registry, `homeagentctl config` and (later) the
+ * settings page all share. Built-in definitions come from {@link ConfigSchema}; plugins add their
+ * own under `plugin.<name>.*` at run time.
+ */
+import { Kind, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { HomeAgentError } from '../shared/errors.js';
+import { ConfigSchema, isSettingLeaf } from './schema.js';
+
+export type SettingType = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'object' | 'array';
+
+export interface SettingDefinition {
+  /** Dotted key, e.g. `core.daemon.stop_timeout_ms` or `plugin.cli.max_frame_bytes`. */
+  key: string;
+  type: SettingType;
+  default: unknown;
+  description: string;
+  requires_restart: boolean;
+  category: string;
+  secret: boolean;
+  file_only: boolean;
+  minimum?: number;
+  maximum?: number;
+  min_length?: number;
+  max_length?: number;
+  pattern?: string;
+  enum?: string[];
+  /** Environment variable that sets it (see {@link envNameForKey}). */
+  env: string;
+  /** The leaf schema values are checked against. */
+  schema: TSchema;
+}
+
+export const ENV_PREFIX = 'HOMEAGENT_';
+
+/**
+ * `core.llm.base_url` → `HOMEAGENT_LLM_BASE_URL`, `plugin.cli.socket_path` →
+ * `HOMEAGENT_PLUGIN_CLI_SOCKET_PATH`: the `core.` prefix is dropped, dots become underscores.
+ * Collisions are impossible by test (test/unit/config/definitions.test.ts).
+ */
+export function envNameForKey(key: string): string {
+  const withoutCore = key.startsWith('core.') ? key.slice('core.'.length) : key;
+  return ENV_PREFIX + withoutCore.replace(/[.-]/g, '_').toUpperCase();
+}
+
+/** Environment variables that are not settings but are read by HomeAgent. */
+export const NON_SETTING_ENV = new Set([`${ENV_PREFIX}CONFIG`, `${ENV_PREFIX}SOCKET`]);
+
+function settingType(schema: TSchema): SettingType {
+  if (schema[Kind] === 'Union' && Array.isArray(schema.anyOf) && schema.anyOf.every((s: TSchema) => s[Kind] === 'Literal')) return 'enum';
+  switch (schema.type) {
+    case 'string':
+    case 'integer':
+    case 'number':
+    case 'boolean':
+    case 'array':
+    case 'object':
+      return schema.type;
+    default:
+      throw new HomeAgentError('HA_ERR_SETTINGS_DEFINITION', `unsupported schema for a setting: ${JSON.stringify(schema)}`);
+  }
+}
+
+/** Builds a definition from a leaf schema carrying the setting keywords. */
+export function definitionFromLeaf(key: string, schema: TSchema): SettingDefinition {
+  if (!isSettingLeaf(schema)) {
+    throw new HomeAgentError('HA_ERR_SETTINGS_DEFINITION', `${key}: a setting needs description and requires_restart`);
+  }
+  if (!('default' in schema)) throw new HomeAgentError('HA_ERR_SETTINGS_DEFINITION', `${key}: a setting needs a default`);
+  const type = settingType(schema);
+  const def: SettingDefinition = {
+    key,
+    type,
+    default: schema.default,
+    description: schema.description,
+    requires_restart: schema.requires_restart,
+    category: schema.category,
+    secret: schema.secret === true,
+    file_only: schema.file_only === true,
+    env: envNameForKey(key),
+    schema,
+  };
+  if (typeof schema.minimum === 'number') def.minimum = schema.minimum;
+  if (typeof schema.maximum === 'number') def.maximum = schema.maximum;
+  if (typeof schema.minLength === 'number') def.min_length = schema.minLength;
+  if (typeof schema.maxLength === 'number') def.max_length = schema.maxLength;
+  if (typeof schema.pattern === 'string') def.pattern = schema.pattern;
+  if (type === 'enum') def.enum = (schema.anyOf as TSchema[]).map((s) => String(s.const));
+  if (!Value.Check(schema, def.default)) {
+    throw new HomeAgentError(
+      'HA_ERR_SETTINGS_DEFINITION',
+      `${key}: the default ${JSON.stringify(def.default)} does not fit its own schema`,
+    );
+  }
+  return def;
+}
+
+/** Walks an object schema and returns a definition per setting leaf, in schema order. */
+export function definitionsFromSchema(schema: TSchema, prefix = ''): SettingDefinition[] {
+  if (isSettingLeaf(schema)) return [definitionFromLeaf(prefix, schema)];
+  if (schema.type !== 'object' || typeof schema.properties !== 'object') {
+    throw new HomeAgentError('HA_ERR_SETTINGS_DEFINITION', `${prefix || '(root)'}: neither a section nor a setting`);
+  }
+  const out: SettingDefinition[] = [];
+  for (const [name, child] of Object.entries(schema.properties as Record<string, TSchema>)) {
+    out.push(...definitionsFromSchema(child, prefix ? `${prefix}.${name}` : name));
+  }
+  return out;
+}
+
+/** The definitions of every built-in setting (core.* and the built-in plugins' plugin.<name>.*). */
+export const BUILTIN_DEFINITIONS: readonly SettingDefinition[] = definitionsFromSchema(ConfigSchema);
+
+/** "an integer from 1 to 50", "one of info, debug", ...: the "expected" half of an error line. */
+export function describeExpected(def: SettingDefinition): string {
+  const range = (unit: string) => {
+    if (def.minimum !== undefined && def.maximum !== undefined) return ` from ${def.minimum} to ${def.maximum}${unit}`;
+    if (def.minimum !== undefined) return ` of at least ${def.minimum}${unit}`;
+    if (def.maximum !== undefined) return ` of at most ${def.maximum}${unit}`;
+    return '';
+  };
+  switch (def.type) {
+    case 'integer':
+      return `an integer${range('')}`;
+    case 'number':
+      return `a number${range('')}`;
+    case 'boolean':
+      return 'true or false';
+    case 'enum':
+      return `one of ${(def.enum ?? []).join(', ')}`;
+    case 'string': {
+      const parts = ['a string'];
+      if (def.min_length !== undefined && def.min_length > 0) parts.push(`of at least ${def.min_length} characters`);
+      if (def.max_length !== undefined) parts.push(`${parts.length > 1 ? 'and' : 'of'} at most ${def.max_length} characters`);
+      if (def.pattern !== undefined) parts.push(`matching ${def.pattern}`);
+      return parts.join(' ');
+    }
+    case 'array':
+      return 'a list';
+    case 'object':
+      return 'a mapping (key: value)';
+  }
+}
+
+/** A short, safe rendering of a value someone supplied, for error messages. */
+export function describeFound(value: unknown, secret = false): string {
+  if (secret) return 'a value (hidden: secret)';
+  if (value === undefined) return 'nothing';
+  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Checks a value against a definition; returns the problem text or undefined. */
+export function checkValue(def: SettingDefinition, value: unknown): string | undefined {
+  if (Value.Check(def.schema, value)) return undefined;
+  return `expected ${describeExpected(def)}, found ${describeFound(value, def.secret)}`;
+}
+
+/**
+ * Turns text from the environment or the command line into a typed value. Returns the text itself
+ * when it cannot be coerced, so that {@link checkValue} reports it.
+ */
+export function coerceText(def: SettingDefinition, text: string): unknown {
+  const trimmed = text.trim();
+  switch (def.type) {
+    case 'integer':
+    case 'number':
+      return trimmed !== '' && Number.isFinite(Number(trimmed)) ? Number(trimmed) : text;
+    case 'boolean':
+      if (/^(true|1|yes|on)$/i.test(trimmed)) return true;
+      if (/^(false|0|no|off)$/i.test(trimmed)) return false;
+      return text;
+    case 'array':
+    case 'object':
+      try {
+        return JSON.parse(trimmed);
+      } catch {
+        return text;
+      }
+    default:
+      return text;
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * Loads the boot configuration: schema defaults < configuration file < HOMEAGENT_* environment.
+ *
+ * The file is $HOMEAGENT_CONFIG (or `--config`) when given, which must then exist; otherwise
+ * /etc/homeagent/config.yaml when it exists. Every problem is collected first so that one run
+ * names all of them, one line each: the key, what was expected and what was found.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import type { TSchema } from '@sinclair/typebox';
+import { parseDocument } from 'yaml';
+import { HomeAgentError } from '../shared/errors.js';
+import { BUILTIN_DEFINITIONS, checkValue, coerceText, ENV_PREFIX, NON_SETTING_ENV, type SettingDefinition } from './definitions.js';
+import { type Config, ConfigSchema, isSettingLeaf } from './schema.js';
+
+export const SYSTEM_CONFIG_FILE = '/etc/homeagent/config.yaml';
+
+/** Where a value came from: `default`, the file's path, or `env:<NAME>`. Later the registry adds `runtime`. */
+export type ValueSource = string;
+
+export interface LoadedConfig {
+  config: Config;
+  /** Source of every setting key (flat dotted keys). */
+  sources: Map<string, ValueSource>;
+  /** The configuration file that was read, if any. */
+  file: string | undefined;
+  /** Non-fatal observations (unknown HOMEAGENT_* variables), to be logged once the logger exists. */
+  warnings: string[];
+}
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Explicit file (from `--config`); wins over $HOMEAGENT_CONFIG. */
+  file?: string;
+  /** Override for tests; defaults to {@link SYSTEM_CONFIG_FILE}. */
+  systemFile?: string;
+}
+
+export function chooseConfigFile(options: LoadConfigOptions): { path: string; required: boolean } | undefined {
+  const env = options.env ?? process.env;
+  if (options.file) return { path: options.file, required: true };
+  const fromEnv = env[`${ENV_PREFIX}CONFIG`];
+  if (fromEnv) return { path: fromEnv, required: true };
+  const systemFile = options.systemFile ?? SYSTEM_CONFIG_FILE;
+  return existsSync(systemFile) ? { path: systemFile, required: false } : undefined;
+}
+
+export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const config = defaultConfig();
+  const sources = new Map<string, ValueSource>(BUILTIN_DEFINITIONS.map((d) => [d.key, 'default']));
+
+  const chosen = chooseConfigFile(options);
+  if (chosen) {
+    const fileValues = readConfigFile(chosen.path);
+    mergeSection(ConfigSchema, fileValues, config as unknown as Record<string, unknown>, '', chosen.path, sources, problems);
+  }
+
+  const byEnv = new Map(BUILTIN_DEFINITIONS.map((d) => [d.env, d]));
+  for (const [name, text] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX) || text === undefined || NON_SETTING_ENV.has(name)) continue;
+    const def = byEnv.get(name);
+    if (!def) {
+      warnings.push(`${name} is not a HomeAgent setting and is ignored`);
+      continue;
+    }
+    const value = coerceText(def, text);
+    const problem = checkValue(def, value);
+    if (problem) problems.push(`${def.key}: ${problem} (from environment variable ${name})`);
+    else {
+      setByKey(config, def.key, value);
+      sources.set(def.key, `env:${name}`);
+    }
+  }
+
+  if (problems.length > 0) {
+    throw new HomeAgentError('HA_ERR_CONFIG_INVALID', `invalid configuration:\n${problems.join('\n')}`, {
+      details: { problems },
+    });
+  }
+  return { config, sources, file: chosen?.path, warnings };
+}
+
+/** The configuration with every setting at its schema default. */
+export function defaultConfig(): Config {
+  const config = { core: {}, plugin: {} } as Config;
+  for (const def of BUILTIN_DEFINITIONS) setByKey(config, def.key, structuredClone(def.default));
+  return config;
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw new HomeAgentError('HA_ERR_CONFIG_FILE', `cannot read configuration file ${path}: ${reason}`, { cause: error });
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    const lines = doc.errors.map((e) => `${path}: ${e.message.split('\n')[0]}`);
+    throw new HomeAgentError('HA_ERR_CONFIG_FILE', `cannot parse configuration file:\n${lines.join('\n')}`, {
+      details: { problems: lines },
+    });
+  }
+  const value: unknown = doc.toJS();
+  if (value === null || value === undefined) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new HomeAgentError('HA_ERR_CONFIG_FILE', `${path}: the top level must be a mapping with the sections core and plugin`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Walks file values against the schema, merging valid leaves into `target` and collecting problems. */
+function mergeSection(
+  schema: TSchema,
+  values: Record<string, unknown>,
+  target: Record<string, unknown>,
+  prefix: string,
+  file: string,
+  sources: Map<string, ValueSource>,
+  problems: string[],
+): void {
+  const properties = (schema.properties ?? {}) as Record<string, TSchema>;
+  for (const [name, value] of Object.entries(values)) {
+    const key = prefix ? `${prefix}.${name}` : name;
+    const child = properties[name];
+    if (child === undefined) {
+      if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
+        // A section of a plugin that is not built in: kept as given, checked by the plugin host.
+        if (!isPlainObject(value)) problems.push(`${key}: expected a mapping (key: value), found ${JSON.stringify(value)} (in ${file})`);
+        else target[name] = value;
+        continue;
+      }
+      const known = Object.keys(properties).join(', ');
+      problems.push(`${key}: unknown key, expected one of: ${known} (in ${file})`);
+      continue;
+    }
+    if (isSettingLeaf(child)) {
+      const def = BUILTIN_DEFINITIONS.find((d) => d.key === key) as SettingDefinition;
+      const problem = checkValue(def, value);
+      if (problem) problems.push(`${key}: ${problem} (in ${file})`);
+      else {
+        target[name] = value;
+        sources.set(key, file);
+      }
+      continue;
+    }
+    if (!isPlainObject(value)) {
+      problems.push(`${key}: expected a section (a mapping), found ${JSON.stringify(value)} (in ${file})`);
+      continue;
+    }
+    mergeSection(child, value, target[name] as Record<string, unknown>, key, file, sources, problems);
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Sets `core.a.b` inside a nested config object. */
+export function setByKey(config: Config | Record<string, unknown>, key: string, value: unknown): void {
+  const parts = key.split('.');
+  let node = config as Record<string, unknown>;
+  for (const part of parts.slice(0, -1)) {
+    if (!isPlainObject(node[part])) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1] as string] = value;
+}
+
+/** Reads `core.a.b` from a nested config object. */
+export function getByKey(config: Config | Record<string, unknown>, key: string): unknown {
+  let node: unknown = config;
+  for (const part of key.split('.')) {
+    if (!isPlainObject(node)) return undefined;
+    node = node[part];
+  }
+  return node;
+}

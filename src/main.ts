@@ -1,0 +1,287 @@
+#!/usr/bin/env node
+/**
+ * The composition root and the `homeagent` executable. It builds every part in layer order,
+ * starts the services in order, stops them in reverse on SIGTERM/SIGINT, and is imported by
+ * nothing.
+ *
+ *   homeagent run [--config FILE]        run the daemon
+ *   homeagent restore FILE [--config F]  replace the state database by a backup (daemon stopped)
+ *   homeagent version | help
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { BUILTIN_DEFINITIONS } from './config/definitions.js';
+import { type LoadedConfig, loadConfig } from './config/loader.js';
+import { type RuntimePaths, resolvePaths } from './config/paths.js';
+import { SettingsRegistry } from './config/settings-registry.js';
+import { EventBus } from './events/event-bus.js';
+import { LogManager } from './log/logger.js';
+import { ControlRegistry } from './plugin/control-registry.js';
+import { PluginHost } from './plugin/plugin-host.js';
+import { systemClock } from './shared/clock.js';
+import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
+import { EXIT_CODES } from './shared/exit-codes.js';
+import { VERSION } from './shared/version.js';
+import { restoreDatabase } from './store/restore.js';
+import { Store } from './store/store.js';
+import { DaemonStatus } from './supervisor/daemon-status.js';
+import { LoopDelayCheck, runChecks, Watchdog } from './supervisor/health.js';
+import { registerKernelMethods } from './supervisor/kernel-methods.js';
+import { Notifier } from './supervisor/notifier.js';
+import { PidLock, runningOwner } from './supervisor/pid-lock.js';
+import { ServiceRunner } from './supervisor/service-runner.js';
+
+const USAGE = `usage: homeagent <command>
+
+  run [--config FILE]           run the daemon (configuration: defaults < FILE, $HOMEAGENT_CONFIG
+                                or /etc/homeagent/config.yaml < HOMEAGENT_* environment)
+  restore FILE [--config FILE]  replace the state database by a backup; the daemon must be stopped
+  version                       print the version
+  help                          print this text`;
+
+async function main(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (error) {
+    process.stderr.write(`homeagent: ${describeError(error)}\n${USAGE}\n`);
+    return EXIT_CODES.USAGE;
+  }
+  const { command, file, config } = parsed;
+  switch (command) {
+    case 'run':
+      return run(config);
+    case 'restore':
+      return restore(file, config);
+    case 'version':
+      process.stdout.write(`homeagent ${VERSION}\n`);
+      return EXIT_CODES.OK;
+    default:
+      process.stdout.write(`${USAGE}\n`);
+      return command === 'help' ? EXIT_CODES.OK : EXIT_CODES.USAGE;
+  }
+}
+
+function parseCommandLine(argv: string[]) {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+  });
+  const command = values.help ? 'help' : (positionals[0] ?? 'help');
+  if (!['run', 'restore', 'version', 'help'].includes(command)) throw new Error(`unknown command ${command}`);
+  if (command === 'restore' && positionals.length !== 2) throw new Error('restore needs exactly one backup file');
+  if (command !== 'restore' && positionals.length > 1) throw new Error(`unexpected argument ${positionals[1]}`);
+  return { command, file: positionals[1], config: values.config };
+}
+
+/** Loads the configuration or prints one line per problem; undefined means "exit 78". */
+function loadOrReport(file: string | undefined): { loaded: LoadedConfig; paths: RuntimePaths } | undefined {
+  try {
+    const loaded = loadConfig(file === undefined ? {} : { file });
+    return { loaded, paths: resolvePaths(loaded) };
+  } catch (error) {
+    if (!isHomeAgentError(error)) throw error;
+    const problems = (error.details?.problems as string[] | undefined) ?? [error.message];
+    process.stderr.write(`homeagent: refusing to start, the configuration is invalid (${error.code}):\n`);
+    for (const problem of problems) process.stderr.write(`  ${problem}\n`);
+    return undefined;
+  }
+}
+
+async function run(configFile: string | undefined): Promise<number> {
+  const boot = loadOrReport(configFile);
+  if (!boot) return EXIT_CODES.CONFIG;
+  const { loaded, paths } = boot;
+  const core = loaded.config.core;
+
+  const logs = new LogManager({ level: core.log.level, levels: core.log.levels });
+  const log = logs.child('daemon');
+  for (const warning of loaded.warnings) log.warn(warning);
+  log.info({ version: VERSION, config_file: loaded.file ?? null, data_dir: paths.dataDir }, 'HomeAgent starting');
+
+  mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
+  mkdirSync(paths.runtimeDir, { recursive: true, mode: 0o750 });
+  const lock = new PidLock(paths.pidFile);
+  try {
+    lock.acquire();
+  } catch (error) {
+    log.fatal({ err: error }, 'cannot start');
+    process.stderr.write(`homeagent: ${describeError(error)}\n`);
+    return isHomeAgentError(error, 'HA_ERR_DAEMON_ALREADY_RUNNING') ? EXIT_CODES.TEMP_FAIL : EXIT_CODES.SOFTWARE;
+  }
+
+  // Composition, in layer order. Constructors only assign; nothing runs until startAll().
+  const clock = systemClock;
+  const events = new EventBus(logs.child('events'));
+  const store = new Store({
+    databases: [{ name: 'state', file: paths.stateDb, synchronous: 'FULL' }],
+    busyTimeoutMs: core.store.busy_timeout_ms,
+    startupCheck: core.store.startup_check,
+    log: logs.child('store'),
+    clock,
+  });
+  const settings = new SettingsRegistry({
+    database: () => store.database('state'),
+    definitions: BUILTIN_DEFINITIONS,
+    loaded,
+    events,
+    logs,
+    clock,
+  });
+  const control = new ControlRegistry();
+  const status = new DaemonStatus({ events, clock });
+  const supervisorLog = logs.child('supervisor');
+  const notifier = Notifier.create({ backend: core.supervisor.notify_backend, log: supervisorLog });
+  const loop = new LoopDelayCheck(() => settings.config().core.supervisor.max_loop_delay_ms);
+  const healthChecks = [
+    loop,
+    {
+      name: 'state_db',
+      run: () => {
+        store.database('state').checkWritable();
+        return { name: 'state_db', ok: true, detail: 'state database takes writes' };
+      },
+    },
+  ];
+  const watchdog = new Watchdog({
+    notifier,
+    checks: () => healthChecks,
+    loop,
+    log: supervisorLog,
+    onHealthChange: (report) => status.setHealthy(report.healthy),
+  });
+  const plugins = new PluginHost({
+    builtinDir: join(dirname(fileURLToPath(import.meta.url)), '..', 'plugins'),
+    settings,
+    events,
+    logs,
+    control,
+    pluginDataDir: paths.pluginDataDir,
+    runtimeDir: paths.runtimeDir,
+  });
+  const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
+  for (const service of [store, settings, watchdog, plugins]) runner.add(service);
+  registerKernelMethods({
+    control,
+    settings,
+    store,
+    runner,
+    plugins,
+    status,
+    health: () => runChecks(healthChecks),
+    logs,
+    clock,
+    paths: { ...paths, backupDir: () => resolvePaths({ ...loaded, config: settings.config() }).backupDir },
+  });
+
+  events.on('daemon', 'daemon.status', ({ text }) => notifier.status(text));
+  events.on('daemon', 'settings.changed', ({ key }) => {
+    if (key.startsWith('core.log.')) logs.setLevels(settings.config().core.log.level, settings.config().core.log.levels);
+  });
+  events.on('daemon', 'service.state', ({ name, kind, state, error }) => {
+    if (kind !== 'plugin') return;
+    if (state === 'failed') status.notice('error', `plugin.${name}`, `plugin ${name} failed: ${error ?? 'unknown error'}`);
+    else if (state === 'running') status.clearNotice(`plugin.${name}`);
+  });
+
+  // Shutdown: the first SIGTERM/SIGINT stops cleanly, a second one forces the exit.
+  const shutdown = new AbortController();
+  const shutdownRequested = new Promise<string>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (shutdown.signal.aborted) {
+        log.warn({ signal }, 'second signal: exiting without waiting for services');
+        process.exit(EXIT_CODES.FAILURE);
+      }
+      log.info({ signal }, 'shutdown requested');
+      shutdown.abort();
+      resolve(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  process.on('uncaughtException', (error) => {
+    log.fatal({ err: error }, 'uncaught exception: exiting so that systemd restarts HomeAgent');
+    process.exit(EXIT_CODES.SOFTWARE);
+  });
+  process.on('unhandledRejection', (reason) => {
+    log.fatal({ err: reason }, 'unhandled promise rejection: exiting so that systemd restarts HomeAgent');
+    process.exit(EXIT_CODES.SOFTWARE);
+  });
+
+  notifier.status('Starting');
+  try {
+    await runner.startAll(shutdown.signal);
+  } catch (error) {
+    if (!shutdown.signal.aborted) {
+      log.fatal({ err: error }, 'start-up failed');
+      process.stderr.write(`homeagent: start-up failed: ${describeError(error)}\n`);
+      notifier.status(`Failed: ${describeError(error)}`);
+      lock.release();
+      return EXIT_CODES.SOFTWARE;
+    }
+  }
+
+  if (!shutdown.signal.aborted) {
+    settings.restartPending(); // touch the registry once so a broken definition shows now, not on first use
+    logs.setLevels(settings.config().core.log.level, settings.config().core.log.levels);
+    for (const db of store.status()) {
+      if (db.recovered_from_corruption) {
+        status.notice(
+          'error',
+          `store.${db.name}`,
+          `${db.name} database was corrupt and was replaced by an empty one; the damaged file is kept at ${db.recovered_from_corruption.movedTo}`,
+        );
+      }
+    }
+    const socket = settings.config().plugin.cli.socket_path || join(paths.runtimeDir, 'homeagent.sock');
+    status.running(`CLI at ${socket}`);
+    notifier.ready(status.text());
+    log.info({ socket, notify: notifier.backend }, `HomeAgent ready; CLI socket: ${socket}`);
+  }
+
+  const signal = await shutdownRequested;
+  status.stopping();
+  notifier.stopping(`Stopping (${signal})`);
+  const stopTimeout = settings.config().core.daemon.stop_timeout_ms;
+  // A service that ignores its own deadline must not keep the process alive.
+  setTimeout(() => {
+    log.error('shutdown took too long; exiting');
+    process.exit(EXIT_CODES.FAILURE);
+  }, stopTimeout + 1000).unref();
+  const result = await runner.stopAll(stopTimeout);
+  lock.release();
+  if (!result.clean) log.error({ timed_out: result.timedOut, failed: result.failed }, 'stopped with problems');
+  else log.info('stopped cleanly');
+  return result.clean ? EXIT_CODES.OK : EXIT_CODES.FAILURE;
+}
+
+function restore(file: string | undefined, configFile: string | undefined): number {
+  const boot = loadOrReport(configFile);
+  if (!boot || file === undefined) return EXIT_CODES.CONFIG;
+  const owner = runningOwner(boot.paths.pidFile);
+  if (owner !== undefined) {
+    process.stderr.write(`homeagent: the daemon is running (pid ${owner}); stop it first (systemctl stop homeagent)\n`);
+    return EXIT_CODES.TEMP_FAIL;
+  }
+  try {
+    const result = restoreDatabase(file, boot.paths.stateDb, systemClock);
+    process.stdout.write(
+      `restored ${result.restored} from ${file}${result.previousMovedTo ? `; the previous database is kept at ${result.previousMovedTo}` : ''}\n`,
+    );
+    return EXIT_CODES.OK;
+  } catch (error) {
+    process.stderr.write(`homeagent: ${describeError(error)}\n`);
+    return error instanceof HomeAgentError ? EXIT_CODES.DATA_ERROR : EXIT_CODES.SOFTWARE;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`homeagent: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(EXIT_CODES.SOFTWARE);
+  },
+);

@@ -1,0 +1,76 @@
+/**
+ * The error catalogue. Every error HomeAgent throws on purpose is a {@link HomeAgentError} with a
+ * stable code from {@link ERROR_CODES}; transports (CLI socket, HTTP, MQTT) turn it into the one
+ * envelope `{ok:false, error:{code, message}}`. Codes are never reused for another meaning.
+ */
+
+export const ERROR_CODES = {
+  HA_ERR_INTERNAL: 'an unexpected internal error',
+  HA_ERR_ABORTED: 'the operation was cancelled because HomeAgent is shutting down',
+
+  HA_ERR_CONFIG_FILE: 'a configuration file could not be read or parsed',
+  HA_ERR_CONFIG_INVALID: 'the configuration does not match the schema',
+
+  HA_ERR_SETTINGS_UNKNOWN_KEY: 'no setting with that key is defined',
+  HA_ERR_SETTINGS_INVALID_VALUE: 'the value does not fit the setting definition',
+  HA_ERR_SETTINGS_FILE_ONLY: 'the setting can only be changed in the configuration file or environment',
+  HA_ERR_SETTINGS_DEFINITION: 'a setting definition is malformed or clashes with another one',
+
+  HA_ERR_STORE_OPEN: 'a database could not be opened',
+  HA_ERR_STORE_MIGRATION: 'a database migration failed and was rolled back',
+  HA_ERR_STORE_TOO_NEW: 'a database was written by a newer HomeAgent version',
+  HA_ERR_STORE_BACKUP: 'a database backup failed',
+  HA_ERR_STORE_RESTORE: 'a database restore failed',
+
+  HA_ERR_RPC_BAD_REQUEST: 'the request is not a valid JSON request object',
+  HA_ERR_RPC_FRAME_TOO_LARGE: 'the request frame exceeds the size limit',
+  HA_ERR_RPC_UNKNOWN_METHOD: 'no method with that name exists',
+  HA_ERR_RPC_INVALID_PARAMS: 'the method parameters are invalid',
+  HA_ERR_RPC_BUSY: 'too many connections',
+
+  HA_ERR_DAEMON_ALREADY_RUNNING: 'another HomeAgent daemon is using this data directory',
+  HA_ERR_DAEMON_NOT_RUNNING: 'the HomeAgent daemon is not running',
+
+  HA_ERR_SERVICE_START: 'a service failed to start',
+
+  HA_ERR_PLUGIN_MANIFEST: 'a plugin manifest is missing or invalid',
+  HA_ERR_PLUGIN_LOAD: 'a plugin could not be loaded',
+  HA_ERR_PLUGIN_START: 'a plugin failed to start',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorEnvelope {
+  code: ErrorCode | string;
+  message: string;
+}
+
+export class HomeAgentError extends Error {
+  override readonly name = 'HomeAgentError';
+  readonly code: ErrorCode;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(code: ErrorCode, message?: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message ?? ERROR_CODES[code], options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = options.details;
+  }
+}
+
+export function isHomeAgentError(error: unknown, code?: ErrorCode): error is HomeAgentError {
+  return error instanceof HomeAgentError && (code === undefined || error.code === code);
+}
+
+/** The one wire shape for errors. Unknown errors keep their message but get the internal code. */
+export function toErrorEnvelope(error: unknown): ErrorEnvelope {
+  if (error instanceof HomeAgentError) return { code: error.code, message: error.message };
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: 'HA_ERR_INTERNAL', message };
+}
+
+/** A readable one-line description of any thrown value, for logs and status lines. */
+export function describeError(error: unknown): string {
+  if (error instanceof HomeAgentError) return `${error.code}: ${error.message}`;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}

@@ -1,0 +1,139 @@
+/**
+ * The kernel's control methods: status, health, config.*, backup and version. Transports (the
+ * CLI socket now, the web API later) call them through the control registry.
+ */
+import { isAbsolute, join } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import type { SettingsRegistry } from '../config/settings-registry.js';
+import type { LogManager } from '../log/logger.js';
+import type { ControlRegistry } from '../plugin/control-registry.js';
+import type { PluginHost } from '../plugin/plugin-host.js';
+import type { Clock } from '../shared/clock.js';
+import { HomeAgentError } from '../shared/errors.js';
+import { VERSION } from '../shared/version.js';
+import { stamp } from '../store/database.js';
+import type { Store } from '../store/store.js';
+import type { DaemonStatus } from './daemon-status.js';
+import type { HealthReport } from './health.js';
+import type { ServiceRunner } from './service-runner.js';
+
+export interface KernelMethodDeps {
+  control: ControlRegistry;
+  settings: SettingsRegistry;
+  store: Store;
+  runner: ServiceRunner;
+  plugins: PluginHost;
+  status: DaemonStatus;
+  health: () => Promise<HealthReport>;
+  logs: LogManager;
+  clock: Clock;
+  paths: { dataDir: string; runtimeDir: string; backupDir: () => string };
+}
+
+const Key = Type.String({ minLength: 1, maxLength: 256 });
+
+export function registerKernelMethods(deps: KernelMethodDeps): void {
+  const { control, settings, store, clock } = deps;
+
+  control.register({
+    name: 'version',
+    description: 'HomeAgent, Node.js and SQLite versions.',
+    params: Type.Object({}),
+    handler: () => ({ version: VERSION, node: process.versions.node, sqlite: process.versions.sqlite ?? null }),
+  });
+
+  control.register({
+    name: 'status',
+    description: 'What the daemon is doing: version, uptime, services, plugins, databases, notices.',
+    params: Type.Object({}),
+    handler: () => ({
+      name: settings.config().core.name,
+      version: VERSION,
+      pid: process.pid,
+      state: deps.status.state === 'running' && deps.status.text().startsWith('Degraded') ? 'degraded' : deps.status.state,
+      status: deps.status.text(),
+      started_at: new Date(deps.status.startedAt).toISOString(),
+      uptime_s: Math.round((clock.now() - deps.status.startedAt) / 1000),
+      data_dir: deps.paths.dataDir,
+      runtime_dir: deps.paths.runtimeDir,
+      services: deps.runner.status(),
+      plugins: deps.plugins.list(),
+      databases: store.status(),
+      notices: deps.status.notices(),
+      restart_pending: settings.restartPending(),
+      memory: { rss_bytes: process.memoryUsage().rss, heap_used_bytes: process.memoryUsage().heapUsed },
+    }),
+  });
+
+  control.register({
+    name: 'health',
+    description: 'Runs the health checks the systemd watchdog depends on.',
+    params: Type.Object({}),
+    handler: () => deps.health(),
+  });
+
+  control.register({
+    name: 'config.get',
+    description: 'One setting: its value (secrets masked), source, type, bounds and description.',
+    params: Type.Object({ key: Key }),
+    handler: ({ key }) => settings.get(key),
+  });
+
+  control.register({
+    name: 'config.list',
+    description: 'Every setting whose key starts with prefix.',
+    params: Type.Object({ prefix: Type.Optional(Type.String({ maxLength: 256 })) }),
+    handler: ({ prefix }) => settings.list(prefix ?? ''),
+  });
+
+  control.register({
+    name: 'config.set',
+    description: 'Changes a setting at run time; text values are converted to the setting type.',
+    params: Type.Object({ key: Key, value: Type.Unknown() }),
+    handler: ({ key, value }, caller) => {
+      if (value === undefined) throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', 'config.set: params.value is required');
+      return settings.set(key, value, caller.actor);
+    },
+  });
+
+  control.register({
+    name: 'config.reset',
+    description: 'Removes the run-time change of a setting; the file, environment or default value applies again.',
+    params: Type.Object({ key: Key }),
+    handler: ({ key }, caller) => settings.reset(key, caller.actor),
+  });
+
+  control.register({
+    name: 'config.history',
+    description: 'Recent setting changes, newest first (secret values are never recorded).',
+    params: Type.Object({
+      key: Type.Optional(Key),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    }),
+    handler: ({ key, limit }) => settings.history(key, limit ?? 50),
+  });
+
+  control.register({
+    name: 'backup',
+    description: 'Online backup of a database (default: state) through the SQLite backup API.',
+    params: Type.Object({
+      path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+      database: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_]*$' })),
+    }),
+    handler: async ({ path, database }, caller) => {
+      const name = database ?? 'state';
+      const known = store.status().map((d) => d.name);
+      if (!known.includes(name)) {
+        throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `backup: no database named ${name}; known: ${known.join(', ')}`);
+      }
+      if (path !== undefined && !isAbsolute(path)) {
+        throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `backup: path must be absolute, got ${path}`);
+      }
+      const dest = path ?? join(deps.paths.backupDir(), `${name}-${stamp(clock)}.db`);
+      const started = performance.now();
+      const result = await store.database(name).backup(dest);
+      deps.logs.audit({ actor: caller.actor, action: 'store.backup', database: name, file: result.file, bytes: result.bytes });
+      return { database: name, ...result, duration_ms: Math.round(performance.now() - started) };
+    },
+  });
+}

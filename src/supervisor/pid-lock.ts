@@ -1,0 +1,70 @@
+/**
+ * One daemon per data directory: a pid file in the data directory, created exclusively. A pid
+ * file whose process is gone (or is not a HomeAgent) is stale and taken over.
+ */
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { HomeAgentError } from '../shared/errors.js';
+
+export class PidLock {
+  readonly file: string;
+  #held = false;
+
+  constructor(file: string) {
+    this.file = file;
+  }
+
+  acquire(): void {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        writeFileSync(this.file, `${process.pid}\n`, { flag: 'wx', mode: 0o644 });
+        this.#held = true;
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const owner = runningOwner(this.file);
+      if (owner !== undefined) {
+        throw new HomeAgentError(
+          'HA_ERR_DAEMON_ALREADY_RUNNING',
+          `another HomeAgent (pid ${owner}) is running with this data directory (lock file ${this.file})`,
+        );
+      }
+      unlinkSync(this.file);
+    }
+    throw new HomeAgentError('HA_ERR_DAEMON_ALREADY_RUNNING', `could not take the lock file ${this.file}`);
+  }
+
+  release(): void {
+    if (!this.#held) return;
+    this.#held = false;
+    try {
+      if (readFileSync(this.file, 'utf8').trim() === String(process.pid)) unlinkSync(this.file);
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** The pid in the lock file if that process is alive and looks like HomeAgent; undefined if stale. */
+export function runningOwner(file: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number.parseInt(readFileSync(file, 'utf8').trim(), 10);
+  } catch {
+    return undefined;
+  }
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return undefined;
+  }
+  // After a reboot the pid may belong to an unrelated process; only a HomeAgent counts.
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    if (!/homeagent|main\.js/.test(cmdline)) return undefined;
+  } catch {
+    // no /proc: trust the liveness check
+  }
+  return pid;
+}
