@@ -50,9 +50,7 @@ export function duration(seconds: number): string {
 
 function table(rows: string[][], indent = '  '): string {
   const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
-  return rows
-    .map((row) => indent + row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '))
-    .join('\n');
+  return rows.map((row) => (indent + row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).trimEnd()).join('\n');
 }
 
 export function formatStatus(s: StatusResult): string {

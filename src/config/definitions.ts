@@ -131,8 +131,8 @@ export function describeExpected(def: SettingDefinition): string {
     case 'enum':
       return `one of ${(def.enum ?? []).join(', ')}`;
     case 'string': {
-      const parts = ['a string'];
-      if (def.min_length !== undefined && def.min_length > 0) parts.push(`of at least ${def.min_length} characters`);
+      const parts = [def.min_length === 1 ? 'a non-empty string' : 'a string'];
+      if (def.min_length !== undefined && def.min_length > 1) parts.push(`of at least ${def.min_length} characters`);
       if (def.max_length !== undefined) parts.push(`${parts.length > 1 ? 'and' : 'of'} at most ${def.max_length} characters`);
       if (def.pattern !== undefined) parts.push(`matching ${def.pattern}`);
       return parts.join(' ');

@@ -134,6 +134,15 @@ const SupervisorSchema = Type.Object(
         category: 'supervisor',
       }),
     }),
+    debug_methods: Type.Boolean({
+      default: false,
+      ...meta({
+        description: 'Registers control methods for testing the supervisor (debug.block_event_loop). Never enable on a device in use.',
+        requires_restart: true,
+        category: 'supervisor',
+        file_only: true,
+      }),
+    }),
     notify_backend: Type.Union([Type.Literal('auto'), Type.Literal('addon'), Type.Literal('binary')], {
       default: 'auto',
       ...meta({

@@ -52,6 +52,13 @@ export class Store implements Service {
     return db;
   }
 
+  /** The SQLite library version the driver was built with. */
+  sqliteVersion(): string {
+    const first = this.#open.values().next().value;
+    if (!first) return 'unknown';
+    return (first.db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+  }
+
   status(): DatabaseStatus[] {
     return [...this.#open.values()].map((db) => ({
       name: db.spec.name,

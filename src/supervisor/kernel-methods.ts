@@ -39,7 +39,7 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
     name: 'version',
     description: 'HomeAgent, Node.js and SQLite versions.',
     params: Type.Object({}),
-    handler: () => ({ version: VERSION, node: process.versions.node, sqlite: process.versions.sqlite ?? null }),
+    handler: () => ({ version: VERSION, node: process.versions.node, sqlite: store.sqliteVersion() }),
   });
 
   control.register({
@@ -112,6 +112,25 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
     }),
     handler: ({ key, limit }) => settings.history(key, limit ?? 50),
   });
+
+  if (settings.config().core.supervisor.debug_methods) {
+    control.register({
+      name: 'debug.block_event_loop',
+      description: 'Blocks the event loop for ms milliseconds (tests that the watchdog stops being fed).',
+      params: Type.Object({ ms: Type.Integer({ minimum: 1, maximum: 600000 }) }),
+      handler: ({ ms }, caller) => {
+        deps.logs.audit({ actor: caller.actor, action: 'debug.block_event_loop', ms });
+        // Deferred so the caller gets its answer before the loop stops.
+        setImmediate(() => {
+          const until = performance.now() + ms;
+          while (performance.now() < until) {
+            // busy wait on purpose
+          }
+        });
+        return { blocking_ms: ms };
+      },
+    });
+  }
 
   control.register({
     name: 'backup',
