@@ -42,7 +42,7 @@ function wrap(text, width, prefix) {
   const lines = [];
   let line = '';
   for (const word of text.split(/\s+/)) {
-    if (line && (line + ' ' + word).length > width) {
+    if (line && `${line} ${word}`.length > width) {
       lines.push(prefix + line);
       line = word;
     } else line = line ? `${line} ${word}` : word;

@@ -29,8 +29,10 @@ export class DaemonStatus {
     this.startedAt = options.clock.now();
   }
 
+  /** `degraded` while running with a failing health check or an error notice. */
   get state(): DaemonState {
-    return this.#state;
+    const degraded = this.#state === 'running' && (!this.#healthy || this.notices().some((n) => n.level === 'error'));
+    return degraded ? 'degraded' : this.#state;
   }
 
   notices(): Notice[] {
@@ -80,7 +82,6 @@ export class DaemonStatus {
   }
 
   #publish(): void {
-    const degraded = this.#state === 'running' && (!this.#healthy || this.notices().some((n) => n.level === 'error'));
-    this.#events.emit('daemon.status', { state: degraded ? 'degraded' : this.#state, text: this.text() });
+    this.#events.emit('daemon.status', { state: this.state, text: this.text() });
   }
 }

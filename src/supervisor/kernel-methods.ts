@@ -50,7 +50,7 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
       name: settings.config().core.name,
       version: VERSION,
       pid: process.pid,
-      state: deps.status.state === 'running' && deps.status.text().startsWith('Degraded') ? 'degraded' : deps.status.state,
+      state: deps.status.state,
       status: deps.status.text(),
       started_at: new Date(deps.status.startedAt).toISOString(),
       uptime_s: Math.round((clock.now() - deps.status.startedAt) / 1000),

@@ -1,0 +1,66 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const script = join(repo, 'scripts', 'check-boundaries.mjs');
+
+function tree(t: Tap.Test, files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), 'boundaries-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  }
+  return root;
+}
+
+function check(root: string) {
+  const r = spawnSync(process.execPath, [script, '--root', root], { encoding: 'utf8' });
+  return { code: r.status, out: r.stdout + r.stderr };
+}
+
+t.test('the repository itself passes', async (t) => {
+  const r = check(repo);
+  t.equal(r.code, 0, r.out);
+});
+
+t.test('a clean tree passes', async (t) => {
+  const root = tree(t, {
+    'src/shared/a.ts': 'export const a = 1;\n',
+    'src/config/b.ts': "import { a } from '../shared/a.js';\nexport const b = a;\n",
+    'src/sdk/index.ts': "export { b } from '../config/b.js';\n",
+    'plugins/x/index.ts': "import { b } from '../../src/sdk/index.js';\nimport { y } from './y.js';\nexport const x = b + y;\n",
+    'plugins/x/y.ts': 'export const y = 2;\n',
+  });
+  const r = check(root);
+  t.equal(r.code, 0, r.out);
+});
+
+t.test('each rule is reported', async (t) => {
+  const root = tree(t, {
+    'src/shared/a.ts': "import { h } from '../supervisor/h.js';\nexport const a = h;\n",
+    'src/supervisor/h.ts': "export const h = 1;\nimport '../main.js';\n",
+    'src/main.ts': 'export {};\n',
+    'src/config/db.ts': "import Database from 'better-sqlite3';\nexport const d = Database;\n",
+    'src/config/gpio.ts': "import { Gpio } from 'onoff';\nexport const g = Gpio;\n",
+    'src/agent/loop.ts': "import { p } from '../llm/providers/openai.js';\nexport const l = p;\n",
+    'src/llm/providers/openai.ts': 'export const p = 1;\n',
+    'plugins/x/index.ts': "import { b } from '../../src/config/db.js';\nimport mqtt from 'mqtt';\nexport const x = [b, mqtt];\n",
+    'src/store/c1.ts': "import { c2 } from './c2.js';\nexport const c1 = c2;\n",
+    'src/store/c2.ts': "import { c1 } from './c1.js';\nexport const c2 = c1;\n",
+  });
+  const r = check(root);
+  t.equal(r.code, 1);
+  t.match(r.out, /src\/shared\/a\.ts: layer 0 \(src\/shared\) may not import layer 4/);
+  t.match(r.out, /nothing may import src\/main\.ts/);
+  t.match(r.out, /only src\/store may import better-sqlite3/);
+  t.match(r.out, /only devices\/\*\* may import the hardware library onoff/);
+  t.match(r.out, /src\/agent sees LLMs only through src\/llm\/spec/);
+  t.match(r.out, /plugins\/\*\* may import only src\/sdk/);
+  t.match(r.out, /only plugins\/mqtt may import mqtt/);
+  t.match(r.out, /import cycle: src\/store\/c1\.ts -> src\/store\/c2\.ts -> src\/store\/c1\.ts/);
+});
