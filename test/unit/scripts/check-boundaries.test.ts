@@ -8,7 +8,7 @@ import t from 'tap';
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const script = join(repo, 'scripts', 'check-boundaries.mjs');
 
-function tree(t: Tap.Test, files: Record<string, string>): string {
+function tree(t: { teardown(fn: () => void): void }, files: Record<string, string>): string {
   const root = mkdtempSync(join(tmpdir(), 'boundaries-'));
   t.teardown(() => rmSync(root, { recursive: true, force: true }));
   for (const [path, text] of Object.entries(files)) {
