@@ -2,7 +2,7 @@
  * One daemon per data directory: a pid file in the data directory, created exclusively. A pid
  * file whose process is gone (or is not a HomeAgent) is stale and taken over.
  */
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { HomeAgentError } from '../shared/errors.js';
 
 export class PidLock {
@@ -57,14 +57,19 @@ export function runningOwner(file: string): number | undefined {
   try {
     process.kill(pid, 0);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return undefined;
+    // ESRCH: gone. EPERM: another user's process; the daemon always runs as one user, so that
+    // process is not a HomeAgent holding this data directory (after a power cut the pid may be
+    // reused, and ProtectProc=invisible hides it in /proc too).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH' || code === 'EPERM') return undefined;
   }
-  // After a reboot the pid may belong to an unrelated process; only a HomeAgent counts.
+  // After a reboot the pid may belong to an unrelated process of our own user; only a HomeAgent counts.
+  let cmdline: string;
   try {
-    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (!/homeagent|main\.js/.test(cmdline)) return undefined;
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
-    // no /proc: trust the liveness check
+    return existsSync('/proc/self') ? undefined : pid;
   }
+  if (!/homeagent|main\.js/.test(cmdline)) return undefined;
   return pid;
 }
