@@ -173,6 +173,12 @@ export class SettingsRegistry implements Service {
     }
     for (const def of definitions) {
       this.#definitions.set(def.key, def);
+      // A row stored before the key was defined was loaded unchecked at start; check it now.
+      const problem = this.#overrides.has(def.key) ? checkValue(def, this.#overrides.get(def.key)) : undefined;
+      if (problem) {
+        this.#overrides.delete(def.key);
+        this.#log.warn({ key: def.key, problem }, 'stored setting no longer fits its definition; using the configured value');
+      }
       this.#bootValues.set(def.key, this.#effective(def.key));
     }
     this.#snapshot = undefined;

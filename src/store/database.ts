@@ -66,7 +66,14 @@ export class ManagedDatabase {
     let db: BetterSqlite3.Database;
     try {
       db = connect(spec, options);
-      const problem = runCheck(db, options.startupCheck);
+      let problem: string | undefined;
+      try {
+        problem = runCheck(db, options.startupCheck);
+      } catch (error) {
+        // The check itself can fail with SQLITE_CORRUPT; never leave this connection open on a file about to be moved aside.
+        db.close();
+        throw error;
+      }
       if (problem) {
         db.close();
         throw Object.assign(new Error(problem), { code: 'SQLITE_CORRUPT' });
@@ -174,6 +181,14 @@ export class ManagedDatabase {
     try {
       mkdirSync(dirname(dest), { recursive: true });
       await this.#db.backup(partial);
+      // The copy inherits WAL mode; as a self-contained rollback-journal file, opening it (the check
+      // below, a later restore) leaves no -wal/-shm companions behind.
+      const copy = new BetterSqlite3(partial);
+      try {
+        copy.pragma('journal_mode = DELETE');
+      } finally {
+        copy.close();
+      }
       const problem = checkFile(partial, 'quick');
       if (problem) throw new Error(`the written copy failed its integrity check: ${problem}`);
       fsyncFile(partial);
