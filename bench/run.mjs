@@ -24,23 +24,29 @@ const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 /** Starts the python listener; returns {path, next(predicate) → Promise<message>, close()}. */
 async function notifyListener(dir) {
   const path = join(dir, 'notify.sock');
-  const child = spawn('python3', [join(root, 'test/helpers/notify_listener.py'), path], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // stdin stays open: the listener exits when it closes.
+  const child = spawn('python3', [join(root, 'test/helpers/notify_listener.py'), path], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let bound;
+  const isBound = new Promise((resolve) => {
+    bound = resolve;
+  });
   const waiters = [];
   const backlog = [];
   createInterface({ input: child.stdout }).on('line', (line) => {
-    let msg;
+    let record;
     try {
-      msg = JSON.parse(line).msg;
+      record = JSON.parse(line);
     } catch {
       return;
     }
+    if (record.bound) return bound();
+    const msg = record.msg;
     const at = performance.now();
     const i = waiters.findIndex((w) => w.predicate(msg));
     if (i >= 0) waiters.splice(i, 1)[0].resolve({ msg, at });
     else backlog.push({ msg, at });
   });
-  // The listener prints a first line once it is bound.
-  await new Promise((resolve) => waiters.push({ predicate: () => true, resolve }));
+  await isBound;
   return {
     path,
     next(predicate) {
@@ -52,7 +58,7 @@ async function notifyListener(dir) {
       backlog.length = 0;
     },
     close() {
-      child.kill();
+      child.stdin.end();
     },
   };
 }
