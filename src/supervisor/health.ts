@@ -3,7 +3,6 @@
  * event loop and only while every check passes, so a blocked loop or a state database that can
  * no longer be written stops the pings and systemd restarts the service.
  */
-import { type IntervalHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Logger } from '../log/logger.js';
 import { describeError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
@@ -38,14 +37,18 @@ export async function runChecks(checks: readonly HealthCheck[]): Promise<HealthR
 }
 
 /**
- * Event-loop delay over a window: the longest stall seen since the window was last closed.
- * `run()` reports the open window without closing it, so `homeagentctl health` does not disturb
- * the watchdog's view.
+ * Event-loop stalls over a window: the longest time a sampling timer fired late since the window
+ * was last closed. (perf_hooks' histogram is not used: resetting it forgets the interval in
+ * progress, so a stall that starts right after a reset is never recorded.) `run()` reports the
+ * open window without closing it, so `homeagentctl health` does not disturb the watchdog's view.
  */
 export class LoopDelayCheck implements HealthCheck {
   readonly name = 'event_loop';
+  static readonly SAMPLE_MS = 100;
   readonly #maxDelayMs: () => number;
-  #histogram: IntervalHistogram | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #lastSample = 0;
+  #windowMaxMs = 0;
   #lastWindowMaxMs = 0;
 
   constructor(maxDelayMs: () => number) {
@@ -53,24 +56,26 @@ export class LoopDelayCheck implements HealthCheck {
   }
 
   enable(): void {
-    this.#histogram = monitorEventLoopDelay({ resolution: 20 });
-    this.#histogram.enable();
+    this.#lastSample = performance.now();
+    this.#timer = setInterval(() => this.#sample(), LoopDelayCheck.SAMPLE_MS);
+    this.#timer.unref();
   }
 
   disable(): void {
-    this.#histogram?.disable();
-    this.#histogram = undefined;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
   }
 
-  /** Closes the current window and starts a new one; returns the window's worst delay in ms. */
+  /** Closes the current window and starts a new one; returns the window's worst stall in ms. */
   closeWindow(): number {
-    this.#lastWindowMaxMs = this.#currentMaxMs();
-    this.#histogram?.reset();
+    this.#sample();
+    this.#lastWindowMaxMs = this.#windowMaxMs;
+    this.#windowMaxMs = 0;
     return this.#lastWindowMaxMs;
   }
 
   run(): HealthResult {
-    const worst = Math.max(this.#currentMaxMs(), this.#lastWindowMaxMs);
+    const worst = Math.max(this.#windowMaxMs, this.#lastWindowMaxMs);
     const limit = this.#maxDelayMs();
     return {
       name: this.name,
@@ -79,10 +84,13 @@ export class LoopDelayCheck implements HealthCheck {
     };
   }
 
-  #currentMaxMs(): number {
-    const h = this.#histogram;
-    // The histogram's max is in nanoseconds and includes the sampling resolution.
-    return h && h.count > 0 ? Math.max(0, h.max / 1e6 - 20) : 0;
+  /** Lateness since the previous sample beyond the sampling period counts as a stall. */
+  #sample(): void {
+    if (this.#timer === undefined) return;
+    const now = performance.now();
+    const late = now - this.#lastSample - LoopDelayCheck.SAMPLE_MS;
+    this.#windowMaxMs = Math.max(this.#windowMaxMs, late);
+    this.#lastSample = now;
   }
 }
 
@@ -126,7 +134,8 @@ export class Watchdog implements Service {
     if (this.#running) return;
     this.#running = true;
     try {
-      this.#options.loop.closeWindow();
+      const stallMs = this.#options.loop.closeWindow();
+      this.#options.log.trace({ stall_ms: Math.round(stallMs) }, 'watchdog tick');
       const report = await runChecks(this.#options.checks());
       if (report.healthy) this.#options.notifier.watchdog();
       if (report.healthy !== this.#healthy) {

@@ -167,3 +167,21 @@ t.test('start with a watchdog interval pings from a timer until stop', async (t)
   t.ok(notifier.pings >= 1, 'the timer pinged');
   // A timer left running would keep this test process alive until tap's timeout.
 });
+
+t.test('LoopDelayCheck counts a stall once, in the window it ended in', async (t) => {
+  const loop = new LoopDelayCheck(() => 100);
+  loop.enable();
+  t.teardown(() => loop.disable());
+  const until = performance.now() + 300;
+  while (performance.now() < until) {
+    // block the event loop on purpose
+  }
+  const stall = loop.closeWindow();
+  t.ok(stall >= 150, `the 300 ms block is measured (got ${Math.round(stall)} ms)`);
+  const report = loop.run();
+  t.equal(report.ok, false, 'the check fails while the last window holds the stall');
+  t.match(report.detail, /limit 100 ms/);
+  await new Promise((resolve) => setTimeout(resolve, 2 * LoopDelayCheck.SAMPLE_MS));
+  t.ok(loop.closeWindow() < 100, 'the next window does not count the same stall again');
+  t.equal(loop.run().ok, true, 'and the check passes again');
+});
