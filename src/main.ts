@@ -225,7 +225,6 @@ async function run(configFile: string | undefined): Promise<number> {
   }
 
   if (!shutdown.signal.aborted) {
-    settings.restartPending(); // touch the registry once so a broken definition shows now, not on first use
     logs.setLevels(settings.config().core.log.level, settings.config().core.log.levels);
     for (const db of store.status()) {
       if (db.recovered_from_corruption) {

@@ -1,38 +1,7 @@
 /** Readable text for homeagentctl's answers (`--json` prints the raw results instead). */
-
-interface StatusResult {
-  name: string;
-  version: string;
-  pid: number;
-  state: string;
-  status: string;
-  uptime_s: number;
-  data_dir: string;
-  runtime_dir: string;
-  services: Array<{ name: string; state: string; error?: string }>;
-  plugins: Array<{ name: string; version: string; state: string; error?: string }>;
-  databases: Array<{ name: string; file: string; file_bytes: number; wal_bytes: number; synchronous: string }>;
-  notices: Array<{ level: string; message: string }>;
-  restart_pending: string[];
-  memory: { rss_bytes: number };
-}
-
-interface SettingView {
-  key: string;
-  value: unknown;
-  source: string;
-  default: unknown;
-  type: string;
-  description: string;
-  requires_restart: boolean;
-  restart_pending: boolean;
-  secret: boolean;
-  file_only: boolean;
-  env: string;
-  minimum?: number;
-  maximum?: number;
-  enum?: string[];
-}
+import type { HistoryEntry, SettingView } from '../config/settings-registry.js';
+import type { HealthReport } from '../supervisor/health.js';
+import type { StatusReport } from '../supervisor/kernel-methods.js';
 
 export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;
@@ -53,7 +22,7 @@ function table(rows: string[][], indent = '  '): string {
   return rows.map((row) => (indent + row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).trimEnd()).join('\n');
 }
 
-export function formatStatus(s: StatusResult): string {
+export function formatStatus(s: StatusReport): string {
   const lines = [
     `${s.name} ${s.version}: ${s.status}`,
     `  state ${s.state}, up ${duration(s.uptime_s)}, pid ${s.pid}, memory ${bytes(s.memory.rss_bytes)}`,
@@ -71,7 +40,7 @@ export function formatStatus(s: StatusResult): string {
   return lines.join('\n');
 }
 
-export function formatHealth(h: { healthy: boolean; checks: Array<{ name: string; ok: boolean; detail: string }> }): string {
+export function formatHealth(h: HealthReport): string {
   return [`${h.healthy ? 'healthy' : 'UNHEALTHY'}`, table(h.checks.map((c) => [c.ok ? 'ok' : 'FAIL', c.name, c.detail]))].join('\n');
 }
 
@@ -102,7 +71,7 @@ export function formatSettingList(list: SettingView[]): string {
   );
 }
 
-export function formatHistory(list: Array<{ at: string; key: string; action: string; value: string | null; actor: string }>): string {
+export function formatHistory(list: HistoryEntry[]): string {
   if (list.length === 0) return '(no changes recorded)';
   return table(
     list.map((h) => [h.at, h.actor, h.action, h.key, h.action === 'set' ? (h.value ?? '(secret)') : '']),

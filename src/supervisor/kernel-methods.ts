@@ -7,15 +7,15 @@ import { Type } from '@sinclair/typebox';
 import type { SettingsRegistry } from '../config/settings-registry.js';
 import type { LogManager } from '../log/logger.js';
 import type { ControlRegistry } from '../plugin/control-registry.js';
-import type { PluginHost } from '../plugin/plugin-host.js';
+import type { PluginHost, PluginStatus } from '../plugin/plugin-host.js';
 import type { Clock } from '../shared/clock.js';
 import { HomeAgentError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 import { stamp } from '../store/database.js';
-import type { Store } from '../store/store.js';
-import type { DaemonStatus } from './daemon-status.js';
+import type { DatabaseStatus, Store } from '../store/store.js';
+import type { DaemonStatus, Notice } from './daemon-status.js';
 import type { HealthReport } from './health.js';
-import type { ServiceRunner } from './service-runner.js';
+import type { ServiceRunner, ServiceStatus } from './service-runner.js';
 
 export interface KernelMethodDeps {
   control: ControlRegistry;
@@ -32,6 +32,25 @@ export interface KernelMethodDeps {
 
 const Key = Type.String({ minLength: 1, maxLength: 256 });
 
+/** The answer of `status`. */
+export interface StatusReport {
+  name: string;
+  version: string;
+  pid: number;
+  state: string;
+  status: string;
+  started_at: string;
+  uptime_s: number;
+  data_dir: string;
+  runtime_dir: string;
+  services: ServiceStatus[];
+  plugins: PluginStatus[];
+  databases: DatabaseStatus[];
+  notices: Notice[];
+  restart_pending: string[];
+  memory: { rss_bytes: number; heap_used_bytes: number };
+}
+
 export function registerKernelMethods(deps: KernelMethodDeps): void {
   const { control, settings, store, clock } = deps;
 
@@ -46,7 +65,7 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
     name: 'status',
     description: 'What the daemon is doing: version, uptime, services, plugins, databases, notices.',
     params: Type.Object({}),
-    handler: () => ({
+    handler: (): StatusReport => ({
       name: settings.config().core.name,
       version: VERSION,
       pid: process.pid,

@@ -5,10 +5,9 @@
  * NotifyAccess=all because a child sends). Without NOTIFY_SOCKET every call does nothing.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { createRequire } from 'node:module';
-import { delimiter, join } from 'node:path';
 import type { Logger } from '../log/logger.js';
+import { findOnPath } from '../shared/find-on-path.js';
 
 export type NotifyBackend = 'auto' | 'addon' | 'binary';
 
@@ -119,18 +118,4 @@ function binaryTransport(binary: string, log: Logger): Transport {
       });
     },
   };
-}
-
-function findOnPath(name: string, path: string): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }

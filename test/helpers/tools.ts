@@ -3,8 +3,7 @@
  * sqlite3, ...). Locally a missing tool skips the test with a message saying what to install; on
  * CI (env CI set) it fails instead, because CI must never pass by skipping.
  */
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { findOnPath } from '../../src/shared/find-on-path.js';
 
 /** The parts of a tap test these helpers use. */
 export interface ToolTest {
@@ -13,19 +12,7 @@ export interface ToolTest {
 }
 
 /** Absolute path of an executable on $PATH, or undefined. */
-export function findTool(name: string, path = process.env.PATH ?? ''): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
+export const findTool = (name: string, path = process.env.PATH ?? ''): string | undefined => findOnPath(name, path);
 
 /** The skip message for a missing tool, or undefined when it is there. */
 export function missingTool(name: string, install = name): string | undefined {

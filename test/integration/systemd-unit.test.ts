@@ -5,11 +5,12 @@
  * without a systemd PID 1, so this gate works in CI containers.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { findOnPath } from '../../src/shared/find-on-path.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const UNIT_PATH = join(REPO, 'systemd', 'homeagent.service');
@@ -47,20 +48,6 @@ const DIRECTIVES = parseUnit(UNIT_TEXT);
 
 function values(section: string, key: string): string[] {
   return DIRECTIVES.filter((d) => d.section === section && d.key === key).map((d) => d.value);
-}
-
-function findOnPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
 }
 
 interface RunResult {
