@@ -156,29 +156,156 @@ const SupervisorSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const llmMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: 'llm', ...extra });
+
+/** One LLM source; every field but the adapter has a default so a source can be short. */
+const LlmSourceSchema = Type.Object(
+  {
+    adapter: Type.String({
+      pattern: '^[a-z][a-z0-9_-]{0,31}$',
+      description: 'openai (any OpenAI-compatible API), ollama, or the name of a Lua adapter in adapters/ (anthropic, gemini, ...).',
+    }),
+    base_url: Type.Optional(Type.String({ maxLength: 2048, description: 'Base URL; empty means the adapter default.' })),
+    api_key: Type.Optional(Type.String({ maxLength: 4096, description: 'API key (secret).' })),
+    model: Type.Optional(Type.String({ maxLength: 256, description: 'Model name.' })),
+    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000, description: 'Lower is tried first (default 100).' })),
+    max_concurrent: Type.Optional(Type.Integer({ minimum: 1, maximum: 64, description: 'Requests in flight at once (default 8).' })),
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 1000, maximum: 600000, description: 'Overrides core.llm.request_timeout_ms.' })),
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000000 })),
+    enabled: Type.Optional(Type.Boolean({ description: 'false keeps the source configured but unused.' })),
+  },
+  { additionalProperties: false },
+);
+
 const LlmSchema = Type.Object(
   {
     base_url: Type.String({
       default: '',
       maxLength: 2048,
-      ...meta({
-        description: 'Base URL of an OpenAI-compatible LLM endpoint. Empty means no LLM: HomeAgent runs offline.',
-        requires_restart: false,
-        category: 'llm',
-      }),
+      ...llmMeta(
+        'Base URL of the default LLM source. Empty with an api_key set means DeepSeek (https://api.deepseek.com); empty without one means no default source.',
+      ),
     }),
-    api_key: Type.String({
-      default: '',
-      maxLength: 4096,
-      ...meta({ description: 'API key for the LLM endpoint.', requires_restart: false, category: 'llm', secret: true }),
-    }),
+    api_key: Type.String({ default: '', maxLength: 4096, ...llmMeta('API key of the default LLM source.', { secret: true }) }),
     model: Type.String({
       default: '',
       maxLength: 256,
-      ...meta({ description: 'Model name sent to the LLM endpoint.', requires_restart: false, category: 'llm' }),
+      ...llmMeta('Model of the default LLM source; empty means deepseek-chat for DeepSeek.'),
+    }),
+    adapter: Type.String({
+      default: 'openai',
+      pattern: '^[a-z][a-z0-9_-]{0,31}$',
+      ...llmMeta('Adapter of the default LLM source: openai (any OpenAI-compatible API), ollama, or a Lua adapter name.'),
+    }),
+    sources: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), LlmSourceSchema, {
+      default: {},
+      ...llmMeta(
+        'Further LLM sources by name, each {adapter, base_url, api_key, model, priority, max_concurrent, timeout_ms, temperature, max_tokens, enabled}. Tried in priority order after the current source; api_key values are secret.',
+      ),
+    }),
+    current_source: Type.String({
+      default: '',
+      maxLength: 32,
+      ...llmMeta('Source tried first (set by llm_set_source); empty means priority order.'),
+    }),
+    temperature: Type.Number({ default: 0.7, minimum: 0, maximum: 2, ...llmMeta('Sampling temperature when a source does not set its own.') }),
+    max_tokens: Type.Integer({ default: 4096, minimum: 1, maximum: 1000000, ...llmMeta('Answer length limit when a source does not set its own.') }),
+    request_timeout_ms: Type.Integer({
+      default: 120000,
+      minimum: 1000,
+      maximum: 600000,
+      ...llmMeta('A request that has not finished (or a stream silent) this long is cancelled and counts as a timeout.'),
+    }),
+    cooldown_ms: Type.Integer({
+      default: 15000,
+      minimum: 100,
+      maximum: 3600000,
+      ...llmMeta('First pause for a source after a rate limit, server error or timeout; doubles on each further failure.'),
+    }),
+    cooldown_max_ms: Type.Integer({
+      default: 600000,
+      minimum: 100,
+      maximum: 86400000,
+      ...llmMeta('Longest pause for a failing source.'),
+    }),
+    lua_time_limit_ms: Type.Integer({
+      default: 1000,
+      minimum: 10,
+      maximum: 60000,
+      ...llmMeta('How long one call into a Lua adapter may run before it is stopped.'),
+    }),
+    lua_http_timeout_ms: Type.Integer({
+      default: 30000,
+      minimum: 100,
+      maximum: 600000,
+      ...llmMeta('Timeout of http_get/http_post inside Lua adapters.'),
+    }),
+    lua_http_max_bytes: Type.Integer({
+      default: 4194304,
+      minimum: 1024,
+      maximum: 67108864,
+      ...llmMeta('Largest response body http_get/http_post return to a Lua adapter.'),
     }),
   },
-  { additionalProperties: false, default: {} },
+  { additionalProperties: false },
+);
+
+const agentMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: 'agent', ...extra });
+
+const AgentSchema = Type.Object(
+  {
+    max_tool_turns: Type.Integer({
+      default: 10,
+      minimum: 1,
+      maximum: 50,
+      ...agentMeta('Most LLM rounds with tool calls per input; after the last one the model must answer without tools.'),
+    }),
+    tool_timeout_ms: Type.Integer({
+      default: 60000,
+      minimum: 100,
+      maximum: 3600000,
+      ...agentMeta('A tool call running longer is cancelled (its AbortSignal fires) and the model is told it timed out.'),
+    }),
+    tool_output_max_chars: Type.Integer({
+      default: 16000,
+      minimum: 256,
+      maximum: 1000000,
+      ...agentMeta('Longer tool results are cut with a visible marker before the model sees them.'),
+    }),
+    max_parallel_tools: Type.Integer({
+      default: 8,
+      minimum: 1,
+      maximum: 64,
+      ...agentMeta('Parallel-safe tool calls of one reply that run at the same time.'),
+    }),
+    persona_file: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...agentMeta('The persona, always first in the system prompt. Empty means <data_dir>/personal/personal.md (created from the shipped default).'),
+    }),
+    dedupe_window_ms: Type.Integer({
+      default: 10000,
+      minimum: 0,
+      maximum: 600000,
+      ...agentMeta('The same input from the same source within this window is skipped (0 turns this off).'),
+    }),
+    ready_queue_size: Type.Integer({
+      default: 256,
+      minimum: 1,
+      maximum: 100000,
+      ...agentMeta('Queued (non-interrupt) inputs waiting; when full, new ones are refused with HA_ERR_INPUT_QUEUE_FULL.'),
+    }),
+    interrupt_queue_size: Type.Integer({
+      default: 64,
+      minimum: 1,
+      maximum: 100000,
+      ...agentMeta('Waiting interrupts over all levels; when full, the oldest of the lowest level is dropped.'),
+    }),
+  },
+  { additionalProperties: false },
 );
 
 const CoreSchema = Type.Object(
@@ -222,6 +349,7 @@ const CoreSchema = Type.Object(
     settings: SettingsSchema,
     supervisor: SupervisorSchema,
     llm: LlmSchema,
+    agent: AgentSchema,
   },
   { additionalProperties: false, default: {} },
 );

@@ -22,6 +22,23 @@ import type { Config } from './schema.js';
 
 export const SECRET_MASK = '********';
 
+/** Field names that are secret wherever they appear inside a structured setting (LLM sources). */
+const SECRET_FIELD = /^(api_key|password|token|secret)$/;
+
+/** The value as it may be shown or recorded: secrets masked, nested secret fields too. */
+export function maskSecrets(def: SettingDefinition, value: unknown): unknown {
+  if (def.secret) return value === '' || value === undefined ? '' : SECRET_MASK;
+  return maskNested(value);
+}
+
+function maskNested(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskNested);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, SECRET_FIELD.test(k) && typeof v === 'string' && v !== '' ? SECRET_MASK : maskNested(v)]),
+  );
+}
+
 export const SETTINGS_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -223,10 +240,10 @@ export class SettingsRegistry implements Service {
            ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
         )
         .run(key, json, at, actor);
-      this.#recordHistory(key, 'set', def.secret ? null : json, actor, at);
+      this.#recordHistory(key, 'set', def.secret ? null : JSON.stringify(maskSecrets(def, value)), actor, at);
     });
     this.#overrides.set(key, value);
-    this.#changed(def, actor, false, def.secret ? SECRET_MASK : value);
+    this.#changed(def, actor, false, maskSecrets(def, value));
     return this.#view(def);
   }
 
@@ -280,7 +297,7 @@ export class SettingsRegistry implements Service {
 
   #view(def: SettingDefinition): SettingView {
     const value = this.#effective(def.key);
-    const mask = (v: unknown) => (def.secret ? (v === '' || v === undefined ? '' : SECRET_MASK) : v);
+    const mask = (v: unknown) => maskSecrets(def, v);
     const view: SettingView = {
       key: def.key,
       value: mask(value),

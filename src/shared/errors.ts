@@ -33,6 +33,38 @@ export const ERROR_CODES = {
 
   HA_ERR_SERVICE_START: 'a service failed to start',
 
+  HA_ERR_LLM_UNAVAILABLE: 'no language model is configured',
+  HA_ERR_LLM_ALL_FAILED: 'every configured language model failed',
+  HA_ERR_LLM_AUTH: 'the language model rejected the credentials',
+  HA_ERR_LLM_RATE_LIMITED: 'the language model is rate limiting requests',
+  HA_ERR_LLM_SERVER: 'the language model service failed',
+  HA_ERR_LLM_TIMEOUT: 'the language model did not answer in time',
+  HA_ERR_LLM_NETWORK: 'the language model could not be reached',
+  HA_ERR_LLM_BAD_RESPONSE: 'the language model answered with something that could not be understood',
+  HA_ERR_LLM_BAD_REQUEST: 'the language model refused the request as invalid',
+  HA_ERR_LLM_ABORTED: 'the language model request was cancelled',
+
+  HA_ERR_LUA_LOAD: 'a Lua script could not be loaded',
+  HA_ERR_LUA_RUNTIME: 'a Lua script failed',
+  HA_ERR_LUA_LIMIT: 'a Lua script exceeded its time or memory limit',
+
+  HA_ERR_TOOL_NOT_FOUND: 'no tool with that name exists',
+  HA_ERR_TOOL_INVALID_ARGS: 'the tool arguments do not match its schema',
+  HA_ERR_TOOL_TIMEOUT: 'the tool did not finish in time and was cancelled',
+  HA_ERR_TOOL_FAILED: 'the tool failed',
+  HA_ERR_TOOL_REJECTED: 'a stage hook rejected the tool call',
+  HA_ERR_TOOL_DEFINITION: 'a tool definition is invalid or clashes with another tool',
+
+  HA_ERR_STAGE_UNKNOWN: 'no stage with that name exists',
+
+  HA_ERR_IO_CHANNEL_UNKNOWN: 'no output channel with that name exists',
+  HA_ERR_IO_CAPABILITY: 'the output channel cannot carry that kind of content',
+  HA_ERR_IO_DEFINITION: 'a device or channel definition is invalid or clashes with another one',
+
+  HA_ERR_INPUT_INVALID: 'the input event is malformed',
+  HA_ERR_INPUT_QUEUE_FULL: 'the input queue is full',
+  HA_ERR_INPUT_DROPPED: 'the input was dropped to make room for newer ones',
+
   HA_ERR_PLUGIN_MANIFEST: 'a plugin manifest is missing or invalid',
   HA_ERR_PLUGIN_LOAD: 'a plugin could not be loaded',
   HA_ERR_PLUGIN_START: 'a plugin failed to start',

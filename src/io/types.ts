@@ -1,0 +1,128 @@
+/**
+ * The IO vocabulary: input events, output events, output channels with capability bits, devices,
+ * receipts, and the contract between the input scheduler and the task runner (the agent).
+ */
+import type { ErrorEnvelope } from '../shared/errors.js';
+import type { ToolDefinition } from '../shared/tool.js';
+
+/** What an output channel can carry; a channel's `capabilities` is the OR of these bits. */
+export const CAPABILITY = {
+  TEXT: 1,
+  FILE: 2,
+  IMAGE: 4,
+  AUDIO: 8,
+  STRUCTURED: 16,
+} as const;
+
+export type InputType = 'text' | 'audio' | 'image' | 'structured';
+export type OutputType = 'text' | 'file' | 'image' | 'audio' | 'structured';
+
+/** The capability bit an output type needs. */
+export const CAPABILITY_FOR: Record<OutputType, number> = {
+  text: CAPABILITY.TEXT,
+  file: CAPABILITY.FILE,
+  image: CAPABILITY.IMAGE,
+  audio: CAPABILITY.AUDIO,
+  structured: CAPABILITY.STRUCTURED,
+};
+
+/**
+ * Interrupt level: 0 = queued (pre-empted by any interrupt), 1 background, 2 message,
+ * 3 interactive, 4 critical (kernel and built-in plugins only). Only a strictly higher level
+ * pre-empts a running task.
+ */
+export type Level = 0 | 1 | 2 | 3 | 4;
+
+export interface InputEvent {
+  id: string;
+  /** Who produced it: `cli`, `webui`, `mqtt`, `timer`, `plugin:<name>`, `_consolidation_`. */
+  source: string;
+  /** The conversation it belongs to (`cli`, a chat id, ...); answers go to the routed output channel. */
+  channel: string;
+  type: InputType;
+  /** Text for `text`; a media reference or structured object otherwise. */
+  payload: unknown;
+  meta: Record<string, unknown>;
+  /** Epoch ms. */
+  received_at: number;
+  level: Level;
+}
+
+export interface OutputEvent {
+  id: string;
+  /** The input this answers, if any. */
+  input_id?: string;
+  channel: string;
+  type: OutputType;
+  payload: unknown;
+  meta: Record<string, unknown>;
+  created_at: number;
+}
+
+export interface OutputChannel {
+  name: string;
+  description: string;
+  /** OR of {@link CAPABILITY} bits. */
+  capabilities: number;
+  /**
+   * Synchronous channels (CLI, web chat) get the final answer text as the receipt of the input;
+   * asynchronous ones (chat apps, speakers) must be sent to with output_send__<name>.
+   */
+  synchronous: boolean;
+  owner: string;
+  send(event: OutputEvent): Promise<void>;
+}
+
+/** A registered device: something that offers tools and may be an output. */
+export interface Device {
+  name: string;
+  /** `gpio`, `i2c`, `speaker`, `camera`, `remote`, ... */
+  type: string;
+  description: string;
+  owner: string;
+  tools?: ToolDefinition[];
+  /** Output capabilities if the device is also an output channel (a speaker: AUDIO). */
+  capabilities?: number;
+  start?(signal: AbortSignal): Promise<void>;
+  stop?(): Promise<void>;
+}
+
+export type ReceiptStatus = 'done' | 'skipped' | 'failed' | 'cancelled';
+
+/** The one terminal answer every input gets, whatever happens. */
+export interface Receipt {
+  input_id: string;
+  status: ReceiptStatus;
+  /** The answer text (synchronous channels show it; asynchronous ones got it through a send). */
+  text?: string;
+  error?: ErrorEnvelope;
+  /** Why it was skipped or cancelled. */
+  reason?: string;
+  finished_at: number;
+}
+
+/**
+ * What the scheduler gives the task runner. The runner calls `safePoint()` between steps; it
+ * returns at once unless a higher-level interrupt is waiting, in which case the task is suspended
+ * there and the promise resolves when it is resumed. `llmSignal()` is aborted when the task is
+ * pre-empted during an LLM request: the runner discards that answer and re-sends the request
+ * after its next safe point. `critical(fn)` runs a step that must not be interrupted (tool
+ * execution, commit); a pre-emption arriving meanwhile waits for its end.
+ */
+export interface TaskControl {
+  readonly task_id: string;
+  /** Aborted when the task is cancelled for good (shutdown, dropped): stop as soon as possible. */
+  readonly signal: AbortSignal;
+  safePoint(): Promise<void>;
+  llmSignal(): AbortSignal;
+  critical<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export interface TaskResult {
+  text?: string;
+}
+
+/** The agent, as the scheduler sees it. */
+export interface TaskRunner {
+  run(input: InputEvent, control: TaskControl): Promise<TaskResult>;
+}

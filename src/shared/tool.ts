@@ -1,0 +1,81 @@
+/**
+ * The tool contract shared by everything that offers tools to the model (built-ins, the IO
+ * manager's output_send tools, plugins, devices, memory and knowledge) and by the agent's tool
+ * registry and loop. Pure types and helpers: no registry lives here.
+ */
+import type { Logger } from '../log/logger.js';
+
+/** A JSON Schema object describing a tool's arguments (`{"type":"object","properties":...}`). */
+export type JsonSchema = Record<string, unknown>;
+
+/** What a tool execution can see. */
+export interface ToolContext {
+  /** Aborted when the tool times out or the task is cancelled; long tools must honour it. */
+  signal: AbortSignal;
+  /** The task (one input being processed) this call belongs to. */
+  task_id: string;
+  /** The id the model gave this call. */
+  call_id: string;
+  /** Where the input came from, and the channel its answer goes to by default. */
+  source: string;
+  channel: string;
+  log: Logger;
+}
+
+export interface ToolDefinition<A = Record<string, unknown>> {
+  /** `^[a-zA-Z0-9_-]{1,64}$`, unique across the registry. */
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments; checked (ajv) before `execute` runs. */
+  parameters: JsonSchema;
+  /** `core`, `io`, `plugin:<name>`, `device:<name>`: groups tools in the prompt and scopes stage hooks. */
+  owner: string;
+  /** May run concurrently with other parallel-safe tools of the same reply. Default false. */
+  parallel_safe?: boolean;
+  /** Keep this tool's results out of memory text. */
+  no_memory?: boolean;
+  /** Cleans this tool's result text before it goes into memory. */
+  cleaner?: (text: string) => string;
+  /** Overrides core.agent.tool_timeout_ms for this tool. */
+  timeout_ms?: number;
+  /** Returns any JSON-serialisable value, or throws a {@link ToolError} the model can read. */
+  execute(args: A, context: ToolContext): unknown | Promise<unknown>;
+}
+
+export type ToolErrorReason =
+  | 'required'
+  | 'type'
+  | 'enum'
+  | 'format'
+  | 'range'
+  | 'unauthorized'
+  | 'timeout'
+  | 'not_found'
+  | 'rejected'
+  | 'capability'
+  | 'failed';
+
+/** A tool failure as the model reads it: what went wrong, where, and what to do instead. */
+export interface ToolErrorInfo {
+  reason: ToolErrorReason;
+  /** The argument concerned, if any (`brightness`, `payload`). */
+  field?: string;
+  detail: string;
+  /** What the model can do about it (`call output_list_channels to see the channels`). */
+  hint?: string;
+}
+
+export class ToolError extends Error {
+  override readonly name = 'ToolError';
+  readonly info: ToolErrorInfo;
+
+  constructor(info: ToolErrorInfo) {
+    super(info.detail);
+    this.info = info;
+  }
+}
+
+/** The result the model sees for a failed call: compact JSON, never an exception. */
+export function toolErrorResult(info: ToolErrorInfo): string {
+  return JSON.stringify({ ok: false, error: info });
+}
