@@ -10,6 +10,7 @@ import { describeError, isHomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { VERSION } from '../shared/version.js';
 import { formatHealth, formatHistory, formatSetting, formatSettingList, formatStatus } from './format.js';
+import { runChat } from './chat.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
 
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
@@ -22,6 +23,8 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
   config reset KEY          drop the run-time change; the file, environment or default applies
   config history [KEY]      recent setting changes
   backup [FILE] [--db NAME] online backup of a database (default: state, into <data>/backups)
+  chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
+                            otherwise a conversation on the terminal
   version                   client and daemon versions
 
 The socket is --socket, $HOMEAGENT_SOCKET, or found under $HOMEAGENT_RUNTIME_DIR,
@@ -36,7 +39,7 @@ interface Invocation {
   exitCode?: (result: unknown) => number;
 }
 
-function plan(args: string[], options: { db?: string | undefined }): Invocation | 'version' | 'help' {
+function plan(args: string[], options: { db?: string | undefined }): Invocation | 'version' | 'help' | 'chat' {
   const [command, sub, ...rest] = args;
   const arity = (n: number, what: string) => {
     if (rest.length !== n) throw new UsageError(`${what}`);
@@ -47,6 +50,9 @@ function plan(args: string[], options: { db?: string | undefined }): Invocation 
       return 'help';
     case 'version':
       return 'version';
+    case 'chat':
+      if (sub !== undefined) throw new UsageError('chat takes its text with -m "TEXT" (or on stdin)');
+      return 'chat';
     case 'status':
       if (sub !== undefined) throw new UsageError('status takes no arguments');
       return { method: 'status', params: {}, render: (r) => formatStatus(r as Parameters<typeof formatStatus>[0]) };
@@ -119,6 +125,7 @@ async function main(argv: string[]): Promise<number> {
     json?: boolean | undefined;
     timeout?: string | undefined;
     db?: string | undefined;
+    message?: string | undefined;
     help?: boolean | undefined;
   };
   let invocation: ReturnType<typeof plan>;
@@ -130,12 +137,14 @@ async function main(argv: string[]): Promise<number> {
         json: { type: 'boolean' },
         timeout: { type: 'string' },
         db: { type: 'string' },
+        message: { type: 'string', short: 'm' },
         help: { type: 'boolean', short: 'h' },
       },
       allowPositionals: true,
     });
     values = parsed.values;
     invocation = values.help ? 'help' : plan(parsed.positionals, { db: values.db });
+    if (values.message !== undefined && invocation !== 'chat') throw new UsageError('-m belongs to chat');
   } catch (error) {
     process.stderr.write(`homeagentctl: ${describeError(error)}\n\n${USAGE}\n`);
     return EXIT_CODES.USAGE;
@@ -144,7 +153,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return EXIT_CODES.OK;
   }
-  const timeoutMs = values.timeout === undefined ? 30_000 : Number(values.timeout);
+  // An agent turn with tools can take minutes; other commands answer at once.
+  const timeoutMs = values.timeout === undefined ? (invocation === 'chat' ? 600_000 : 30_000) : Number(values.timeout);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     process.stderr.write('homeagentctl: --timeout must be a positive number of milliseconds\n');
     return EXIT_CODES.USAGE;
@@ -160,6 +170,7 @@ async function main(argv: string[]): Promise<number> {
       else print(`homeagentctl ${VERSION}\nhomeagent ${daemon.version} (node ${daemon.node}, sqlite ${daemon.sqlite})`);
       return EXIT_CODES.OK;
     }
+    if (invocation === 'chat') return await runChat(client, { message: values.message, json: values.json === true, timeoutMs });
     const result = await client.call(invocation.method, invocation.params, timeoutMs);
     print(values.json ? result : invocation.render(result));
     return invocation.exitCode?.(result) ?? EXIT_CODES.OK;

@@ -13,6 +13,19 @@ export interface EventMap {
   'settings.changed': { key: string; actor: string; requires_restart: boolean; reset: boolean };
   /** A kernel service or plugin changed lifecycle state. */
   'service.state': { name: string; kind: 'service' | 'plugin'; state: ServiceState; error?: string };
+  /** One LLM round of a task: what the model said and asked for (for the web page and the logs). */
+  'agent.llm_chain': {
+    task_id: string;
+    input_id: string;
+    channel: string;
+    turn: number;
+    text: string;
+    reasoning: string;
+    tool_calls: Array<{ id: string; name: string; arguments: string }>;
+    usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; cache_read_tokens: number; reasoning_tokens: number };
+    model: string;
+    final: boolean;
+  };
   /** The daemon's one-line status changed (also sent to systemd as STATUS=). */
   'daemon.status': { state: DaemonState; text: string };
 }

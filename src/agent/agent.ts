@@ -1,0 +1,248 @@
+/**
+ * The agent: runs one input through the stages and the bounded tool loop.
+ *
+ * on_input → prompt → pre_action → [LLM → post_action → tools (before/after_toolcall)]* →
+ * before_output → output → after_output. Any stage may set the response and jump to the output.
+ * The loop ends when the model calls no tool, when every call of a round was rejected, or after
+ * max_tool_turns rounds with tools; in the last two cases the model gets one more round without
+ * tools to answer. Pre-emption: the LLM step is interruptible (its request is cancelled and sent
+ * again after the interrupt); tool execution is a critical section.
+ */
+import type { EventBus } from '../events/event-bus.js';
+import type { InputEvent, OutputEvent, TaskControl, TaskResult, TaskRunner } from '../io/types.js';
+import {
+  addUsage,
+
+  collectStream,
+  EMPTY_USAGE,
+  type GenerateResult,
+  type LanguageModel,
+  LlmError,
+  type ToolCall,
+  type ToolSpec,
+} from '../llm/spec/index.js';
+import type { Logger } from '../log/logger.js';
+import type { Clock } from '../shared/clock.js';
+import { describeError } from '../shared/errors.js';
+import type { ConversationBuffer } from './conversation-buffer.js';
+import type { ChannelFacts, PromptBuilder, PromptSlots } from './prompt-builder.js';
+import type { Stage, StageContext, ToolOutcome } from './types.js';
+
+/** What the agent needs from the IO manager. */
+export interface AgentIo {
+  /** The output channel answers to this input go to, if any. */
+  channelFor(input: InputEvent): ChannelFacts | undefined;
+  send(event: OutputEvent): Promise<void>;
+}
+
+export interface AgentStages {
+  run(stage: Stage, context: StageContext, options?: { toolOwner?: string }): Promise<boolean>;
+}
+
+export interface AgentTools {
+  specs(): ToolSpec[];
+  executeBatch(calls: ToolCall[], options: { task_id: string; input: InputEvent; signal: AbortSignal; stageContext: StageContext }): Promise<{
+    outcomes: ToolOutcome[];
+    short_circuit?: string;
+  }>;
+}
+
+export interface AgentLimits {
+  max_tool_turns: number;
+  temperature: number;
+  max_tokens: number;
+}
+
+export interface AgentOptions {
+  model: LanguageModel;
+  /** False when no LLM source is configured: the agent answers with {@link offlineText} without calling it. */
+  modelConfigured: () => boolean;
+  offlineText: () => string;
+  tools: AgentTools;
+  stages: AgentStages;
+  io: AgentIo;
+  prompt: PromptBuilder;
+  /** Memory slots for the prompt; the memory subsystem provides them later. */
+  slots?: (input: InputEvent) => Promise<PromptSlots>;
+  conversation: ConversationBuffer;
+  events: EventBus;
+  limits: () => AgentLimits;
+  clock: Clock;
+  log: Logger;
+  newId: () => string;
+}
+
+export class Agent implements TaskRunner {
+  readonly #o: AgentOptions;
+
+  constructor(options: AgentOptions) {
+    this.#o = options;
+  }
+
+  async run(input: InputEvent, control: TaskControl): Promise<TaskResult> {
+    const userText = inputText(input);
+    const channel = this.#o.io.channelFor(input);
+    const ctx = newContext(control.task_id, input);
+    const sent = new Set<string>();
+    const finish = (text: string) => this.#finish(ctx, input, channel, userText, text, sent);
+
+    if (await this.#o.stages.run('on_input', ctx)) return finish(ctx.response ?? '');
+    if (!this.#o.modelConfigured()) return finish(this.#o.offlineText());
+
+    const slots = (await this.#o.slots?.(input)) ?? {};
+    const system = this.#o.prompt.build({ source: input.source, channel, slots, now: new Date(this.#o.clock.now()) });
+    ctx.messages = [{ role: 'system', content: system }, ...this.#o.conversation.messages(input.channel), { role: 'user', content: userText }];
+    if (await this.#o.stages.run('pre_action', ctx)) return finish(ctx.response ?? '');
+
+    const { max_tool_turns } = this.#o.limits();
+    let toolTurns = 0;
+    let lastRound = false;
+    for (let round = 1; ; round++) {
+      let result: GenerateResult;
+      try {
+        result = await this.#generate(ctx, control, lastRound);
+      } catch (error) {
+        if (control.signal.aborted) throw error;
+        this.#o.log.error({ task_id: control.task_id, err: error }, 'no language model answered');
+        return finish(llmFailureText(error));
+      }
+      const calls = lastRound ? [] : result.tool_calls;
+      ctx.usage = addUsage(ctx.usage, result.usage);
+      this.#o.events.emit('agent.llm_chain', {
+        task_id: control.task_id,
+        input_id: input.id,
+        channel: input.channel,
+        turn: round,
+        text: result.text,
+        reasoning: result.reasoning,
+        tool_calls: calls,
+        usage: result.usage,
+        model: result.model,
+        final: calls.length === 0,
+      });
+      ctx.llm_text = result.text;
+      ctx.reasoning = result.reasoning;
+      ctx.tool_calls = calls;
+      if (await this.#o.stages.run('post_action', ctx)) return finish(ctx.response ?? '');
+      if (ctx.tool_calls.length === 0) return finish(ctx.llm_text);
+
+      toolTurns++;
+      ctx.messages.push({ role: 'assistant', content: ctx.llm_text, tool_calls: ctx.tool_calls });
+      const batch = ctx.tool_calls;
+      const { outcomes, short_circuit } = await control.critical(() =>
+        this.#o.tools.executeBatch(batch, { task_id: control.task_id, input, signal: control.signal, stageContext: ctx }),
+      );
+      for (const outcome of outcomes) {
+        ctx.messages.push({ role: 'tool', tool_call_id: outcome.call.id, name: outcome.call.name, content: outcome.content });
+        if (outcome.ok && outcome.call.name.startsWith('output_send__')) sent.add(outcome.call.name.slice('output_send__'.length));
+      }
+      ctx.tool_results.push(...outcomes);
+      if (short_circuit !== undefined) return finish(short_circuit);
+      const allRejected = outcomes.length > 0 && outcomes.every((o) => o.error?.reason === 'rejected');
+      if (allRejected || toolTurns >= max_tool_turns) {
+        lastRound = true;
+        ctx.messages.push({
+          role: 'system',
+          content: allRejected
+            ? 'Every tool call of your last reply was rejected. Answer the person now without tools.'
+            : `You have used the ${max_tool_turns} tool rounds allowed for one request. Answer the person now without tools, saying what is done and what is not.`,
+        });
+      }
+    }
+  }
+
+  /** One LLM round. A pre-emption cancels the request; it is sent again once the task resumes. */
+  async #generate(ctx: StageContext, control: TaskControl, final: boolean): Promise<GenerateResult> {
+    const { temperature, max_tokens } = this.#o.limits();
+    const tools = this.#o.tools.specs();
+    for (;;) {
+      await control.safePoint();
+      const llmSignal = control.llmSignal();
+      const signal = AbortSignal.any([llmSignal, control.signal]);
+      try {
+        return await collectStream(
+          this.#o.model.stream({
+            messages: ctx.messages,
+            ...(tools.length > 0 ? { tools, tool_choice: final ? ('none' as const) : ('auto' as const) } : {}),
+            temperature,
+            max_tokens,
+            signal,
+          }),
+          this.#o.model.model,
+        );
+      } catch (error) {
+        const preempted = llmSignal.aborted && !control.signal.aborted;
+        if (preempted && error instanceof LlmError && error.kind === 'aborted') {
+          this.#o.log.debug({ task_id: control.task_id }, 'LLM request cancelled by an interrupt; it will be sent again');
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  async #finish(
+    ctx: StageContext,
+    input: InputEvent,
+    channel: ChannelFacts | undefined,
+    userText: string,
+    text: string,
+    sent: Set<string>,
+  ): Promise<TaskResult> {
+    ctx.final_text = text;
+    delete ctx.response;
+    await this.#o.stages.run('before_output', ctx);
+    const answer = ctx.response ?? ctx.final_text;
+    // An asynchronous channel only shows what is sent to it: deliver the answer unless the model already did.
+    if (channel && !channel.synchronous && answer && !sent.has(channel.name)) {
+      try {
+        await this.#o.io.send({
+          id: this.#o.newId(),
+          input_id: input.id,
+          channel: channel.name,
+          type: 'text',
+          payload: answer,
+          meta: {},
+          created_at: this.#o.clock.now(),
+        });
+      } catch (error) {
+        this.#o.log.error({ channel: channel.name, err: error }, 'could not deliver the answer');
+        ctx.errors.push(`delivery to ${channel.name} failed: ${describeError(error)}`);
+      }
+    }
+    if (answer) this.#o.conversation.add(input.channel, { user: userText, assistant: answer });
+    ctx.final_text = answer;
+    await this.#o.stages.run('after_output', ctx);
+    return { text: answer };
+  }
+}
+
+function newContext(task_id: string, input: InputEvent): StageContext {
+  return {
+    stage: 'on_input',
+    task_id,
+    input,
+    messages: [],
+    llm_text: '',
+    reasoning: '',
+    tool_calls: [],
+    tool_results: [],
+    final_text: '',
+    usage: { ...EMPTY_USAGE },
+    extra: {},
+    errors: [],
+  };
+}
+
+/** The text the model sees for an input of any type. */
+export function inputText(input: InputEvent): string {
+  if (typeof input.payload === 'string') return input.payload;
+  if (input.type === 'structured') return JSON.stringify(input.payload);
+  return `[${input.type} input from ${input.source}]`;
+}
+
+function llmFailureText(error: unknown): string {
+  if (error instanceof LlmError && error.kind === 'unavailable') return error.message;
+  return `I could not reach a language model, so I cannot answer that right now. ${describeError(error)}`;
+}
+
