@@ -3,8 +3,6 @@
  * manager's output_send tools, plugins, devices, memory and knowledge) and by the agent's tool
  * registry and loop. Pure types and helpers: no registry lives here.
  */
-import type { Logger } from '../log/logger.js';
-
 /** A JSON Schema object describing a tool's arguments (`{"type":"object","properties":...}`). */
 export type JsonSchema = Record<string, unknown>;
 
@@ -19,7 +17,6 @@ export interface ToolContext {
   /** Where the input came from, and the channel its answer goes to by default. */
   source: string;
   channel: string;
-  log: Logger;
 }
 
 export interface ToolDefinition<A = Record<string, unknown>> {
