@@ -1,0 +1,135 @@
+// Start-up and idle memory: node_baseline_ms, startup_ready_ms (spawn to READY=1 on a real
+// notification socket) and idle_rss_mb. Needs python3 (test/helpers/notify_listener.py).
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MAIN = join(root, 'dist/src/main.js');
+const RUNS = 10;
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** Starts the python listener; returns {path, next(predicate) → Promise<message>, close()}. */
+async function notifyListener(dir) {
+  const path = join(dir, 'notify.sock');
+  // stdin stays open: the listener exits when it closes.
+  const child = spawn('python3', [join(root, 'test/helpers/notify_listener.py'), path], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let bound;
+  const isBound = new Promise((resolve) => {
+    bound = resolve;
+  });
+  const waiters = [];
+  const backlog = [];
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    let record;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (record.bound) return bound();
+    const msg = record.msg;
+    const at = performance.now();
+    const i = waiters.findIndex((w) => w.predicate(msg));
+    if (i >= 0) waiters.splice(i, 1)[0].resolve({ msg, at });
+    else backlog.push({ msg, at });
+  });
+  await isBound;
+  return {
+    path,
+    next(predicate) {
+      const i = backlog.findIndex((b) => predicate(b.msg));
+      if (i >= 0) return Promise.resolve(backlog.splice(i, 1)[0]);
+      return new Promise((resolve) => waiters.push({ predicate, resolve }));
+    },
+    drain() {
+      backlog.length = 0;
+    },
+    close() {
+      child.stdin.end();
+    },
+  };
+}
+
+function startDaemon(dataDir, notifyPath) {
+  const env = { ...process.env, HOMEAGENT_DATA_DIR: dataDir, HOMEAGENT_LOG_LEVEL: 'warn', NOTIFY_SOCKET: notifyPath };
+  delete env.HOMEAGENT_CONFIG;
+  const started = performance.now();
+  const child = spawn(process.execPath, [MAIN, 'run'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  return { child, started, exited };
+}
+
+function nodeBaseline() {
+  const times = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    spawnSync(process.execPath, ['-e', '0']);
+    times.push(performance.now() - t0);
+  }
+  return median(times);
+}
+
+export async function run(emit) {
+  const dir = mkdtempSync(join(tmpdir(), 'homeagent-bench-'));
+  const listener = await notifyListener(dir);
+  try {
+    const baseline = nodeBaseline();
+    emit({ name: 'node_baseline_ms', unit: 'ms', value: round(baseline), n: RUNS, what: 'node -e 0, spawn to exit, median' });
+
+    // One warm-up start creates the database; the measured starts open an existing one, as a
+    // restarting appliance does.
+    const times = [];
+    for (let i = 0; i <= RUNS; i++) {
+      listener.drain();
+      const d = startDaemon(join(dir, 'data'), listener.path);
+      const ready = await listener.next((m) => /(^|\n)READY=1(\n|$)/.test(m));
+      if (i > 0) times.push(ready.at - d.started);
+      d.child.kill('SIGTERM');
+      await d.exited;
+    }
+    const startup = median(times);
+    const ratio = startup / baseline;
+    emit({
+      name: 'startup_ready_ms',
+      unit: 'ms',
+      value: round(startup),
+      n: RUNS,
+      what: 'spawn of homeagent run to READY=1 on the notify socket, median',
+      ratio_to_node_baseline: round(ratio, 2),
+      goal: 'ratio_to_node_baseline <= 8',
+      goal_met: ratio <= 8,
+    });
+
+    listener.drain();
+    const d = startDaemon(join(dir, 'data'), listener.path);
+    await listener.next((m) => /(^|\n)READY=1(\n|$)/.test(m));
+    await new Promise((r) => setTimeout(r, 5000));
+    const status = readFileSync(`/proc/${d.child.pid}/status`, 'utf8');
+    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+    d.child.kill('SIGTERM');
+    await d.exited;
+    const rssMb = rssKb / 1024;
+    emit({
+      name: 'idle_rss_mb',
+      unit: 'MB',
+      value: round(rssMb),
+      n: 1,
+      what: 'VmRSS 5 s after READY=1',
+      goal: '<= 80',
+      goal_met: rssMb <= 80,
+    });
+  } finally {
+    listener.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
