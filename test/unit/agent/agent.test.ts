@@ -1,0 +1,310 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { Agent, type AgentIo } from '../../../src/agent/agent.js';
+import { ConversationBuffer } from '../../../src/agent/conversation-buffer.js';
+import { Persona } from '../../../src/agent/persona.js';
+import { type ChannelFacts, PromptBuilder } from '../../../src/agent/prompt-builder.js';
+import { StageRegistry } from '../../../src/agent/stage-registry.js';
+import { ToolExecutor } from '../../../src/agent/tool-executor.js';
+import { ToolRegistry } from '../../../src/agent/tool-registry.js';
+import { EventBus, type EventMap } from '../../../src/events/event-bus.js';
+import type { OutputEvent, TaskControl } from '../../../src/io/types.js';
+import { LlmError } from '../../../src/llm/spec/index.js';
+import { LogManager } from '../../../src/log/logger.js';
+import { systemClock } from '../../../src/shared/clock.js';
+import { ToolError } from '../../../src/shared/tool.js';
+import { call, MockModel } from '../../helpers/mock-model.js';
+import { makeInput } from './fixtures/helpers.js';
+
+const logs = new LogManager({ level: 'silent', levels: {} });
+
+interface Rig {
+  agent: Agent;
+  model: MockModel;
+  tools: ToolRegistry;
+  stages: StageRegistry;
+  sent: OutputEvent[];
+  chain: Array<EventMap['agent.llm_chain']>;
+  setChannel(channel: ChannelFacts | undefined): void;
+  setConfigured(value: boolean): void;
+}
+
+function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number } = {}): Rig {
+  const dir = mkdtempSync(join(tmpdir(), 'ha-agent-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const defaultPersona = join(dir, 'default.md');
+  writeFileSync(defaultPersona, 'You are the test persona.');
+  const model = new MockModel();
+  const log = logs.child('agent');
+  const tools = new ToolRegistry({ log });
+  const stages = new StageRegistry(log);
+  const executor = new ToolExecutor({
+    registry: tools,
+    stages,
+    limits: () => ({ tool_timeout_ms: 2000, tool_output_max_chars: 4000, max_parallel_tools: 4 }),
+    log,
+  });
+  const events = new EventBus(log);
+  const chain: Array<EventMap['agent.llm_chain']> = [];
+  events.on('test', 'agent.llm_chain', (e) => {
+    chain.push(e);
+  });
+  let channel: ChannelFacts | undefined = { name: 'cli', synchronous: true, description: 'the command line' };
+  let configured = true;
+  const sent: OutputEvent[] = [];
+  const io: AgentIo = {
+    channelFor: () => channel,
+    send: async (event) => {
+      sent.push(event);
+    },
+  };
+  let id = 0;
+  const agent = new Agent({
+    model,
+    modelConfigured: () => configured,
+    offlineText: () => 'OFFLINE: configure an LLM',
+    tools: { specs: () => tools.specs(), executeBatch: (calls, o) => executor.executeBatch(calls, o) },
+    stages,
+    io,
+    prompt: new PromptBuilder({
+      persona: new Persona({ file: () => join(dir, 'personal.md'), defaultFile: defaultPersona, log }),
+      toolSummary: () => tools.summaryByOwner(),
+    }),
+    conversation: new ConversationBuffer(),
+    events,
+    limits: () => ({ max_tool_turns: options.maxTurns ?? 10, temperature: 0.7, max_tokens: 1000 }),
+    clock: systemClock,
+    log,
+    newId: () => `id-${++id}`,
+  });
+  return {
+    agent,
+    model,
+    tools,
+    stages,
+    sent,
+    chain,
+    setChannel: (c) => {
+      channel = c;
+    },
+    setConfigured: (v) => {
+      configured = v;
+    },
+  };
+}
+
+/** A TaskControl that never pre-empts. */
+function control(task_id = 'task-1'): TaskControl {
+  const abort = new AbortController();
+  return {
+    task_id,
+    signal: abort.signal,
+    safePoint: async () => {},
+    llmSignal: () => new AbortController().signal,
+    critical: (fn) => fn(),
+  };
+}
+
+t.test('a plain answer: persona first in the system prompt, the answer returned', async (t) => {
+  const r = rig(t);
+  r.model.push({ text: 'Hello there.' });
+  const result = await r.agent.run(makeInput({ payload: 'hi' }), control());
+  t.equal(result.text, 'Hello there.');
+  const request = r.model.requests[0];
+  const system = request?.messages[0];
+  t.equal(system?.role, 'system');
+  t.ok(system?.role === 'system' && system.content.startsWith('You are the test persona.'), 'the persona opens the prompt');
+  t.match(system?.role === 'system' ? system.content : '', /do not call output_send__cli/, 'synchronous channel rule');
+  t.same(request?.messages.at(-1), { role: 'user', content: 'hi' });
+  t.equal(r.chain.length, 1);
+  t.equal(r.chain[0]?.final, true);
+});
+
+t.test('a model that calls tools forever stops at max_tool_turns and still answers without tools', async (t) => {
+  const r = rig(t, { maxTurns: 3 });
+  let runs = 0;
+  r.tools.register({
+    name: 'ping',
+    description: 'ping',
+    parameters: { type: 'object', properties: {} },
+    owner: 'core',
+    execute: () => {
+      runs++;
+      return 'pong';
+    },
+  });
+  r.model.setFallback((request) => (request.tool_choice === 'none' ? { text: 'Done after pinging.' } : { tool_calls: [call('ping')] }));
+  const result = await r.agent.run(makeInput(), control());
+  t.equal(runs, 3, 'tools ran exactly max_tool_turns times');
+  t.equal(r.model.requests.length, 4, 'three rounds with tools and one final round');
+  t.equal(r.model.requests[3]?.tool_choice, 'none', 'the final round forbids tools');
+  t.match(JSON.stringify(r.model.requests[3]?.messages.at(-1)), /3 tool rounds/);
+  t.equal(result.text, 'Done after pinging.');
+});
+
+t.test('tool calls in the final round are ignored', async (t) => {
+  const r = rig(t, { maxTurns: 1 });
+  r.tools.register({ name: 'ping', description: 'ping', parameters: { type: 'object' }, owner: 'core', execute: () => 'pong' });
+  r.model.setFallback(() => ({ text: 'still wants tools', tool_calls: [call('ping')] }));
+  const result = await r.agent.run(makeInput(), control());
+  t.equal(result.text, 'still wants tools');
+  t.equal(r.model.requests.length, 2);
+});
+
+t.test('argument errors reach the model as readable results', async (t) => {
+  const r = rig(t);
+  r.tools.register({
+    name: 'set_light',
+    description: 'switch a light',
+    parameters: { type: 'object', properties: { on: { type: 'boolean' } }, required: ['on'] },
+    owner: 'core',
+    execute: () => 'ok',
+  });
+  r.model.push({ tool_calls: [call('set_light', { brightness: 3 })] }, { text: 'I could not do it.' });
+  await r.agent.run(makeInput(), control());
+  const toolMessage = r.model.requests[1]?.messages.find((m) => m.role === 'tool');
+  t.ok(toolMessage, 'the tool result is in the second request');
+  const content = JSON.parse(toolMessage?.role === 'tool' ? toolMessage.content : '{}');
+  t.equal(content.ok, false);
+  t.equal(content.error.reason, 'required');
+  t.equal(content.error.field, 'on');
+});
+
+t.test('a tool error is a result, and the loop continues', async (t) => {
+  const r = rig(t);
+  r.tools.register({
+    name: 'broken',
+    description: 'fails',
+    parameters: { type: 'object' },
+    owner: 'core',
+    execute: () => {
+      throw new ToolError({ reason: 'failed', detail: 'the relay did not answer', hint: 'try again later' });
+    },
+  });
+  r.model.push({ tool_calls: [call('broken')] }, { text: 'The relay did not answer.' });
+  const result = await r.agent.run(makeInput(), control());
+  t.equal(result.text, 'The relay did not answer.');
+  t.match(JSON.stringify(r.model.requests[1]?.messages), /the relay did not answer/);
+});
+
+t.test('when every call is rejected by a hook the model answers without tools', async (t) => {
+  const r = rig(t);
+  let ran = false;
+  r.tools.register({
+    name: 'unlock_door',
+    description: 'unlock',
+    parameters: { type: 'object' },
+    owner: 'core',
+    execute: () => {
+      ran = true;
+      return 'ok';
+    },
+  });
+  r.stages.register('guard', 'before_toolcall', (ctx) => {
+    ctx.reject = 'unlocking needs a confirmation';
+  });
+  r.model.push({ tool_calls: [call('unlock_door')] }, (request) => ({
+    text: request.tool_choice === 'none' ? 'I need a confirmation.' : 'wrong',
+  }));
+  const result = await r.agent.run(makeInput(), control());
+  t.equal(ran, false, 'the rejected tool did not run');
+  t.equal(result.text, 'I need a confirmation.');
+});
+
+t.test('a stage that sets the response short-circuits to the output', async (t) => {
+  const r = rig(t);
+  const seen: string[] = [];
+  r.stages.register('blocker', 'on_input', (ctx) => {
+    ctx.response = 'blocked';
+  });
+  r.stages.register('observer', 'after_output', (ctx) => {
+    seen.push(ctx.final_text);
+  });
+  const result = await r.agent.run(makeInput(), control());
+  t.equal(result.text, 'blocked');
+  t.equal(r.model.requests.length, 0, 'the model was not asked');
+  t.same(seen, ['blocked'], 'after_output still ran');
+});
+
+t.test('before_output may reformat the answer', async (t) => {
+  const r = rig(t);
+  r.stages.register('shout', 'before_output', (ctx) => {
+    ctx.final_text = ctx.final_text.toUpperCase();
+  });
+  r.model.push({ text: 'quiet' });
+  t.equal((await r.agent.run(makeInput(), control())).text, 'QUIET');
+});
+
+t.test('offline: no model configured gives the configuration hint without calling a model', async (t) => {
+  const r = rig(t);
+  r.setConfigured(false);
+  const result = await r.agent.run(makeInput(), control());
+  t.equal(result.text, 'OFFLINE: configure an LLM');
+  t.equal(r.model.requests.length, 0);
+});
+
+t.test('every source failing gives an answer that says so', async (t) => {
+  const r = rig(t);
+  r.model.push({ error: new LlmError('all_failed', 'deepseek: disabled after HTTP 401 (check the API key)') });
+  const result = await r.agent.run(makeInput(), control());
+  t.match(result.text, /could not reach a language model/);
+  t.match(result.text, /HTTP 401/);
+});
+
+t.test('asynchronous channels: the answer is sent unless the model sent it itself', async (t) => {
+  const r = rig(t);
+  r.setChannel({ name: 'chat', synchronous: false, description: 'a chat app' });
+  r.model.push({ text: 'sent for you' });
+  await r.agent.run(makeInput({ channel: 'chat' }), control());
+  t.equal(r.sent.length, 1);
+  t.equal(r.sent[0]?.payload, 'sent for you');
+  t.match(JSON.stringify(r.model.requests[0]?.messages[0]), /call output_send__chat once/);
+
+  r.tools.register({
+    name: 'output_send__chat',
+    description: 'send',
+    parameters: { type: 'object', properties: { payload: { type: 'string' } } },
+    owner: 'io',
+    execute: () => 'ok',
+  });
+  r.model.push({ tool_calls: [call('output_send__chat', { payload: 'hi' })] }, { text: 'sent.' });
+  await r.agent.run(makeInput({ channel: 'chat', payload: 'again' }), control());
+  t.equal(r.sent.length, 1, 'no second delivery after the model sent');
+});
+
+t.test('a pre-empted LLM request is cancelled and sent again after the safe point', async (t) => {
+  const r = rig(t);
+  const preempt = new AbortController();
+  let safePoints = 0;
+  let resumeWaits = 0;
+  const ctl: TaskControl = {
+    task_id: 'task-9',
+    signal: new AbortController().signal,
+    safePoint: async () => {
+      safePoints++;
+      if (preempt.signal.aborted && resumeWaits === 0) resumeWaits++;
+    },
+    llmSignal: () => (safePoints === 1 ? preempt.signal : new AbortController().signal),
+    critical: (fn) => fn(),
+  };
+  r.model.push({ hang: true }, { text: 'answer after resume' });
+  const running = r.agent.run(makeInput(), ctl);
+  await new Promise((resolve) => setImmediate(resolve));
+  preempt.abort();
+  const result = await running;
+  t.equal(result.text, 'answer after resume');
+  t.equal(r.model.requests.length, 2, 'the request was sent twice');
+  t.same(r.model.requests[0]?.messages, r.model.requests[1]?.messages, 'with the same messages');
+  t.equal(resumeWaits, 1, 'the task passed a safe point after the cancellation');
+});
+
+t.test('follow-up questions see the previous exchange of the same channel', async (t) => {
+  const r = rig(t);
+  r.model.push({ text: 'It is 21 degrees.' }, { text: 'Yes.' });
+  await r.agent.run(makeInput({ payload: 'How warm is it?' }), control());
+  await r.agent.run(makeInput({ payload: 'Is that warm?' }), control());
+  const second = r.model.requests[1]?.messages ?? [];
+  t.match(JSON.stringify(second), /How warm is it\?.*It is 21 degrees\..*Is that warm\?/);
+});
