@@ -107,7 +107,8 @@ export interface Receipt {
  * there and the promise resolves when it is resumed. `llmSignal()` is aborted when the task is
  * pre-empted during an LLM request: the runner discards that answer and re-sends the request
  * after its next safe point. `critical(fn)` runs a step that must not be interrupted (tool
- * execution, commit); a pre-emption arriving meanwhile waits for its end.
+ * execution, commit); a pre-emption arriving meanwhile waits for its end. Once the task is
+ * cancelled (`signal` aborted), `safePoint()` rejects with HA_ERR_ABORTED so the runner unwinds.
  */
 export interface TaskControl {
   readonly task_id: string;

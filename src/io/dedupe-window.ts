@@ -1,0 +1,54 @@
+/**
+ * Duplicate-input detection: the same (source, channel, type, payload) seen again within a time
+ * window. Keys are SHA-256 digests of the canonical JSON so large payloads (images as data URLs)
+ * do not stay in memory for the whole window.
+ */
+import { createHash } from 'node:crypto';
+import type { InputEvent } from './types.js';
+
+/** The identity of an input for dedupe purposes, or undefined when it cannot be serialised. */
+export function dedupeKey(input: Pick<InputEvent, 'source' | 'channel' | 'type' | 'payload'>): string | undefined {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify([input.source, input.channel, input.type, input.payload]);
+  } catch {
+    // Cyclic or BigInt payloads: such an input is simply never treated as a duplicate.
+    return undefined;
+  }
+  if (json === undefined) return undefined;
+  return createHash('sha256').update(json).digest('base64url');
+}
+
+export class DedupeWindow {
+  /** key → the time it was accepted and a token naming who recorded it. Insertion order = time order. */
+  readonly #seen = new Map<string, { at: number; token: object }>();
+
+  /** True when `key` was recorded less than `windowMs` before `now`. Forgets expired keys on the way. */
+  isDuplicate(key: string, now: number, windowMs: number): boolean {
+    this.#prune(now, windowMs);
+    const seen = this.#seen.get(key);
+    return seen !== undefined && now - seen.at < windowMs;
+  }
+
+  record(key: string, now: number, token: object): void {
+    // Delete first so the map stays ordered by time and pruning can stop at the first live key.
+    this.#seen.delete(key);
+    this.#seen.set(key, { at: now, token });
+  }
+
+  /** Forgets `key` if `token` recorded it last: an input that never ran must not block its retry. */
+  forget(key: string, token: object): void {
+    if (this.#seen.get(key)?.token === token) this.#seen.delete(key);
+  }
+
+  get size(): number {
+    return this.#seen.size;
+  }
+
+  #prune(now: number, windowMs: number): void {
+    for (const [key, seen] of this.#seen) {
+      if (now - seen.at < windowMs) break;
+      this.#seen.delete(key);
+    }
+  }
+}
