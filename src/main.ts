@@ -8,22 +8,34 @@
  *   homeagent restore FILE [--config F]  replace the state database by a backup (daemon stopped)
  *   homeagent version | help
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { Agent } from './agent/agent.js';
+import { ConversationBuffer } from './agent/conversation-buffer.js';
+import { Persona } from './agent/persona.js';
+import { PromptBuilder } from './agent/prompt-builder.js';
+import { StageRegistry } from './agent/stage-registry.js';
+import { ToolExecutor } from './agent/tool-executor.js';
+import { ToolRegistry } from './agent/tool-registry.js';
 import { BUILTIN_DEFINITIONS } from './config/definitions.js';
 import { type LoadedConfig, loadConfig } from './config/loader.js';
 import { type RuntimePaths, resolvePaths } from './config/paths.js';
 import { SettingsRegistry } from './config/settings-registry.js';
 import { EventBus } from './events/event-bus.js';
+import { InputScheduler } from './io/input-scheduler.js';
+import { IoManager } from './io/io-manager.js';
+import { createModelFactory } from './llm/model-factory.js';
+import { ProviderManager } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
 import { ControlRegistry } from './plugin/control-registry.js';
 import { PluginHost } from './plugin/plugin-host.js';
 import { systemClock } from './shared/clock.js';
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { EXIT_CODES } from './shared/exit-codes.js';
-import { VERSION } from './shared/version.js';
+import { PACKAGE_ROOT, VERSION } from './shared/version.js';
 import { restoreDatabase } from './store/restore.js';
 import { Store } from './store/store.js';
 import { DaemonStatus } from './supervisor/daemon-status.js';
@@ -40,6 +52,14 @@ const USAGE = `usage: homeagent <command>
   restore FILE [--config FILE]  replace the state database by a backup; the daemon must be stopped
   version                       print the version
   help                          print this text`;
+
+/** What the agent answers when no language model is configured. */
+const OFFLINE_TEXT = [
+  'I am offline: no language model is configured, so I cannot think this through right now.',
+  'To connect one, give me a DeepSeek API key with `homeagentctl config set core.llm.api_key <key>`',
+  '(or HOMEAGENT_LLM_API_KEY), or point core.llm.base_url at any OpenAI-compatible server, or at',
+  'Ollama with core.llm.adapter set to ollama. More sources go in core.llm.sources.',
+].join(' ');
 
 async function main(argv: string[]): Promise<number> {
   let parsed: ReturnType<typeof parseCommandLine>;
@@ -153,6 +173,56 @@ async function run(configFile: string | undefined): Promise<number> {
     log: supervisorLog,
     onHealthChange: (report) => status.setHealthy(report.healthy),
   });
+  // The agent core: IO, tools, stages, language models, the agent and its scheduler.
+  const agentLog = logs.child('agent');
+  const io = new IoManager({ log: logs.child('io'), clock });
+  const stages = new StageRegistry(agentLog);
+  const tools = new ToolRegistry({ log: agentLog });
+  tools.addProvider(io);
+  tools.addProvider({ owner: 'devices', tools: () => io.deviceTools() });
+  const executor = new ToolExecutor({ registry: tools, stages, limits: () => settings.config().core.agent, log: agentLog });
+  const providers = new ProviderManager({
+    config: () => settings.config().core.llm,
+    createModel: createModelFactory({}),
+    setCurrentSource: (name) => settings.set('core.llm.current_source', name, 'agent'),
+    log: logs.child('llm'),
+    clock,
+  });
+  for (const definition of providers.tools()) tools.register(definition);
+  const agent = new Agent({
+    model: providers,
+    modelConfigured: () => providers.configured(),
+    offlineText: () => OFFLINE_TEXT,
+    tools: { specs: () => tools.specs(), executeBatch: (calls, options) => executor.executeBatch(calls, options) },
+    stages,
+    io: {
+      channelFor: (input) => {
+        const name = io.route(input);
+        const channel = name === undefined ? undefined : io.channel(name);
+        return channel && { name: channel.name, synchronous: channel.synchronous, description: channel.description };
+      },
+      send: (event) => io.send(event),
+    },
+    prompt: new PromptBuilder({
+      persona: new Persona({
+        file: () => settings.config().core.agent.persona_file || join(paths.dataDir, 'personal', 'personal.md'),
+        defaultFile: join(PACKAGE_ROOT, 'config', 'persona.md'),
+        log: agentLog,
+      }),
+      toolSummary: () => tools.summaryByOwner(),
+    }),
+    conversation: new ConversationBuffer(),
+    events,
+    limits: () => {
+      const { agent: a, llm } = settings.config().core;
+      return { max_tool_turns: a.max_tool_turns, temperature: llm.temperature, max_tokens: llm.max_tokens };
+    },
+    clock,
+    log: agentLog,
+    newId: randomUUID,
+  });
+  const scheduler = new InputScheduler({ runner: agent, limits: () => settings.config().core.agent, log: logs.child('scheduler'), clock });
+
   const plugins = new PluginHost({
     builtinDir: join(dirname(fileURLToPath(import.meta.url)), '..', 'plugins'),
     settings,
@@ -161,9 +231,15 @@ async function run(configFile: string | undefined): Promise<number> {
     control,
     pluginDataDir: paths.pluginDataDir,
     runtimeDir: paths.runtimeDir,
+    io,
+    scheduler,
+    tools,
+    stages,
+    newId: randomUUID,
+    now: () => clock.now(),
   });
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
-  for (const service of [store, settings, watchdog, plugins]) runner.add(service);
+  for (const service of [store, settings, watchdog, io, scheduler, plugins]) runner.add(service);
   registerKernelMethods({
     control,
     settings,
@@ -175,6 +251,9 @@ async function run(configFile: string | undefined): Promise<number> {
     logs,
     clock,
     paths: { ...paths, backupDir: () => resolvePaths({ ...loaded, config: settings.config() }).backupDir },
+    llm: providers,
+    scheduler,
+    newId: randomUUID,
   });
 
   events.on('daemon', 'daemon.status', ({ text }) => notifier.status(text));

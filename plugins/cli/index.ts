@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import {
+  CAPABILITY,
   definePlugin,
   HomeAgentError,
   LineDecoder,
@@ -52,6 +53,17 @@ export class CliPlugin implements PluginInstance {
     server.on('error', (error) => this.#ctx.log.error({ err: error }, 'CLI socket error'));
     this.#server = server;
     this.#path = path;
+    // Answers to `homeagentctl chat` travel back as the receipt of agent.chat, so the channel is
+    // synchronous: the agent answers in text and never needs to send to it.
+    this.#ctx.io.registerChannel({
+      name: 'cli',
+      description: 'the homeagentctl command line (plain text, no colours or markup)',
+      capabilities: CAPABILITY.TEXT,
+      synchronous: true,
+      send: async () => {
+        throw new HomeAgentError('HA_ERR_IO_CAPABILITY', 'the cli channel shows only your final answer: answer in text instead of sending');
+      },
+    });
     this.#ctx.log.info({ socket: path }, `CLI socket listening at ${path}`);
   }
 

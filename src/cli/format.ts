@@ -35,6 +35,13 @@ export function formatStatus(s: StatusReport): string {
     'databases:',
     table(s.databases.map((d) => [d.name, bytes(d.file_bytes), `wal ${bytes(d.wal_bytes)}`, `synchronous=${d.synchronous}`, d.file])),
   ];
+  lines.push(
+    'language models:',
+    s.llm_sources.length
+      ? table(s.llm_sources.map((x) => [x.name, x.adapter, x.model, x.state, x.reason ?? '']))
+      : '  (none configured: the agent answers that it is offline)',
+    `inputs: ${s.inputs.queued} queued, ${s.inputs.suspended} suspended, ${s.inputs.completed} done, ${s.inputs.failed} failed, ${s.inputs.skipped} skipped`,
+  );
   if (s.notices.length) lines.push('notices:', ...s.notices.map((n) => `  ${n.level === 'error' ? '!' : '-'} ${n.message}`));
   if (s.restart_pending.length) lines.push(`restart needed for: ${s.restart_pending.join(', ')}`);
   return lines.join('\n');

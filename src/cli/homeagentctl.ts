@@ -9,8 +9,8 @@ import { parseArgs } from 'node:util';
 import { describeError, isHomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { VERSION } from '../shared/version.js';
-import { formatHealth, formatHistory, formatSetting, formatSettingList, formatStatus } from './format.js';
 import { runChat } from './chat.js';
+import { formatHealth, formatHistory, formatSetting, formatSettingList, formatStatus } from './format.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
 
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>

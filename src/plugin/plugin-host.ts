@@ -8,8 +8,13 @@
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { StageRegistry } from '../agent/stage-registry.js';
+import type { ToolRegistry } from '../agent/tool-registry.js';
 import type { SettingsRegistry } from '../config/settings-registry.js';
 import type { EventBus } from '../events/event-bus.js';
+import type { InputScheduler } from '../io/input-scheduler.js';
+import type { IoManager } from '../io/io-manager.js';
+import type { InputEvent } from '../io/types.js';
 import type { Logger, LogManager } from '../log/logger.js';
 import type { ControlApi } from '../sdk/control.js';
 import { isPluginModule, type PluginContext, type PluginInstance } from '../sdk/plugin.js';
@@ -44,6 +49,12 @@ export interface PluginHostOptions {
   control: ControlApi;
   pluginDataDir: string;
   runtimeDir: string;
+  io: IoManager;
+  scheduler: InputScheduler;
+  tools: ToolRegistry;
+  stages: StageRegistry;
+  newId: () => string;
+  now: () => number;
 }
 
 export class PluginHost implements Service {
@@ -137,7 +148,11 @@ export class PluginHost implements Service {
       }
       delete plugin.instance;
     }
-    this.#options.events.removeOwner(`plugin:${plugin.manifest.name}`);
+    const owner = `plugin:${plugin.manifest.name}`;
+    this.#options.events.removeOwner(owner);
+    this.#options.tools.removeOwner(owner);
+    this.#options.stages.removeOwner(owner);
+    await this.#options.io.removeOwner(owner);
     return ok;
   }
 
@@ -184,6 +199,25 @@ export class PluginHost implements Service {
       events: { on: (event, listener) => events.on(owner, event, listener) },
       control,
       paths: { data, runtime: this.#options.runtimeDir },
+      io: {
+        registerChannel: (channel) => this.#options.io.registerChannel({ ...channel, owner }),
+        submit: (input) => {
+          const event: InputEvent = {
+            id: this.#options.newId(),
+            source: input.source ?? name,
+            channel: input.channel,
+            type: input.type ?? 'text',
+            payload: input.payload,
+            meta: input.meta ?? {},
+            received_at: this.#options.now(),
+            level: input.level ?? 0,
+          };
+          // Every plugin loaded today is built in; external plugins will submit as 'external' (L4 clamped).
+          return this.#options.scheduler.submit(event, { origin: 'builtin' });
+        },
+      },
+      tools: { register: (definition) => this.#options.tools.register({ ...definition, owner }) },
+      stages: { register: (stage, handler, scope) => this.#options.stages.register(owner, stage, handler, scope) },
     };
   }
 

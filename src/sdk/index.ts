@@ -2,11 +2,30 @@
  * The public SDK: the only kernel module that plugins (plugins/**) and device drivers (devices/**)
  * import. Everything here is a stable contract.
  */
+export { STAGES, type Stage, type StageContext, type StageHandler, type StageScope } from '../agent/types.js';
 export type { EventMap, EventName } from '../events/event-bus.js';
+export {
+  CAPABILITY,
+  type InputEvent,
+  type InputType,
+  type Level,
+  type OutputChannel,
+  type OutputEvent,
+  type OutputType,
+  type Receipt,
+} from '../io/types.js';
 export type { Logger } from '../log/logger.js';
 export { ERROR_CODES, type ErrorCode, type ErrorEnvelope, HomeAgentError, isHomeAgentError, toErrorEnvelope } from '../shared/errors.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
 export type { Service, ServiceState } from '../shared/service.js';
+export {
+  type JsonSchema,
+  type ToolContext,
+  type ToolDefinition,
+  ToolError,
+  type ToolErrorInfo,
+  type ToolErrorReason,
+} from '../shared/tool.js';
 export type { Caller, ControlApi, ControlMethod, MethodInfo } from './control.js';
 export {
   definePlugin,
@@ -14,8 +33,12 @@ export {
   type PluginContext,
   type PluginEvents,
   type PluginFactory,
+  type PluginInput,
   type PluginInstance,
+  type PluginIo,
   type PluginModule,
   type PluginPaths,
   type PluginSettings,
+  type PluginStages,
+  type PluginTools,
 } from './plugin.js';

@@ -4,9 +4,12 @@
  * the {@link Service} lifecycle: constructors assign, `start(signal)` acquires, `stop()` releases
  * everything `start` acquired.
  */
+import type { Stage, StageHandler, StageScope } from '../agent/types.js';
 import type { EventMap, EventName } from '../events/event-bus.js';
+import type { InputType, Level, OutputChannel, Receipt } from '../io/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Service } from '../shared/service.js';
+import type { ToolDefinition } from '../shared/tool.js';
 import type { ControlApi } from './control.js';
 
 /** The plugin's settings, scoped to `plugin.<name>.*`. */
@@ -29,6 +32,37 @@ export interface PluginPaths {
   runtime: string;
 }
 
+/** An input a plugin hands to the agent; the kernel fills in id, time and defaults. */
+export interface PluginInput {
+  /** Defaults to the plugin's name. */
+  source?: string;
+  /** The conversation; answers go to the output channel routed for it. */
+  channel: string;
+  type?: InputType;
+  payload: unknown;
+  meta?: Record<string, unknown>;
+  /** 0 (queued, the default) or an interrupt level 1-4 (4 only for built-in plugins). */
+  level?: Level;
+}
+
+/** Inputs and outputs. Everything registered here is removed when the plugin stops. */
+export interface PluginIo {
+  /** Adds an output channel; its owner is the plugin. */
+  registerChannel(channel: Omit<OutputChannel, 'owner'>): void;
+  /** Hands an input to the agent; resolves with its one receipt. */
+  submit(input: PluginInput): Promise<Receipt>;
+}
+
+export interface PluginTools {
+  /** Offers a tool to the model; its owner is the plugin. Returns a function that removes it. */
+  register<A>(definition: Omit<ToolDefinition<A>, 'owner'>): () => void;
+}
+
+export interface PluginStages {
+  /** Hooks a stage of every turn (`own_tools`: only calls of this plugin's tools). */
+  register(stage: Stage, handler: StageHandler, scope?: StageScope): () => void;
+}
+
 /** Everything a plugin may use, handed to its factory. */
 export interface PluginContext {
   readonly name: string;
@@ -38,6 +72,9 @@ export interface PluginContext {
   /** The kernel's control methods (status, config, backup, ...); built-in plugins only. */
   readonly control: ControlApi;
   readonly paths: PluginPaths;
+  readonly io: PluginIo;
+  readonly tools: PluginTools;
+  readonly stages: PluginStages;
 }
 
 export type PluginInstance = Omit<Service, 'name'>;

@@ -5,6 +5,9 @@
 import { isAbsolute, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { SettingsRegistry } from '../config/settings-registry.js';
+import type { SchedulerStats } from '../io/input-scheduler.js';
+import type { InputEvent, Receipt } from '../io/types.js';
+import type { SourceStatus } from '../llm/provider-manager.js';
 import type { LogManager } from '../log/logger.js';
 import type { ControlRegistry } from '../plugin/control-registry.js';
 import type { PluginHost, PluginStatus } from '../plugin/plugin-host.js';
@@ -28,6 +31,9 @@ export interface KernelMethodDeps {
   logs: LogManager;
   clock: Clock;
   paths: { dataDir: string; runtimeDir: string; backupDir: () => string };
+  llm: { sources(): SourceStatus[] };
+  scheduler: { submit(input: InputEvent, options: { origin: 'builtin' | 'external' }): Promise<Receipt>; stats(): SchedulerStats };
+  newId: () => string;
 }
 
 const Key = Type.String({ minLength: 1, maxLength: 256 });
@@ -49,6 +55,8 @@ export interface StatusReport {
   notices: Notice[];
   restart_pending: string[];
   memory: { rss_bytes: number; heap_used_bytes: number };
+  llm_sources: SourceStatus[];
+  inputs: SchedulerStats;
 }
 
 export function registerKernelMethods(deps: KernelMethodDeps): void {
@@ -81,6 +89,8 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
       notices: deps.status.notices(),
       restart_pending: settings.restartPending(),
       memory: { rss_bytes: process.memoryUsage().rss, heap_used_bytes: process.memoryUsage().heapUsed },
+      llm_sources: deps.llm.sources(),
+      inputs: deps.scheduler.stats(),
     }),
   });
 
@@ -150,6 +160,29 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
       },
     });
   }
+
+  control.register({
+    name: 'agent.chat',
+    description: 'Sends text to the agent as the caller (cli) and waits for its one receipt.',
+    params: Type.Object({
+      text: Type.String({ minLength: 1, maxLength: 100000 }),
+      channel: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' })),
+    }),
+    handler: ({ text, channel }, caller) =>
+      deps.scheduler.submit(
+        {
+          id: deps.newId(),
+          source: caller.actor,
+          channel: channel ?? caller.actor,
+          type: 'text',
+          payload: text,
+          meta: {},
+          received_at: clock.now(),
+          level: 0,
+        },
+        { origin: 'builtin' },
+      ),
+  });
 
   control.register({
     name: 'backup',

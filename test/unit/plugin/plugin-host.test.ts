@@ -1,10 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
+import { StageRegistry } from '../../../src/agent/stage-registry.js';
+import { ToolRegistry } from '../../../src/agent/tool-registry.js';
 import { BUILTIN_DEFINITIONS } from '../../../src/config/definitions.js';
 import { type LoadedConfig, loadConfig } from '../../../src/config/loader.js';
 import { SettingsRegistry } from '../../../src/config/settings-registry.js';
 import { EventBus, type EventMap } from '../../../src/events/event-bus.js';
+import { InputScheduler } from '../../../src/io/input-scheduler.js';
+import { IoManager } from '../../../src/io/io-manager.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
 import { compareVersions, PluginHost } from '../../../src/plugin/plugin-host.js';
 import { systemClock } from '../../../src/shared/clock.js';
@@ -91,6 +96,8 @@ async function startHost(t: Teardown, builtinDir: string, loaded?: LoadedConfig)
   const states: Array<EventMap['service.state']> = [];
   events.on('test', 'service.state', (s) => void states.push(s));
   const dataDir = join(dir, 'plugins');
+  const agentLog = captured.logs.child('agent');
+  const io = new IoManager({ log: captured.logs.child('io') });
   const host = new PluginHost({
     builtinDir,
     settings,
@@ -99,6 +106,16 @@ async function startHost(t: Teardown, builtinDir: string, loaded?: LoadedConfig)
     control: new ControlRegistry(),
     pluginDataDir: dataDir,
     runtimeDir: join(dir, 'run'),
+    io,
+    scheduler: new InputScheduler({
+      runner: { run: async (input) => ({ text: `echo ${String(input.payload)}` }) },
+      limits: () => ({ dedupe_window_ms: 0, ready_queue_size: 8, interrupt_queue_size: 8 }),
+      log: agentLog,
+    }),
+    tools: new ToolRegistry({ log: agentLog }),
+    stages: new StageRegistry(agentLog),
+    newId: randomUUID,
+    now: Date.now,
   });
   await host.start(new AbortController().signal);
   t.teardown(() => host.stop());
