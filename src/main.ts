@@ -257,6 +257,7 @@ async function run(configFile: string | undefined): Promise<number> {
   });
 
   events.on('daemon', 'daemon.status', ({ text }) => notifier.status(text));
+  events.on('daemon', 'agent.llm_chain', (round) => agentLog.debug(round, 'llm round'));
   events.on('daemon', 'settings.changed', ({ key }) => {
     if (key.startsWith('core.log.')) logs.setLevels(settings.config().core.log.level, settings.config().core.log.levels);
   });

@@ -12,7 +12,6 @@ import type { EventBus } from '../events/event-bus.js';
 import type { InputEvent, OutputEvent, TaskControl, TaskResult, TaskRunner } from '../io/types.js';
 import {
   addUsage,
-
   collectStream,
   EMPTY_USAGE,
   type GenerateResult,
@@ -41,7 +40,10 @@ export interface AgentStages {
 
 export interface AgentTools {
   specs(): ToolSpec[];
-  executeBatch(calls: ToolCall[], options: { task_id: string; input: InputEvent; signal: AbortSignal; stageContext: StageContext }): Promise<{
+  executeBatch(
+    calls: ToolCall[],
+    options: { task_id: string; input: InputEvent; signal: AbortSignal; stageContext: StageContext },
+  ): Promise<{
     outcomes: ToolOutcome[];
     short_circuit?: string;
   }>;
@@ -91,7 +93,11 @@ export class Agent implements TaskRunner {
 
     const slots = (await this.#o.slots?.(input)) ?? {};
     const system = this.#o.prompt.build({ source: input.source, channel, slots, now: new Date(this.#o.clock.now()) });
-    ctx.messages = [{ role: 'system', content: system }, ...this.#o.conversation.messages(input.channel), { role: 'user', content: userText }];
+    ctx.messages = [
+      { role: 'system', content: system },
+      ...this.#o.conversation.messages(input.channel),
+      { role: 'user', content: userText },
+    ];
     if (await this.#o.stages.run('pre_action', ctx)) return finish(ctx.response ?? '');
 
     const { max_tool_turns } = this.#o.limits();
@@ -213,6 +219,17 @@ export class Agent implements TaskRunner {
     if (answer) this.#o.conversation.add(input.channel, { user: userText, assistant: answer });
     ctx.final_text = answer;
     await this.#o.stages.run('after_output', ctx);
+    this.#o.log.info(
+      {
+        task_id: ctx.task_id,
+        input_id: input.id,
+        channel: input.channel,
+        tool_calls: ctx.tool_results.length,
+        usage: ctx.usage,
+        errors: ctx.errors,
+      },
+      'turn finished',
+    );
     return { text: answer };
   }
 }
@@ -245,4 +262,3 @@ function llmFailureText(error: unknown): string {
   if (error instanceof LlmError && error.kind === 'unavailable') return error.message;
   return `I could not reach a language model, so I cannot answer that right now. ${describeError(error)}`;
 }
-
