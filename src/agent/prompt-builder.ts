@@ -58,7 +58,10 @@ export class PromptBuilder {
     blocks.push(outputRules(request));
     const tools = this.#tools();
     if (tools.length > 0) {
-      const lines = ['[Available tools]', 'Tools in one reply may run in parallel; do not rely on their order (sends to the same channel keep theirs).'];
+      const lines = [
+        '[Available tools]',
+        'Tools in one reply may run in parallel; do not rely on their order (sends to the same channel keep theirs).',
+      ];
       for (const group of tools) {
         lines.push(`- ${group.owner} (${group.count}): ${group.tools.map((t) => `${t.name}: ${t.description}`).join('; ')}`);
       }

@@ -7,7 +7,15 @@ import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../llm/spec/index.j
 import type { ToolDefinition, ToolErrorInfo } from '../shared/tool.js';
 
 /** The seven stages, in the order a turn passes them. The list is closed. */
-export const STAGES = ['on_input', 'pre_action', 'post_action', 'before_toolcall', 'after_toolcall', 'before_output', 'after_output'] as const;
+export const STAGES = [
+  'on_input',
+  'pre_action',
+  'post_action',
+  'before_toolcall',
+  'after_toolcall',
+  'before_output',
+  'after_output',
+] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** `global` handlers see every event of their stage; `own_tools` ones only calls of their owner's tools. */

@@ -210,8 +210,18 @@ const LlmSchema = Type.Object(
       maxLength: 32,
       ...llmMeta('Source tried first (set by llm_set_source); empty means priority order.'),
     }),
-    temperature: Type.Number({ default: 0.7, minimum: 0, maximum: 2, ...llmMeta('Sampling temperature when a source does not set its own.') }),
-    max_tokens: Type.Integer({ default: 4096, minimum: 1, maximum: 1000000, ...llmMeta('Answer length limit when a source does not set its own.') }),
+    temperature: Type.Number({
+      default: 0.7,
+      minimum: 0,
+      maximum: 2,
+      ...llmMeta('Sampling temperature when a source does not set its own.'),
+    }),
+    max_tokens: Type.Integer({
+      default: 4096,
+      minimum: 1,
+      maximum: 1000000,
+      ...llmMeta('Answer length limit when a source does not set its own.'),
+    }),
     request_timeout_ms: Type.Integer({
       default: 120000,
       minimum: 1000,
@@ -284,7 +294,9 @@ const AgentSchema = Type.Object(
     persona_file: Type.String({
       default: '',
       maxLength: 4096,
-      ...agentMeta('The persona, always first in the system prompt. Empty means <data_dir>/personal/personal.md (created from the shipped default).'),
+      ...agentMeta(
+        'The persona, always first in the system prompt. Empty means <data_dir>/personal/personal.md (created from the shipped default).',
+      ),
     }),
     dedupe_window_ms: Type.Integer({
       default: 10000,

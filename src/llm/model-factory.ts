@@ -24,7 +24,8 @@ export function createModelFactory(options: { lua?: LuaModelFactory }): (source:
     };
     switch (source.adapter) {
       case 'openai':
-        if (!source.base_url) throw new HomeAgentError('HA_ERR_LLM_BAD_REQUEST', `source ${source.name}: the openai adapter needs a base_url`);
+        if (!source.base_url)
+          throw new HomeAgentError('HA_ERR_LLM_BAD_REQUEST', `source ${source.name}: the openai adapter needs a base_url`);
         return new OpenAiCompatibleModel({ ...common, base_url: source.base_url });
       case 'ollama':
         return new OllamaModel(source.base_url ? { ...common, base_url: source.base_url } : common);

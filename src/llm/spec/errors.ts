@@ -76,6 +76,7 @@ export function transportError(error: unknown, source: string, signal?: AbortSig
   if (error instanceof LlmError) return error;
   if (timedOut) return new LlmError('timeout', `${source}: no answer in time`, { cause: error });
   if (signal?.aborted) return new LlmError('aborted', `${source}: request cancelled`, { cause: error });
-  const message = error instanceof Error ? (((error as { cause?: { message?: string } }).cause?.message ?? error.message) as string) : String(error);
+  const message =
+    error instanceof Error ? (((error as { cause?: { message?: string } }).cause?.message ?? error.message) as string) : String(error);
   return new LlmError('network', `${source}: ${message}`, { cause: error });
 }
