@@ -27,6 +27,8 @@ import { SettingsRegistry } from './config/settings-registry.js';
 import { EventBus } from './events/event-bus.js';
 import { InputScheduler } from './io/input-scheduler.js';
 import { IoManager } from './io/io-manager.js';
+import { LuaAdapterLibrary } from './llm/lua/lua-adapter.js';
+import { luaModelFactory } from './llm/lua/lua-model.js';
 import { createModelFactory } from './llm/model-factory.js';
 import { ProviderManager } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
@@ -35,6 +37,7 @@ import { PluginHost } from './plugin/plugin-host.js';
 import { systemClock } from './shared/clock.js';
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { EXIT_CODES } from './shared/exit-codes.js';
+import type { Service } from './shared/service.js';
 import { PACKAGE_ROOT, VERSION } from './shared/version.js';
 import { restoreDatabase } from './store/restore.js';
 import { Store } from './store/store.js';
@@ -181,9 +184,32 @@ async function run(configFile: string | undefined): Promise<number> {
   tools.addProvider(io);
   tools.addProvider({ owner: 'devices', tools: () => io.deviceTools() });
   const executor = new ToolExecutor({ registry: tools, stages, limits: () => settings.config().core.agent, log: agentLog });
+  // Lua adapters run in worker threads; the library is created once settings are loaded.
+  let luaLibrary: LuaAdapterLibrary | undefined;
+  const lua: Service = {
+    name: 'lua',
+    start: async () => {
+      const llm = settings.config().core.llm;
+      luaLibrary = new LuaAdapterLibrary({
+        logger: logs.child('llm.lua'),
+        time_limit_ms: llm.lua_time_limit_ms,
+        http_timeout_ms: llm.lua_http_timeout_ms,
+        http_max_bytes: llm.lua_http_max_bytes,
+      });
+    },
+    stop: async () => {
+      await luaLibrary?.close();
+      luaLibrary = undefined;
+    },
+  };
   const providers = new ProviderManager({
     config: () => settings.config().core.llm,
-    createModel: createModelFactory({}),
+    createModel: createModelFactory({
+      lua: (source) => {
+        if (!luaLibrary) throw new HomeAgentError('HA_ERR_LUA_LOAD', 'the Lua runtime is not running');
+        return luaModelFactory(luaLibrary)(source);
+      },
+    }),
     setCurrentSource: (name) => settings.set('core.llm.current_source', name, 'agent'),
     log: logs.child('llm'),
     clock,
@@ -239,7 +265,7 @@ async function run(configFile: string | undefined): Promise<number> {
     now: () => clock.now(),
   });
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
-  for (const service of [store, settings, watchdog, io, scheduler, plugins]) runner.add(service);
+  for (const service of [store, settings, watchdog, lua, io, scheduler, plugins]) runner.add(service);
   registerKernelMethods({
     control,
     settings,

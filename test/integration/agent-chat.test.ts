@@ -3,8 +3,10 @@
  * through a scripted OpenAI-compatible server on loopback (the default source from the
  * HOMEAGENT_LLM_* variables), and a source rejected with HTTP 401.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
-import { spawnDaemon } from '../helpers/daemon.js';
+import { REPO_ROOT, spawnDaemon } from '../helpers/daemon.js';
 import { type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
 
 function chunk(delta: Record<string, unknown>, finish: string | null = null): object {
@@ -114,4 +116,28 @@ t.test('HTTP 401 disables the source and the answer says to check the key', asyn
   t.notMatch(r.stdout, /sk-wrong/, 'the key is never echoed');
   const status = (await daemon.ctl(['status', '--json'])).json() as { llm_sources: Array<{ state: string }> };
   t.equal(status.llm_sources[0]?.state, 'disabled');
+});
+
+t.test('a Lua-adapted source (anthropic) answers through the daemon', async (t) => {
+  const fixture = readFileSync(join(REPO_ROOT, 'test', 'fixtures', 'llm', 'anthropic', 'stream.sse'), 'utf8');
+  const server = await startScriptedServer(t);
+  server.enqueue({ raw: fixture, headers: { 'content-type': 'text/event-stream' } });
+  const sources = { claude: { adapter: 'anthropic', base_url: server.url, api_key: 'sk-ant-test', model: 'claude-test' } };
+  const daemon = spawnDaemon(t, { env: { HOMEAGENT_LLM_SOURCES: JSON.stringify(sources) } });
+  await daemon.waitForReady();
+  const r = await daemon.ctl(['chat', '-m', 'Is the kitchen light on?']);
+  t.equal(r.code, 0, r.stderr);
+  t.ok(r.stdout.trim().length > 0, `an answer came back: ${r.stdout.trim()}`);
+  t.notMatch(r.stdout, /could not reach/);
+  const request = server.requests[0];
+  t.equal(request?.path, '/v1/messages', 'the anthropic endpoint');
+  t.equal(request?.headers['x-api-key'], 'sk-ant-test');
+  t.equal(typeof request?.body.system, 'string', 'the system prompt is top-level, as the Messages API wants');
+  const status = (await daemon.ctl(['status', '--json'])).json() as {
+    llm_sources: Array<{ name: string; adapter: string; state: string }>;
+  };
+  t.same(
+    status.llm_sources.map((s) => [s.name, s.adapter, s.state]),
+    [['claude', 'anthropic', 'ready']],
+  );
 });
