@@ -74,22 +74,24 @@ t.test('a tool round through the scripted OpenAI-compatible server', async (t) =
   t.equal(r.stdout.trim(), 'You can reach me on the command line.');
 
   t.equal(server.requests.length, 2, 'two LLM rounds');
-  const [first, second] = server.requests;
-  t.equal(first?.path, '/chat/completions');
-  t.equal(first?.headers.authorization, 'Bearer sk-test-key');
-  t.equal(first?.body.model, 'test-model');
-  t.equal(first?.body.stream, true);
-  t.equal(first?.body.messages[0].role, 'system');
-  t.match(first?.body.messages[0].content, /You are HomeAgent/, 'the shipped persona opens the prompt');
-  t.same(first?.body.messages.at(-1), { role: 'user', content: 'Where can I talk to you?' });
-  const toolNames = (first?.body.tools as Array<{ function: { name: string } }>).map((x) => x.function.name);
+  const first = server.requests[0];
+  const second = server.requests[1];
+  if (!first || !second) return;
+  t.equal(first.path, '/chat/completions');
+  t.equal(first.headers.authorization, 'Bearer sk-test-key');
+  t.equal(first.body.model, 'test-model');
+  t.equal(first.body.stream, true);
+  t.equal(first.body.messages[0].role, 'system');
+  t.match(first.body.messages[0].content, /You are HomeAgent/, 'the shipped persona opens the prompt');
+  t.same(first.body.messages.at(-1), { role: 'user', content: 'Where can I talk to you?' });
+  const toolNames = (first.body.tools as Array<{ function: { name: string } }>).map((x) => x.function.name);
   t.ok(toolNames.includes('output_list_channels'), 'io tools are offered');
   t.ok(toolNames.includes('llm_list_sources'), 'llm tools are offered');
-  const sendCli = (first?.body.tools as Array<{ function: { name: string; description: string } }>).find(
+  const sendCli = (first.body.tools as Array<{ function: { name: string; description: string } }>).find(
     (x) => x.function.name === 'output_send__cli',
   );
   t.match(sendCli?.function.description ?? '', /answer in text/, 'the synchronous cli channel tells the model to answer in text');
-  const toolMessage = (second?.body.messages as Array<{ role: string; content: string; tool_call_id?: string }>).find(
+  const toolMessage = (second.body.messages as Array<{ role: string; content: string; tool_call_id?: string }>).find(
     (m) => m.role === 'tool',
   );
   t.equal(toolMessage?.tool_call_id, 'call_1');
