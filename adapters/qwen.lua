@@ -1,136 +1,37 @@
 -- Alibaba Cloud Model Studio / DashScope, OpenAI-compatible mode
 -- (POST https://dashscope.aliyuncs.com/compatible-mode/v1/chat/completions; international:
 -- https://dashscope-intl.aliyuncs.com/compatible-mode/v1), the shape of
--- https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope :
+-- https://help.aliyun.com/zh/model-studio/compatibility-of-openai-with-dashscope ; the mapping is
+-- the shared openai_compat library (adapters/lib/openai_compat.lua), DashScope's specifics are here:
 --  * OpenAI chat completions; thinking models (qwen3, qwq) stream reasoning_content;
 --  * enable_thinking is a top-level field; the open qwen3 models refuse thinking in non-streamed
 --    calls, so it is switched off there;
 --  * streamed tool calls: the first fragment of a call has id and name, later ones repeat the
---    index with name "" and id "" and carry argument pieces; parallel calls interleave by index;
+--    index with name "" and id "" and carry argument pieces; parallel calls interleave by index
+--    (openai_compat treats "" as absent);
 --  * usage in the last chunk (stream_options.include_usage), cached prompt tokens in
 --    prompt_tokens_details.cached_tokens;
---  * errors {error = {message, type, code}} with a request_id.
+--  * errors {error = {message, type, code}} with a request_id: the message is prefixed with the code.
 
-local FINISH = { stop = 'stop', length = 'length', tool_calls = 'tool_calls', content_filter = 'content_filter' }
+local compat = openai_compat
 
-local function messages_out(messages)
-  local out = json.array()
-  for _, m in ipairs(messages) do
-    if m.role == 'assistant' then
-      local msg = { role = 'assistant', content = m.content }
-      if m.tool_calls and #m.tool_calls > 0 then
-        msg.tool_calls = json.array()
-        for i, c in ipairs(m.tool_calls) do
-          msg.tool_calls[i] = { id = c.id, type = 'function', ['function'] = { name = c.name, arguments = c.arguments } }
-        end
-      end
-      out[#out + 1] = msg
-    elseif m.role == 'tool' then
-      out[#out + 1] = { role = 'tool', tool_call_id = m.tool_call_id, content = m.content }
-    else
-      out[#out + 1] = { role = m.role, content = m.content }
-    end
-  end
-  return out
-end
+local OPTS = {
+  default_model = 'qwen-plus',
+  include_usage = true,
+  finish = { stop = 'stop', length = 'length', tool_calls = 'tool_calls', content_filter = 'content_filter' },
+  error_message = function(e) return (e.code and (e.code .. ': ') or '') .. (e.message or json.encode(e)) end,
+}
 
-local function usage_in(u)
-  if not u then return nil end
-  local prompt_details = u.prompt_tokens_details or {}
-  local completion_details = u.completion_tokens_details or {}
-  return {
-    prompt_tokens = u.prompt_tokens,
-    completion_tokens = u.completion_tokens,
-    total_tokens = u.total_tokens,
-    cache_read_tokens = prompt_details.cached_tokens,
-    reasoning_tokens = completion_details.reasoning_tokens,
-  }
-end
-
-local function error_in(e)
-  return { message = (e.code and (e.code .. ': ') or '') .. (e.message or json.encode(e)) }
-end
-
-return {
+return compat.adapter({
   name = 'qwen',
   version = '1.0.0',
   endpoint = '/chat/completions',
   default_base_url = 'https://dashscope.aliyuncs.com/compatible-mode/v1',
-  stream_format = 'sse',
-
-  headers = function(api_key)
-    return { authorization = 'Bearer ' .. (api_key or '') }
-  end,
+  headers = compat.bearer,
 
   transform_request = function(req)
-    local body = {
-      model = req.model ~= '' and req.model or 'qwen-plus',
-      messages = messages_out(req.messages),
-      temperature = req.temperature,
-      max_tokens = req.max_tokens,
-      stream = req.stream,
-    }
-    if req.tools and #req.tools > 0 then
-      body.tools = json.array()
-      for i, t in ipairs(req.tools) do
-        body.tools[i] = { type = 'function', ['function'] = { name = t.name, description = t.description, parameters = t.parameters } }
-      end
-      body.tool_choice = req.tool_choice or 'auto'
-    end
-    if req.stream then
-      body.stream_options = { include_usage = true }
-    elseif body.model:match('^qwen3') then
-      body.enable_thinking = false
-    end
+    local body = compat.request(req, OPTS)
+    if not req.stream and body.model:match('^qwen3') then body.enable_thinking = false end
     return body
   end,
-
-  transform_response = function(body)
-    if body.error then return { error = error_in(body.error) } end
-    local choice = body.choices and body.choices[1]
-    if not choice then return nil, 'the answer has no choices' end
-    local msg = choice.message or {}
-    local calls = {}
-    for i, c in ipairs(msg.tool_calls or {}) do
-      calls[i] = { id = c.id, name = c['function'].name, arguments = c['function'].arguments }
-    end
-    return {
-      text = msg.content or '',
-      reasoning = msg.reasoning_content or '',
-      tool_calls = calls,
-      usage = usage_in(body.usage),
-      finish_reason = FINISH[choice.finish_reason] or 'other',
-      model = body.model,
-    }
-  end,
-
-  transform_stream_chunk = function(chunk)
-    if type(chunk) ~= 'table' then return nil end
-    if chunk.error then return { { type = 'error', message = error_in(chunk.error).message } } end
-    local parts = {}
-    local choice = chunk.choices and chunk.choices[1]
-    if choice then
-      local d = choice.delta or {}
-      if d.reasoning_content and d.reasoning_content ~= '' then
-        parts[#parts + 1] = { type = 'reasoning-delta', delta = d.reasoning_content }
-      end
-      if d.content and d.content ~= '' then parts[#parts + 1] = { type = 'text-delta', delta = d.content } end
-      for _, c in ipairs(d.tool_calls or {}) do
-        local f = c['function'] or {}
-        -- Continuation fragments repeat id and name as "": only the index says which call.
-        parts[#parts + 1] = {
-          type = 'tool-call-delta',
-          index = c.index or 0,
-          id = (c.id ~= '' and c.id) or nil,
-          name = (f.name ~= '' and f.name) or nil,
-          arguments_delta = f.arguments or '',
-        }
-      end
-      if choice.finish_reason then
-        parts[#parts + 1] = { type = 'finish', reason = FINISH[choice.finish_reason] or 'other', model = chunk.model }
-      end
-    end
-    if chunk.usage then parts[#parts + 1] = { type = 'usage', usage = usage_in(chunk.usage) } end
-    return parts
-  end,
-}
+}, OPTS)

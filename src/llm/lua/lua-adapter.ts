@@ -39,20 +39,21 @@
  *
  * Everything a script returns is validated; a bad value is an LlmError `bad_response` naming the
  * adapter and the function.
+ *
+ * Shared libraries (`<dir>/lib/<name>.lua`, e.g. openai_compat) that the script mentions are
+ * loaded into its sandbox first, as read-only globals (lua-library.ts).
  */
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { Logger } from '../../log/logger.js';
-import { PACKAGE_ROOT } from '../../shared/version.js';
 import { LlmError, type LlmErrorKind } from '../spec/errors.js';
 import type { ChatMessage, FinishReason, GenerateResult, StreamPart, ToolCall, ToolSpec, Usage } from '../spec/model.js';
+import { ADAPTERS_DIR, adapterLibraries, type LuaLibrarySource, MAX_SCRIPT_BYTES } from './lua-library.js';
 import { LuaSandbox, LuaScriptError, type LuaStreamState } from './lua-sandbox.js';
 
-/** Where the shipped adapters live (`<package>/adapters`). */
-export const ADAPTERS_DIR = join(PACKAGE_ROOT, 'adapters');
+export { ADAPTERS_DIR } from './lua-library.js';
 
 const ADAPTER_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
-const MAX_SCRIPT_BYTES = 1024 * 1024;
 const FINISH_REASONS: ReadonlySet<string> = new Set(['stop', 'tool_calls', 'length', 'content_filter', 'error', 'other']);
 const SCRIPT_ERROR_KINDS: ReadonlySet<string> = new Set(['auth', 'rate_limit', 'server', 'timeout', 'bad_response', 'bad_request']);
 
@@ -122,6 +123,7 @@ export class LuaAdapter {
   readonly name: string;
   readonly info: LuaAdapterInfo;
   readonly #source: string;
+  readonly #libraries: LuaLibrarySource[];
   readonly #options: LuaAdapterOptions;
   readonly #staticHeaders: Record<string, string> | undefined;
   #sandbox: LuaSandbox;
@@ -132,6 +134,7 @@ export class LuaAdapter {
     name: string,
     info: LuaAdapterInfo,
     source: string,
+    libraries: LuaLibrarySource[],
     options: LuaAdapterOptions,
     sandbox: LuaSandbox,
     headers?: Record<string, string>,
@@ -139,6 +142,7 @@ export class LuaAdapter {
     this.name = name;
     this.info = info;
     this.#source = source;
+    this.#libraries = libraries;
     this.#options = options;
     this.#sandbox = sandbox;
     this.#staticHeaders = headers;
@@ -150,13 +154,20 @@ export class LuaAdapter {
     if (statSync(path).size > MAX_SCRIPT_BYTES)
       throw new LuaScriptError('HA_ERR_LUA_LOAD', `Lua adapter ${name} is larger than ${MAX_SCRIPT_BYTES} bytes`);
     const source = readFileSync(path, 'utf8');
-    const { sandbox, info, headers } = await LuaAdapter.#start(name, source, options);
-    return new LuaAdapter(name, info, source, options, sandbox, headers);
+    let libraries: LuaLibrarySource[];
+    try {
+      libraries = adapterLibraries(source, options.dir ?? ADAPTERS_DIR);
+    } catch (error) {
+      throw new LuaScriptError('HA_ERR_LUA_LOAD', `lua adapter ${name}: ${(error as Error).message}`, { cause: error });
+    }
+    const { sandbox, info, headers } = await LuaAdapter.#start(name, source, libraries, options);
+    return new LuaAdapter(name, info, source, libraries, options, sandbox, headers);
   }
 
   static async #start(
     name: string,
     source: string,
+    libraries: LuaLibrarySource[],
     options: LuaAdapterOptions,
   ): Promise<{ sandbox: LuaSandbox; info: LuaAdapterInfo; headers: Record<string, string> | undefined }> {
     const sandbox = await LuaSandbox.create({
@@ -168,7 +179,7 @@ export class LuaAdapter {
       ...(options.memory_limit_bytes === undefined ? {} : { memory_limit_bytes: options.memory_limit_bytes }),
     });
     try {
-      const module = await sandbox.load(source, `@adapters/${name}.lua`);
+      const module = await sandbox.load(source, `@adapters/${name}.lua`, libraries);
       const v = module.values;
       const fns = new Set(module.functions);
       const problem = (what: string) => new LuaScriptError('HA_ERR_LUA_LOAD', `lua adapter ${name}: ${what}`);
@@ -325,7 +336,7 @@ export class LuaAdapter {
     if (this.#closed) throw new LlmError('unavailable', `lua adapter ${this.name} is closed`);
     if (this.#sandbox.alive) return this.#sandbox;
     if (!this.#reviving) {
-      this.#reviving = LuaAdapter.#start(this.name, this.#source, this.#options).then(
+      this.#reviving = LuaAdapter.#start(this.name, this.#source, this.#libraries, this.#options).then(
         ({ sandbox }) => {
           this.#sandbox = sandbox;
           this.#reviving = undefined;

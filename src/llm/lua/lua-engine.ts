@@ -14,7 +14,16 @@
  * protected Lua call, so running out of Lua memory is an ordinary Lua error, never a panic.
  */
 import { LuaFactory, LuaLibraries } from 'wasmoon';
-import type { CallFailure, EngineLimits, LuaHttpRequest, LuaHttpResult, LuaLogLevel, LuaModuleInfo } from './lua-protocol.js';
+import { adapterLibraries } from './lua-library.js';
+import type {
+  CallFailure,
+  EngineLimits,
+  LuaHttpRequest,
+  LuaHttpResult,
+  LuaLibrarySource,
+  LuaLogLevel,
+  LuaModuleInfo,
+} from './lua-protocol.js';
 
 type Ptr = number;
 
@@ -222,6 +231,7 @@ const PRELUDE = `
 local host = ...
 local type, error, rawget, select, tostring, tonumber = type, error, rawget, select, tostring, tonumber
 local setmetatable_raw, collectgarbage_raw, load_raw = setmetatable, collectgarbage, load
+local G, next_raw, rawset_raw, getmetatable_raw = _G, next, rawset, getmetatable
 local string_rep, string_format, table_concat = string.rep, string.format, table.concat
 local max_string, limit = host.max_string_bytes, host.limit
 
@@ -301,8 +311,28 @@ end
 -- The string metatable's __index is the string table; hide the metatable itself.
 getmetatable('').__metatable = 'string'
 
+-- A shared library's table, as a read-only view (nested plain tables too).
+local function frozen(t, name)
+  for k, v in next_raw, t do
+    if type(v) == 'table' and getmetatable_raw(v) == nil then t[k] = frozen(v, name .. '.' .. tostring(k)) end
+  end
+  return setmetatable_raw({}, {
+    __index = t,
+    __newindex = function() error(name .. ' is read-only', 2) end,
+    __len = function() return #t end,
+    __pairs = function() return next_raw, t, nil end,
+    __metatable = name,
+  })
+end
+
 local take_args, give_result, set_module = host.take_args, host.give_result, host.set_module
-return function(fn) return give_result(fn(take_args())) end,
+return function(chunk, name)
+    if rawget(G, name) ~= nil then error("library '" .. name .. "' would replace the global " .. name, 0) end
+    local lib = chunk()
+    if type(lib) ~= 'table' then error("library '" .. name .. "' must return a table, not a " .. type(lib) .. ' value', 0) end
+    rawset_raw(G, name, frozen(lib, name))
+  end,
+  function(fn) return give_result(fn(take_args())) end,
   function(chunk) return set_module((chunk())) end
 `;
 
@@ -333,6 +363,7 @@ export class SandboxEngine {
   #continuation: Ptr = 0;
   #callDispatcher = 0;
   #loadDispatcher = 0;
+  #libraryDispatcher = 0;
   #nullRef = 0;
   #nullPtr: Ptr = 0;
   #arrayMtRef = 0;
@@ -386,13 +417,32 @@ export class SandboxEngine {
     return engine;
   }
 
-  /** Runs a script (a text chunk) and keeps the table it returns as the module. */
-  async load(source: string, chunkName: string): Promise<LuaModuleInfo> {
+  /**
+   * Runs a script (a text chunk) and keeps the table it returns as the module. `libraries` run
+   * first, each one's table becoming a read-only global; without them, a chunk named
+   * `@adapters/...` gets the shipped libraries it mentions (lua-library.ts).
+   */
+  async load(source: string, chunkName: string, libraries?: LuaLibrarySource[] | undefined): Promise<LuaModuleInfo> {
+    this.#usable();
+    let libs = libraries;
+    if (libs === undefined && chunkName.startsWith('@adapters/')) {
+      try {
+        libs = adapterLibraries(source);
+      } catch (error) {
+        throw new EngineCallError({ code: 'HA_ERR_LUA_LOAD', message: (error as Error).message });
+      }
+    }
+    for (const lib of libs ?? []) await this.#loadChunkWith(this.#libraryDispatcher, lib.source, lib.chunk_name, lib.name);
+    return this.#loadChunkWith(this.#loadDispatcher, source, chunkName);
+  }
+
+  /** Runs a text chunk through a dispatcher (module or library); resolves with the module, if any. */
+  async #loadChunkWith(dispatcher: number, source: string, chunkName: string, library?: string): Promise<LuaModuleInfo> {
     this.#usable();
     const call = this.#begin([], undefined);
     const m = this.#m;
     try {
-      m._lua_rawgeti(call.L, REGISTRY, BigInt(this.#loadDispatcher));
+      m._lua_rawgeti(call.L, REGISTRY, BigInt(dispatcher));
       const status = this.#loadChunk(call.L, source, chunkName);
       if (status !== OK) {
         const message = this.#errorMessage(call.L);
@@ -400,6 +450,12 @@ export class SandboxEngine {
           code: status === ERRMEM ? 'HA_ERR_LUA_LIMIT' : 'HA_ERR_LUA_LOAD',
           message: status === ERRSYNTAX ? `syntax error: ${message}` : message,
         });
+      }
+      if (library !== undefined) {
+        this.#pushString(call.L, library);
+        await this.#run(call, 2);
+        this.#finish(call, true);
+        return { values: {}, functions: [] };
       }
       await this.#run(call, 1);
       if (!call.module) throw new EngineCallError({ code: 'HA_ERR_LUA_LOAD', message: 'the script did not return a table' });
@@ -547,6 +603,7 @@ export class SandboxEngine {
     if (status !== OK) throw new Error(`sandbox prelude: ${this.#errorMessage(L)}`);
     this.#loadDispatcher = m._luaL_ref(L, REGISTRY);
     this.#callDispatcher = m._luaL_ref(L, REGISTRY);
+    this.#libraryDispatcher = m._luaL_ref(L, REGISTRY);
     this.#finish(call, true);
   }
 

@@ -44,8 +44,22 @@ export type CallFailure = {
   bad_json?: number;
 };
 
+/** A shared library loaded before a script and exposed as the read-only global `name`. */
+export interface LuaLibrarySource {
+  name: string;
+  source: string;
+  chunk_name: string;
+}
+
 export type ToWorker =
-  | { t: 'load'; id: number; source: string; chunk_name: string }
+  | {
+      t: 'load';
+      id: number;
+      source: string;
+      chunk_name: string;
+      /** Loaded first; without it the engine finds the shipped libraries an `@adapters/` chunk mentions. */
+      libraries?: LuaLibrarySource[];
+    }
   | {
       t: 'call';
       id: number;

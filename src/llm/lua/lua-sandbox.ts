@@ -22,7 +22,16 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../log/logger.js';
 import { HomeAgentError } from '../../shared/errors.js';
-import type { FromWorker, LuaErrorCode, LuaHttpRequest, LuaHttpResult, LuaModuleInfo, ToWorker, WorkerInit } from './lua-protocol.js';
+import type {
+  FromWorker,
+  LuaErrorCode,
+  LuaHttpRequest,
+  LuaHttpResult,
+  LuaLibrarySource,
+  LuaModuleInfo,
+  ToWorker,
+  WorkerInit,
+} from './lua-protocol.js';
 
 export type { LuaErrorCode, LuaModuleInfo } from './lua-protocol.js';
 
@@ -136,9 +145,12 @@ export class LuaSandbox {
     return this.#alive;
   }
 
-  /** Runs a script and keeps the table it returns; resolves with its plain fields and function names. */
-  load(source: string, chunkName: string): Promise<LuaModuleInfo> {
-    return this.#request<LuaModuleInfo>({ t: 'load', id: 0, source, chunk_name: chunkName });
+  /**
+   * Runs a script and keeps the table it returns; resolves with its plain fields and function names.
+   * `libraries` are loaded first, each as a read-only global (see lua-library.ts).
+   */
+  load(source: string, chunkName: string, libraries?: LuaLibrarySource[]): Promise<LuaModuleInfo> {
+    return this.#request<LuaModuleInfo>({ t: 'load', id: 0, source, chunk_name: chunkName, ...(libraries ? { libraries } : {}) });
   }
 
   /**

@@ -48,7 +48,7 @@ try {
   port.on('message', (message: ToWorker) => {
     switch (message.t) {
       case 'load':
-        engine.load(message.source, message.chunk_name).then(
+        engine.load(message.source, message.chunk_name, message.libraries).then(
           (module) => send({ t: 'loaded', id: message.id, ok: true, module }),
           (error: unknown) => send({ t: 'loaded', id: message.id, ok: false, error: failed(error) }),
         );
