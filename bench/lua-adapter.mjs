@@ -62,6 +62,7 @@ const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 export async function run(emit) {
   const { LuaAdapter } = await import(join(root, 'dist/src/llm/lua/lua-adapter.js'));
   const { SandboxEngine } = await import(join(root, 'dist/src/llm/lua/lua-engine.js'));
+  const { adapterLibraries } = await import(join(root, 'dist/src/llm/lua/lua-library.js'));
   const { pino } = await import('pino');
   const logger = pino({ level: 'silent' });
   const byAdapter = {};
@@ -80,7 +81,8 @@ export async function run(emit) {
       { log() {}, http: async () => ({ ok: false, error: 'no network in the benchmark' }) },
     );
     try {
-      await engine.load(readFileSync(join(root, 'adapters', `${name}.lua`), 'utf8'), `@adapters/${name}.lua`);
+      const source = readFileSync(join(root, 'adapters', `${name}.lua`), 'utf8');
+      await engine.load(source, `@adapters/${name}.lua`, adapterLibraries(source));
       const times = [];
       for (let i = 0; i < WARMUP + RUNS; i++) {
         const started = performance.now();

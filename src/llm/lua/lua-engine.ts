@@ -14,7 +14,6 @@
  * protected Lua call, so running out of Lua memory is an ordinary Lua error, never a panic.
  */
 import { LuaFactory, LuaLibraries } from 'wasmoon';
-import { adapterLibraries } from './lua-library.js';
 import type {
   CallFailure,
   EngineLimits,
@@ -419,20 +418,11 @@ export class SandboxEngine {
 
   /**
    * Runs a script (a text chunk) and keeps the table it returns as the module. `libraries` run
-   * first, each one's table becoming a read-only global; without them, a chunk named
-   * `@adapters/...` gets the shipped libraries it mentions (lua-library.ts).
+   * first, each one's table becoming a read-only global.
    */
-  async load(source: string, chunkName: string, libraries?: LuaLibrarySource[] | undefined): Promise<LuaModuleInfo> {
+  async load(source: string, chunkName: string, libraries: LuaLibrarySource[] = []): Promise<LuaModuleInfo> {
     this.#usable();
-    let libs = libraries;
-    if (libs === undefined && chunkName.startsWith('@adapters/')) {
-      try {
-        libs = adapterLibraries(source);
-      } catch (error) {
-        throw new EngineCallError({ code: 'HA_ERR_LUA_LOAD', message: (error as Error).message });
-      }
-    }
-    for (const lib of libs ?? []) await this.#loadChunkWith(this.#libraryDispatcher, lib.source, lib.chunk_name, lib.name);
+    for (const lib of libraries) await this.#loadChunkWith(this.#libraryDispatcher, lib.source, lib.chunk_name, lib.name);
     return this.#loadChunkWith(this.#loadDispatcher, source, chunkName);
   }
 
