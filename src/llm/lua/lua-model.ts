@@ -8,7 +8,8 @@
  */
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { LineDecoder } from '../../shared/line-decoder.js';
-import { httpError, LlmError, transportError } from '../spec/errors.js';
+import { HttpExchange } from '../providers/http-exchange.js';
+import { LlmError, transportError } from '../spec/errors.js';
 import {
   type FinishReason,
   type GenerateRequest,
@@ -23,8 +24,6 @@ import { LuaScriptError } from './lua-sandbox.js';
 
 /** Largest non-streamed answer read from a vendor. */
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-/** Largest error body read (httpError keeps an excerpt of it). */
-const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Largest SSE event or NDJSON line. */
 const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
@@ -67,8 +66,8 @@ export class LuaAdapterModel implements LanguageModel {
     const exchange = new Exchange({
       ...prepared,
       source,
-      idleMs: this.#options.timeout_ms,
-      totalMs: this.#options.timeout_ms,
+      idleTimeoutMs: this.#options.timeout_ms,
+      totalTimeoutMs: this.#options.timeout_ms,
       signal: request.signal,
     });
     try {
@@ -99,8 +98,8 @@ export class LuaAdapterModel implements LanguageModel {
       exchange = new Exchange({
         ...prepared,
         source,
-        idleMs: this.#options.timeout_ms,
-        totalMs: this.#options.stream_total_timeout_ms ?? this.#options.timeout_ms * 10,
+        idleTimeoutMs: this.#options.timeout_ms,
+        totalTimeoutMs: this.#options.stream_total_timeout_ms ?? this.#options.timeout_ms * 10,
         signal: request.signal,
       });
       const response = await exchange.open();
@@ -326,125 +325,10 @@ function toLlmError(error: unknown, source: string, signal: AbortSignal | undefi
   return transportError(error, source, signal);
 }
 
-interface ExchangeOptions {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  source: string;
-  /** No bytes (nor headers) for this long → timeout; counted only while waiting for the vendor. */
-  idleMs: number;
-  /** Headers to last byte must finish within this. */
-  totalMs: number;
-  signal: AbortSignal | undefined;
-}
-
-/** One POST to the vendor with an overall deadline, an idle timeout and the caller's signal. */
-class Exchange {
-  readonly #o: ExchangeOptions;
-  readonly #controller = new AbortController();
-  readonly #onAbort = (): void => this.#controller.abort();
-  #timedOut = false;
-  #idle: NodeJS.Timeout | undefined;
-  #total: NodeJS.Timeout | undefined;
-  #closed = false;
-
-  constructor(options: ExchangeOptions) {
-    this.#o = options;
-  }
-
-  /** Resolves with a 2xx response; an HTTP error or a transport failure rejects with an LlmError. */
-  async open(): Promise<Response> {
-    const { url, headers, body, signal, source } = this.#o;
-    if (signal?.aborted) throw new LlmError('aborted', `${source}: request cancelled`);
-    signal?.addEventListener('abort', this.#onAbort, { once: true });
-    this.#total = setTimeout(() => this.#expire(), this.#o.totalMs);
-    this.#startIdle();
-    let response: Response;
-    try {
-      response = await fetch(url, { method: 'POST', headers, body, signal: this.#controller.signal });
-    } catch (error) {
-      throw this.error(error);
-    } finally {
-      this.#stopIdle();
-    }
-    if (!response.ok) {
-      let text = '';
-      try {
-        text = await this.text(response, MAX_ERROR_BODY_BYTES, true);
-      } catch (error) {
-        if (error instanceof LlmError && (error.kind === 'aborted' || error.kind === 'timeout')) throw error;
-      }
-      throw httpError(response.status, text, response.headers.get('retry-after'), source);
-    }
-    return response;
-  }
-
-  async *chunks(response: Response): AsyncGenerator<Uint8Array> {
-    if (!response.body) return;
-    const reader = response.body.getReader();
-    try {
-      for (;;) {
-        this.#startIdle();
-        let result: Awaited<ReturnType<typeof reader.read>>;
-        try {
-          result = await reader.read();
-        } catch (error) {
-          throw this.error(error);
-        } finally {
-          this.#stopIdle();
-        }
-        if (result.done) return;
-        yield result.value;
-      }
-    } finally {
-      reader.releaseLock();
-    }
-  }
-
-  async text(response: Response, maxBytes: number, truncate = false): Promise<string> {
-    const parts: Uint8Array[] = [];
-    let size = 0;
-    for await (const chunk of this.chunks(response)) {
-      size += chunk.length;
-      if (size > maxBytes) {
-        if (truncate) {
-          parts.push(chunk.subarray(0, chunk.length - (size - maxBytes)));
-          break;
-        }
-        throw new LlmError('bad_response', `${this.#o.source}: the answer is larger than ${maxBytes} bytes`);
-      }
-      parts.push(chunk);
-    }
-    return Buffer.concat(parts).toString('utf8');
-  }
-
-  error(error: unknown): LlmError {
-    if (error instanceof LlmError) return error;
-    if (error instanceof LuaScriptError) return new LlmError('bad_response', `${this.#o.source}: ${error.message}`, { cause: error });
-    return transportError(error, this.#o.source, this.#o.signal, this.#timedOut);
-  }
-
-  close(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#stopIdle();
-    if (this.#total) clearTimeout(this.#total);
-    this.#o.signal?.removeEventListener('abort', this.#onAbort);
-    this.#controller.abort();
-  }
-
-  #expire(): void {
-    this.#timedOut = true;
-    this.#controller.abort();
-  }
-
-  #startIdle(): void {
-    this.#stopIdle();
-    this.#idle = setTimeout(() => this.#expire(), this.#o.idleMs);
-  }
-
-  #stopIdle(): void {
-    if (this.#idle) clearTimeout(this.#idle);
-    this.#idle = undefined;
+/** The shared HTTP exchange, with script failures reported as bad responses rather than network errors. */
+class Exchange extends HttpExchange {
+  override error(error: unknown): LlmError {
+    if (error instanceof LuaScriptError) return new LlmError('bad_response', `${this.source}: ${error.message}`, { cause: error });
+    return super.error(error);
   }
 }

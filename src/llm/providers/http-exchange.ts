@@ -14,6 +14,7 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 export interface ExchangeOptions {
   url: string;
   headers: Record<string, string>;
+  /** A string is sent as is (already JSON); anything else is JSON-encoded. */
   body: unknown;
   /** Name used in error messages (the source name). */
   source: string;
@@ -47,7 +48,8 @@ export class HttpExchange {
     this.#startIdle();
     let response: Response;
     try {
-      response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body), signal: this.#controller.signal });
+      const text = typeof body === 'string' ? body : JSON.stringify(body);
+      response = await fetch(url, { method: 'POST', headers, body: text, signal: this.#controller.signal });
     } catch (error) {
       throw this.error(error);
     } finally {
@@ -109,6 +111,11 @@ export class HttpExchange {
   }
 
   /** Maps anything thrown during the exchange to an LlmError of the right kind. */
+  /** The source name, for messages. */
+  get source(): string {
+    return this.#options.source;
+  }
+
   error(error: unknown): LlmError {
     return transportError(error, this.#options.source, this.#options.signal, this.#timedOut);
   }
