@@ -84,7 +84,7 @@ export class Agent implements TaskRunner {
   async run(input: InputEvent, control: TaskControl): Promise<TaskResult> {
     const userText = inputText(input);
     const channel = this.#o.io.channelFor(input);
-    const ctx = newContext(control.task_id, input);
+    const ctx = newStageContext(control.task_id, input);
     const sent = new Set<string>();
     const finish = (text: string) => this.#finish(ctx, input, channel, userText, text, sent);
 
@@ -234,7 +234,8 @@ export class Agent implements TaskRunner {
   }
 }
 
-function newContext(task_id: string, input: InputEvent): StageContext {
+/** A fresh stage context for one input (also used by tests that drive stages directly). */
+export function newStageContext(task_id: string, input: InputEvent): StageContext {
   return {
     stage: 'on_input',
     task_id,

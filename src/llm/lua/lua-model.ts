@@ -8,7 +8,7 @@
  */
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { LineDecoder } from '../../shared/line-decoder.js';
-import { HttpExchange } from '../providers/http-exchange.js';
+import { HttpExchange, type HttpModelOptions } from '../providers/http-exchange.js';
 import { LlmError, transportError } from '../spec/errors.js';
 import {
   type FinishReason,
@@ -27,21 +27,12 @@ const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /** Largest SSE event or NDJSON line. */
 const MAX_EVENT_BYTES = 4 * 1024 * 1024;
 
-export interface LuaAdapterModelOptions {
-  /** The source name, used in error messages. */
-  source: string;
+export interface LuaAdapterModelOptions extends HttpModelOptions {
   /** A loaded adapter, or a lazy one (LuaAdapterLibrary.lazy) so models can be built synchronously. */
   adapter: LuaAdapter | { name: string; load: () => Promise<LuaAdapter> };
   /** Empty means the adapter's default_base_url. */
   base_url: string;
   api_key: string;
-  model: string;
-  /** generate(): the whole request; stream(): silence allowed before and between chunks. */
-  timeout_ms: number;
-  /** stream(): the whole stream must end within this; default 10 × timeout_ms. */
-  stream_total_timeout_ms?: number;
-  temperature?: number;
-  max_tokens?: number;
 }
 
 export class LuaAdapterModel implements LanguageModel {

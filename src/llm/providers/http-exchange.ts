@@ -11,6 +11,19 @@ export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /** How much of an error body is read; httpError keeps a short excerpt of it anyway. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
+/** What every HTTP-based model takes, whatever its wire format. */
+export interface HttpModelOptions {
+  /** The source name, used in error messages. */
+  source: string;
+  model: string;
+  /** generate(): the whole request; stream(): silence (no bytes) allowed before and between chunks. */
+  timeout_ms: number;
+  /** stream(): the whole stream must end within this; default 10 × timeout_ms. */
+  stream_total_timeout_ms?: number;
+  temperature?: number;
+  max_tokens?: number;
+}
+
 export interface ExchangeOptions {
   url: string;
   headers: Record<string, string>;

@@ -17,25 +17,25 @@ import {
   type StreamPart,
   type Usage,
 } from '../spec/model.js';
-import { asCount, asRecord, asString, fromSync, HttpExchange, parseJsonBody, toLlmError, trimBaseUrl } from './http-exchange.js';
+import {
+  asCount,
+  asRecord,
+  asString,
+  fromSync,
+  HttpExchange,
+  type HttpModelOptions,
+  parseJsonBody,
+  toLlmError,
+  trimBaseUrl,
+} from './http-exchange.js';
 
 export const OLLAMA_DEFAULT_BASE_URL = 'http://127.0.0.1:11434';
 
-export interface OllamaOptions {
-  /** The source name, used in error messages. */
-  source: string;
+export interface OllamaOptions extends HttpModelOptions {
   /** Empty means {@link OLLAMA_DEFAULT_BASE_URL}. */
   base_url?: string;
   /** Sent as a Bearer token when non-empty (Ollama behind an authenticating proxy). */
   api_key?: string;
-  model: string;
-  /** generate(): the whole request; stream(): silence allowed before and between lines (model loading counts). */
-  timeout_ms: number;
-  /** stream(): the whole stream must end within this; default 10 × timeout_ms. */
-  stream_total_timeout_ms?: number;
-  temperature?: number;
-  /** Sent as options.num_predict. */
-  max_tokens?: number;
   headers?: Record<string, string>;
 }
 

@@ -18,22 +18,23 @@ import {
   type ToolCall,
   type Usage,
 } from '../spec/model.js';
-import { asCount, asRecord, asString, fromSync, HttpExchange, parseJsonBody, toLlmError, trimBaseUrl } from './http-exchange.js';
+import {
+  asCount,
+  asRecord,
+  asString,
+  fromSync,
+  HttpExchange,
+  type HttpModelOptions,
+  parseJsonBody,
+  toLlmError,
+  trimBaseUrl,
+} from './http-exchange.js';
 
-export interface OpenAiCompatibleOptions {
-  /** The source name, used in error messages. */
-  source: string;
+export interface OpenAiCompatibleOptions extends HttpModelOptions {
   /** Up to but excluding `/chat/completions` (e.g. `https://api.deepseek.com`, `http://host:8000/v1`). */
   base_url: string;
   /** Sent as `Authorization: Bearer …` when non-empty. */
   api_key: string;
-  model: string;
-  /** generate(): the whole request; stream(): silence (no bytes) allowed before and between chunks. */
-  timeout_ms: number;
-  /** stream(): the whole stream must end within this; default 10 × timeout_ms. */
-  stream_total_timeout_ms?: number;
-  temperature?: number;
-  max_tokens?: number;
   /** Extra headers (gateways, organisation ids). */
   headers?: Record<string, string>;
 }
