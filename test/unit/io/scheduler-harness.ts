@@ -7,29 +7,7 @@ import type { InputEvent, Level, Receipt, TaskControl, TaskResult } from '../../
 import type { Clock } from '../../../src/shared/clock.js';
 import { silentLogs } from '../fixtures/support.js';
 
-export interface Deferred<T = void> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-  reject: (error: unknown) => void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/**
- * Lets every already-queued promise callback run (one macrotask turn). Not a sleep: it waits for
- * no time, only for work that is already scheduled, which is how "nothing else happened" is shown.
- */
-export function drain(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
+export { type Deferred, deferred, settle as drain } from '../../helpers/deferred.js';
 
 /** Resolves with the LLM answer, or 'aborted' when the signal fires first (as a provider would). */
 export function llmStep(signal: AbortSignal, reply: Promise<string>): Promise<string> {
