@@ -14,6 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent } from './agent/agent.js';
+import { ConfirmationGate } from './agent/confirmation-gate.js';
 import { ConversationBuffer } from './agent/conversation-buffer.js';
 import { Persona } from './agent/persona.js';
 import { PromptBuilder } from './agent/prompt-builder.js';
@@ -33,7 +34,13 @@ import { createModelFactory } from './llm/model-factory.js';
 import { ProviderManager } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
 import { ControlRegistry } from './plugin/control-registry.js';
+import { HttpRouteRegistry } from './plugin/http-routes.js';
+import { createLuaPlugin } from './plugin/lua/lua-plugin.js';
 import { PluginHost } from './plugin/plugin-host.js';
+import { registerPluginMethods } from './plugin/plugin-methods.js';
+import { createProcessPlugin } from './plugin/process/process-plugin.js';
+import { SkillLibrary } from './plugin/skills/skill-library.js';
+import { createSkillDriver, skillManifest } from './plugin/skills/skill-plugin.js';
 import { systemClock } from './shared/clock.js';
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { EXIT_CODES } from './shared/exit-codes.js';
@@ -183,7 +190,20 @@ async function run(configFile: string | undefined): Promise<number> {
   const tools = new ToolRegistry({ log: agentLog });
   tools.addProvider(io);
   tools.addProvider({ owner: 'devices', tools: () => io.deviceTools() });
-  const executor = new ToolExecutor({ registry: tools, stages, limits: () => settings.config().core.agent, log: agentLog });
+  const confirmations = new ConfirmationGate({
+    preauthorized: () => settings.config().core.agent.preauthorized_tools,
+    ttlMs: () => settings.config().core.agent.confirmation_ttl_ms,
+    now: () => clock.now(),
+  });
+  const executor = new ToolExecutor({
+    registry: tools,
+    stages,
+    limits: () => settings.config().core.agent,
+    log: agentLog,
+    gate: confirmations,
+  });
+  const skills = new SkillLibrary();
+  for (const definition of skills.tools()) tools.register(definition);
   // Lua adapters run in worker threads; the library is created once settings are loaded.
   let luaLibrary: LuaAdapterLibrary | undefined;
   const lua: Service = {
@@ -236,8 +256,10 @@ async function run(configFile: string | undefined): Promise<number> {
         log: agentLog,
       }),
       toolSummary: () => tools.summaryByOwner(),
+      sections: [() => skills.promptIndex()],
     }),
     conversation: new ConversationBuffer(),
+    confirmations,
     events,
     limits: () => {
       const { agent: a, llm } = settings.config().core;
@@ -249,21 +271,43 @@ async function run(configFile: string | undefined): Promise<number> {
   });
   const scheduler = new InputScheduler({ runner: agent, limits: () => settings.config().core.agent, log: logs.child('scheduler'), clock });
 
+  const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
   const plugins = new PluginHost({
-    builtinDir: join(dirname(fileURLToPath(import.meta.url)), '..', 'plugins'),
-    settings,
-    events,
-    logs,
-    control,
+    roots: [
+      { dir: join(packageDir, 'plugins'), origin: 'shipped', skills: false },
+      { dir: join(PACKAGE_ROOT, 'skills'), origin: 'shipped', skills: true },
+      { dir: paths.installedPluginsDir, origin: 'installed', skills: true },
+      { dir: paths.installedSkillsDir, origin: 'installed', skills: true },
+    ],
+    installDir: paths.installedPluginsDir,
     pluginDataDir: paths.pluginDataDir,
+    dataDir: paths.dataDir,
     runtimeDir: paths.runtimeDir,
-    io,
-    scheduler,
-    tools,
-    stages,
-    newId: randomUUID,
-    now: () => clock.now(),
+    database: () => store.database('state'),
+    kernel: {
+      settings,
+      events,
+      logs,
+      control,
+      io,
+      scheduler,
+      tools,
+      stages,
+      routes: new HttpRouteRegistry(),
+      llm: providers,
+      newId: randomUUID,
+      now: () => clock.now(),
+    },
+    drivers: { process: createProcessPlugin, lua: createLuaPlugin, skill: createSkillDriver(skills) },
+    skillManifest,
+    limits: () => settings.config().core.plugins,
+    timeoutMs: () => settings.config().core.daemon.plugin_timeout_ms,
+    configuredEnabled: (name) => {
+      const section = (settings.config().plugin as Record<string, { enabled?: unknown } | undefined>)[name];
+      return typeof section?.enabled === 'boolean' ? section.enabled : undefined;
+    },
   });
+  registerPluginMethods(control, plugins);
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
   for (const service of [store, settings, watchdog, lua, io, scheduler, plugins]) runner.add(service);
   registerKernelMethods({

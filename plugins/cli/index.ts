@@ -55,7 +55,7 @@ export class CliPlugin implements PluginInstance {
     this.#path = path;
     // Answers to `homeagentctl chat` travel back as the receipt of agent.chat, so the channel is
     // synchronous: the agent answers in text and never needs to send to it.
-    this.#ctx.io.registerChannel({
+    this.#ctx.io.registerOutputChannel({
       name: 'cli',
       description: 'the homeagentctl command line (plain text, no colours or markup)',
       capabilities: CAPABILITY.TEXT,

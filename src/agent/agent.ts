@@ -23,6 +23,7 @@ import {
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { describeError } from '../shared/errors.js';
+import type { ConfirmationGate, PendingConfirmation } from './confirmation-gate.js';
 import type { ConversationBuffer } from './conversation-buffer.js';
 import type { ChannelFacts, PromptBuilder, PromptSlots } from './prompt-builder.js';
 import type { Stage, StageContext, ToolOutcome } from './types.js';
@@ -42,7 +43,7 @@ export interface AgentTools {
   specs(): ToolSpec[];
   executeBatch(
     calls: ToolCall[],
-    options: { task_id: string; input: InputEvent; signal: AbortSignal; stageContext: StageContext },
+    options: { task_id: string; input: InputEvent; signal: AbortSignal; stageContext: StageContext; confirmed?: boolean },
   ): Promise<{
     outcomes: ToolOutcome[];
     short_circuit?: string;
@@ -67,6 +68,8 @@ export interface AgentOptions {
   /** Memory slots for the prompt; the memory subsystem provides them later. */
   slots?: (input: InputEvent) => Promise<PromptSlots>;
   conversation: ConversationBuffer;
+  /** Holds dangerous calls for the owner's `/confirm <code>`; the agent tells the person and runs confirmed calls. */
+  confirmations?: ConfirmationGate;
   events: EventBus;
   limits: () => AgentLimits;
   clock: Clock;
@@ -87,6 +90,11 @@ export class Agent implements TaskRunner {
     const ctx = newStageContext(control.task_id, input);
     const sent = new Set<string>();
     const finish = (text: string) => this.#finish(ctx, input, channel, userText, text, sent);
+
+    // A confirmation is the person's own decision: it runs the held call exactly, without asking the model.
+    const confirmation = this.#o.confirmations?.match(input) ?? { kind: 'none' };
+    if (confirmation.kind === 'refused') return finish(confirmation.text);
+    if (confirmation.kind === 'confirmed') return finish(await this.#runConfirmed(confirmation.pending, input, control, ctx));
 
     if (await this.#o.stages.run('on_input', ctx)) return finish(ctx.response ?? '');
     if (!this.#o.modelConfigured()) return finish(this.#o.offlineText());
@@ -144,7 +152,8 @@ export class Agent implements TaskRunner {
       }
       ctx.tool_results.push(...outcomes);
       if (short_circuit !== undefined) return finish(short_circuit);
-      const allRejected = outcomes.length > 0 && outcomes.every((o) => o.error?.reason === 'rejected');
+      const allRejected =
+        outcomes.length > 0 && outcomes.every((o) => o.error?.reason === 'rejected' || o.error?.reason === 'confirmation_required');
       if (allRejected || toolTurns >= max_tool_turns) {
         lastRound = true;
         ctx.messages.push({
@@ -187,6 +196,17 @@ export class Agent implements TaskRunner {
     }
   }
 
+  async #runConfirmed(pending: PendingConfirmation, input: InputEvent, control: TaskControl, ctx: StageContext): Promise<string> {
+    this.#o.log.info({ task_id: control.task_id, tool: pending.tool, code: pending.code, asked_by_task: pending.task_id }, 'owner confirmed a dangerous tool call');
+    const { outcomes } = await control.critical(() =>
+      this.#o.tools.executeBatch([pending.call], { task_id: control.task_id, input, signal: control.signal, stageContext: ctx, confirmed: true }),
+    );
+    ctx.tool_results.push(...outcomes);
+    const outcome = outcomes[0];
+    if (!outcome) return `Confirmed, but ${pending.tool} did not run.`;
+    return outcome.ok ? `Confirmed: ${pending.tool} ran. Result: ${outcome.content}` : `Confirmed, but ${pending.tool} failed: ${outcome.content}`;
+  }
+
   async #finish(
     ctx: StageContext,
     input: InputEvent,
@@ -198,16 +218,21 @@ export class Agent implements TaskRunner {
     ctx.final_text = text;
     delete ctx.response;
     await this.#o.stages.run('before_output', ctx);
-    const answer = ctx.response ?? ctx.final_text;
-    // An asynchronous channel only shows what is sent to it: deliver the answer unless the model already did.
-    if (channel && !channel.synchronous && answer && !sent.has(channel.name)) {
+    // The kernel, not the model, tells the person what awaits their confirmation and how to give it.
+    const requests = (this.#o.confirmations?.requestedBy(ctx.task_id) ?? []).map((p) => this.#o.confirmations?.requestText(p) ?? '');
+    const modelAnswer = ctx.response ?? ctx.final_text;
+    const answer = [modelAnswer, ...requests].filter((part) => part !== '').join('\n\n');
+    // An asynchronous channel only shows what is sent to it: deliver the answer unless the model
+    // already did, and the confirmation requests in any case.
+    const delivery = channel && !channel.synchronous ? (sent.has(channel.name) ? requests.join('\n\n') : answer) : '';
+    if (channel && delivery) {
       try {
         await this.#o.io.send({
           id: this.#o.newId(),
           input_id: input.id,
           channel: channel.name,
           type: 'text',
-          payload: answer,
+          payload: delivery,
           meta: {},
           created_at: this.#o.clock.now(),
         });
@@ -216,7 +241,8 @@ export class Agent implements TaskRunner {
         ctx.errors.push(`delivery to ${channel.name} failed: ${describeError(error)}`);
       }
     }
-    if (answer) this.#o.conversation.add(input.channel, { user: userText, assistant: answer });
+    // Confirmation codes stay out of the conversation the model sees again.
+    if (modelAnswer) this.#o.conversation.add(input.channel, { user: userText, assistant: modelAnswer });
     ctx.final_text = answer;
     await this.#o.stages.run('after_output', ctx);
     this.#o.log.info(

@@ -38,10 +38,13 @@ export const SEND_SPLIT_CHARS = 4000;
 export class PromptBuilder {
   readonly #persona: Persona;
   readonly #tools: () => ToolGroupSummary[];
+  readonly #sections: ReadonlyArray<() => string | undefined>;
 
-  constructor(options: { persona: Persona; toolSummary: () => ToolGroupSummary[] }) {
+  /** `sections`: further blocks (the skills index, ...) placed before the tool summary; undefined ones are left out. */
+  constructor(options: { persona: Persona; toolSummary: () => ToolGroupSummary[]; sections?: ReadonlyArray<() => string | undefined> }) {
     this.#persona = options.persona;
     this.#tools = options.toolSummary;
+    this.#sections = options.sections ?? [];
   }
 
   build(request: PromptRequest): string {
@@ -56,6 +59,10 @@ export class PromptBuilder {
       ].join('\n'),
     );
     blocks.push(outputRules(request));
+    for (const section of this.#sections) {
+      const text = section();
+      if (text) blocks.push(text);
+    }
     const tools = this.#tools();
     if (tools.length > 0) {
       const lines = [

@@ -13,6 +13,7 @@ import type { ToolCall } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { type ToolContext, type ToolDefinition, ToolError, type ToolErrorInfo, toolErrorResult } from '../shared/tool.js';
+import type { ConfirmationGate } from './confirmation-gate.js';
 import type { StageRegistry } from './stage-registry.js';
 import { GET_PLUGIN_TOOLS, type ToolRegistry } from './tool-registry.js';
 import type { ExecuteOptions, StageContext, ToolOutcome } from './types.js';
@@ -32,6 +33,8 @@ export interface ToolExecutorOptions {
   /** Read at the start of every batch, so setting changes apply to the next reply. */
   limits: () => ToolLimits;
   log: Logger;
+  /** Holds back dangerous calls until the owner confirms them; absent only in tests of other rules. */
+  gate?: ConfirmationGate;
 }
 
 export type BatchMode = 'parallel' | 'serial';
@@ -63,8 +66,10 @@ export class ToolExecutor {
   readonly #stages: StageRegistry;
   readonly #limits: () => ToolLimits;
   readonly #log: Logger;
+  readonly #gate: ConfirmationGate | undefined;
 
   constructor(options: ToolExecutorOptions) {
+    this.#gate = options.gate;
     this.#registry = options.registry;
     this.#stages = options.stages;
     this.#limits = options.limits;
@@ -117,9 +122,15 @@ export class ToolExecutor {
         );
       } else {
         const check = this.#registry.validate(def, effective.arguments);
-        outcome = check.ok
-          ? await this.#execute(def, effective, check.args, started, state)
-          : failedOutcome(effective, check.error, started, state);
+        const verdict = check.ok && !state.options.confirmed ? this.#gate?.check(def, effective, state.options.input, state.options.task_id) : undefined;
+        if (!check.ok) outcome = failedOutcome(effective, check.error, started, state);
+        else if (verdict && !verdict.allowed) {
+          this.#log.info({ task_id: state.options.task_id, tool: def.name, channel: verdict.pending.channel }, "dangerous tool call awaits the owner's confirmation");
+          outcome = failedOutcome(effective, awaitingConfirmation(verdict.pending.channel), started, state);
+        } else {
+          if (verdict?.allowed && verdict.preauthorized) this.#log.info({ task_id: state.options.task_id, tool: def.name }, 'dangerous tool pre-authorised by configuration');
+          outcome = await this.#execute(def, effective, check.args, started, state);
+        }
       }
 
       const capped = outcome.content;
@@ -328,6 +339,14 @@ function timedOut(ms: number): ToolErrorInfo {
     reason: 'timeout',
     detail: `the tool did not finish within ${ms} ms; it was told to stop and any later result is dropped`,
     hint: 'try a smaller request, or tell the person it timed out',
+  };
+}
+
+function awaitingConfirmation(channel: string): ToolErrorInfo {
+  return {
+    reason: 'confirmation_required',
+    detail: `this is a dangerous action: it did not run. The person was asked on the ${channel} channel to confirm it; it runs only when they do.`,
+    hint: 'do not retry it; tell the person what you want to do and why, and that they need to confirm it',
   };
 }
 

@@ -10,7 +10,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ToolSpec } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
-import { type ToolDefinition, ToolError, type ToolErrorInfo, type ToolErrorReason } from '../shared/tool.js';
+import { TOOL_TIERS, type ToolDefinition, ToolError, type ToolErrorInfo, type ToolErrorReason } from '../shared/tool.js';
 import type { ToolListing, ToolProvider } from './types.js';
 
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -78,6 +78,28 @@ export class ToolRegistry {
   addProvider(provider: ToolProvider): () => void {
     this.#providers.add(provider);
     return () => void this.#providers.delete(provider);
+  }
+
+  /**
+   * Replaces the owner's static tools by `definitions` in one step (a plugin reload): every call
+   * made before sees the old set, every call after the new one. Either the whole new set is valid
+   * and free of clashes with other owners, or HA_ERR_TOOL_DEFINITION is thrown and nothing changes.
+   */
+  replaceOwner(owner: string, definitions: readonly ToolDefinition[]): void {
+    const names = new Set<string>();
+    for (const def of definitions) {
+      const problem = def.owner === owner ? this.#definitionProblem(def) : `tool ${def.name} belongs to ${def.owner}, not to ${owner}`;
+      if (problem) throw new HomeAgentError('HA_ERR_TOOL_DEFINITION', problem, { details: { name: def.name, owner } });
+      const taken = this.#static.get(def.name);
+      if (names.has(def.name) || (taken && taken.owner !== owner) || this.#fromProviders(def.name)) {
+        throw new HomeAgentError('HA_ERR_TOOL_DEFINITION', `a tool named ${def.name} is already registered`, {
+          details: { name: def.name, owner },
+        });
+      }
+      names.add(def.name);
+    }
+    for (const [name, def] of this.#static) if (def.owner === owner) this.#static.delete(name);
+    for (const def of definitions) this.#static.set(def.name, def);
   }
 
   /** Removes the owner's static tools and providers (the owner stopped or was unloaded). */
@@ -192,6 +214,7 @@ export class ToolRegistry {
     if (typeof def.owner !== 'string' || def.owner === '') return `tool ${def.name} has no owner`;
     if (typeof def.description !== 'string') return `tool ${def.name} has no description`;
     if (typeof def.execute !== 'function') return `tool ${def.name} has no execute function`;
+    if (!TOOL_TIERS.includes(def.tier)) return `tool ${def.name}: tier must be one of ${TOOL_TIERS.join(', ')}`;
     if (!isRecord(def.parameters) || def.parameters.type !== 'object')
       return `tool ${def.name}: parameters must be a JSON Schema of type "object"`;
     try {
@@ -234,6 +257,7 @@ export class ToolRegistry {
     return {
       name: GET_PLUGIN_TOOLS,
       owner: 'core',
+      tier: 'read',
       parallel_safe: true,
       description: 'Full descriptions and argument schemas of tools, by owner (as listed in the tool summary) or by tool names.',
       parameters: {

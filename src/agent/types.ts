@@ -91,4 +91,6 @@ export interface ExecuteOptions {
   signal: AbortSignal;
   /** Run before_toolcall/after_toolcall hooks with this base context. */
   stageContext: StageContext;
+  /** The owner confirmed these calls (`/confirm <code>`): dangerous tools run without asking again. */
+  confirmed?: boolean;
 }

@@ -1,6 +1,7 @@
 /** Readable text for homeagentctl's answers (`--json` prints the raw results instead). */
 import type { HistoryEntry, SettingView } from '../config/settings-registry.js';
 import type { HealthReport } from '../supervisor/health.js';
+import type { PluginStatus } from '../plugin/plugin-host.js';
 import type { StatusReport } from '../supervisor/kernel-methods.js';
 
 export function bytes(n: number): string {
@@ -31,7 +32,7 @@ export function formatStatus(s: StatusReport): string {
     'services:',
     table(s.services.map((x) => [x.name, x.state, x.error ?? ''])),
     'plugins:',
-    s.plugins.length ? table(s.plugins.map((x) => [x.name, x.version, x.state, x.error ?? ''])) : '  (none)',
+    s.plugins.length ? table(s.plugins.map((x) => [x.name, x.version, x.kind, x.state, x.error ?? ''])) : '  (none)',
     'databases:',
     table(s.databases.map((d) => [d.name, bytes(d.file_bytes), `wal ${bytes(d.wal_bytes)}`, `synchronous=${d.synchronous}`, d.file])),
   ];
@@ -84,4 +85,26 @@ export function formatHistory(list: HistoryEntry[]): string {
     list.map((h) => [h.at, h.actor, h.action, h.key, h.action === 'set' ? (h.value ?? '(secret)') : '']),
     '',
   );
+}
+
+export function formatPluginList(r: { plugins: PluginStatus[]; rejected: Array<{ dir: string; error: string }> }): string {
+  const lines = [
+    r.plugins.length
+      ? table([
+          ['NAME', 'VERSION', 'KIND', 'ORIGIN', 'STATE', 'TOOLS', 'PROBLEM'],
+          ...r.plugins.map((p) => [p.name, p.version, p.kind, p.origin, p.state, String(p.tools.length), p.error ?? '']),
+        ], '')
+      : '(no plugins)',
+  ];
+  if (r.rejected.length) lines.push('refused before loading:', ...r.rejected.map((x) => `  ${x.dir}: ${x.error}`));
+  return lines.join('\n');
+}
+
+export function formatPlugin(p: PluginStatus): string {
+  const tools = p.tools.length ? `; tools: ${p.tools.join(', ')}` : '';
+  return `${p.name} ${p.version} (${p.kind}, ${p.origin}): ${p.state}${p.error ? ` — ${p.error}` : ''}${tools}`;
+}
+
+export function formatPluginHealth(r: { plugins: Array<{ name: string; state: string; ok: boolean; detail: string }> }): string {
+  return table(r.plugins.map((p) => [p.ok ? 'ok' : 'FAIL', p.name, p.state, p.detail]), '');
 }

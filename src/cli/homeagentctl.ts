@@ -10,7 +10,17 @@ import { describeError, isHomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { VERSION } from '../shared/version.js';
 import { runChat } from './chat.js';
-import { formatHealth, formatHistory, formatSetting, formatSettingList, formatStatus } from './format.js';
+import type { PluginStatus } from '../plugin/plugin-host.js';
+import {
+  formatHealth,
+  formatHistory,
+  formatPlugin,
+  formatPluginHealth,
+  formatPluginList,
+  formatSetting,
+  formatSettingList,
+  formatStatus,
+} from './format.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
 
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
@@ -22,6 +32,13 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
   config set KEY VALUE      change a setting (stored at once; some need a restart)
   config reset KEY          drop the run-time change; the file, environment or default applies
   config history [KEY]      recent setting changes
+  plugins [list]            plugins with kind, origin, state (quarantined ones with the reason)
+  plugins enable|disable NAME
+                            turn a plugin on or off (remembered across restarts)
+  plugins reload [NAME]     hot-reload one plugin, or all and pick up new folders
+  plugins install FILE      install or upgrade a plugin from a .tgz or .zip archive
+  plugins uninstall NAME    remove an installed plugin
+  plugins health [NAME]     health ping of each plugin (exit 1 when one fails)
   backup [FILE] [--db NAME] online backup of a database (default: state, into <data>/backups)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
@@ -78,6 +95,8 @@ function plan(args: string[], options: { db?: string | undefined }): Invocation 
         },
       };
     }
+    case 'plugins':
+      return planPlugins(sub, rest);
     case 'config':
       switch (sub) {
         case 'list':
@@ -116,6 +135,47 @@ function plan(args: string[], options: { db?: string | undefined }): Invocation 
       }
     default:
       throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+function planPlugins(sub: string | undefined, rest: string[]): Invocation {
+  const one = (what: string) => {
+    if (rest.length !== 1) throw new UsageError(`plugins ${what} needs exactly one NAME`);
+    return { name: rest[0] };
+  };
+  const optional = (what: string) => {
+    if (rest.length > 1) throw new UsageError(`plugins ${what} takes at most one NAME`);
+    return rest[0] === undefined ? {} : { name: rest[0] };
+  };
+  const single = (r: unknown) => formatPlugin(r as PluginStatus);
+  switch (sub) {
+    case undefined:
+    case 'list':
+      if (rest.length > 0) throw new UsageError('plugins list takes no arguments');
+      return { method: 'plugins.list', params: {}, render: (r) => formatPluginList(r as Parameters<typeof formatPluginList>[0]) };
+    case 'enable':
+    case 'disable':
+      return { method: `plugins.${sub}`, params: one(sub), render: single };
+    case 'uninstall':
+      return { method: 'plugins.uninstall', params: one(sub), render: () => `uninstalled ${rest[0]}` };
+    case 'reload':
+      return {
+        method: 'plugins.reload',
+        params: optional(sub),
+        render: (r) => (r as { plugins: PluginStatus[] }).plugins.map(formatPlugin).join('\n'),
+      };
+    case 'install':
+      if (rest.length !== 1 || rest[0] === undefined) throw new UsageError('plugins install needs exactly one archive FILE');
+      return { method: 'plugins.install', params: { file: resolve(rest[0]) }, render: single };
+    case 'health':
+      return {
+        method: 'plugins.health',
+        params: optional(sub),
+        render: (r) => formatPluginHealth(r as Parameters<typeof formatPluginHealth>[0]),
+        exitCode: (r) => ((r as { plugins: Array<{ ok: boolean }> }).plugins.every((p) => p.ok) ? EXIT_CODES.OK : EXIT_CODES.FAILURE),
+      };
+    default:
+      throw new UsageError(`unknown plugins command ${sub}; use list, enable, disable, reload, install, uninstall or health`);
   }
 }
 

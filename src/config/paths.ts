@@ -7,7 +7,12 @@ export interface RuntimePaths {
   runtimeDir: string;
   stateDb: string;
   backupDir: string;
+  /** Private data of each plugin: `<data>/plugin-data/<name>`. */
   pluginDataDir: string;
+  /** Installed (external) plugins, one folder each: `<data>/plugins/<name>`. */
+  installedPluginsDir: string;
+  /** Installed skills: `<data>/skills/<name>/SKILL.md`. */
+  installedSkillsDir: string;
   pidFile: string;
 }
 
@@ -28,7 +33,9 @@ export function resolvePaths(loaded: LoadedConfig, env: NodeJS.ProcessEnv = proc
     runtimeDir,
     stateDb: join(dataDir, 'state.db'),
     backupDir: core.store.backup_dir ? resolve(cwd, core.store.backup_dir) : join(dataDir, 'backups'),
-    pluginDataDir: join(dataDir, 'plugins'),
+    pluginDataDir: join(dataDir, 'plugin-data'),
+    installedPluginsDir: join(dataDir, 'plugins'),
+    installedSkillsDir: join(dataDir, 'skills'),
     pidFile: join(dataDir, 'homeagent.pid'),
   };
 }

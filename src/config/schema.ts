@@ -316,8 +316,90 @@ const AgentSchema = Type.Object(
       maximum: 100000,
       ...agentMeta('Waiting interrupts over all levels; when full, the oldest of the lowest level is dropped.'),
     }),
+    preauthorized_tools: Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), {
+      default: [],
+      maxItems: 256,
+      ...agentMeta(
+        'Dangerous tools (shell commands, file writes, plugin installs, critical outputs) that run without asking the owner first; `*` matches any run of characters. Empty: every dangerous call waits for a confirmation.',
+      ),
+    }),
+    confirmation_ttl_ms: Type.Integer({
+      default: 600000,
+      minimum: 10000,
+      maximum: 86400000,
+      ...agentMeta('How long a dangerous call waits for the owner to confirm it before it is forgotten.'),
+    }),
   },
   { additionalProperties: false },
+);
+
+const pluginsMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: 'plugins', ...extra });
+
+const PluginsSchema = Type.Object(
+  {
+    call_timeout_ms: Type.Integer({
+      default: 30000,
+      minimum: 100,
+      maximum: 3600000,
+      ...pluginsMeta('A call into an out-of-process or Lua plugin (tool, hook, channel send) that takes longer fails with HA_ERR_PLUGIN_TIMEOUT.'),
+    }),
+    process_heap_mb: Type.Integer({
+      default: 96,
+      minimum: 16,
+      maximum: 4096,
+      ...pluginsMeta('JavaScript heap limit of each out-of-process plugin (--max-old-space-size); reaching it crashes only that plugin.'),
+    }),
+    process_permissions: Type.Boolean({
+      default: true,
+      ...pluginsMeta(
+        "Run out-of-process plugins under Node's permission model (file-system reads and writes only where their manifest allows, no child processes, no workers, no native addons).",
+      ),
+    }),
+    restart_backoff_ms: Type.Integer({
+      default: 1000,
+      minimum: 10,
+      maximum: 600000,
+      ...pluginsMeta('Wait before restarting a crashed plugin process; it doubles with each crash (1 s, 2 s, 4 s, ...).'),
+    }),
+    restart_max_crashes: Type.Integer({
+      default: 4,
+      minimum: 1,
+      maximum: 100,
+      ...pluginsMeta('This many crashes within restart_window_ms mark a plugin failed instead of restarting it again.'),
+    }),
+    restart_window_ms: Type.Integer({
+      default: 300000,
+      minimum: 1000,
+      maximum: 86400000,
+      ...pluginsMeta('The window in which crashes are counted.'),
+    }),
+    reload_drain_ms: Type.Integer({
+      default: 10000,
+      minimum: 0,
+      maximum: 600000,
+      ...pluginsMeta('On a hot reload, calls already running in the old instance get this long to finish before it is stopped.'),
+    }),
+    lua_time_limit_ms: Type.Integer({
+      default: 2000,
+      minimum: 10,
+      maximum: 600000,
+      ...pluginsMeta('CPU time one call into a Lua plugin may use before it is stopped.'),
+    }),
+    lua_memory_mb: Type.Integer({
+      default: 32,
+      minimum: 4,
+      maximum: 512,
+      ...pluginsMeta('Lua heap limit of each Lua plugin.'),
+    }),
+    install_max_bytes: Type.Integer({
+      default: 52428800,
+      minimum: 1024,
+      maximum: 1073741824,
+      ...pluginsMeta('Largest plugin archive (.tgz or .zip) accepted, and the most its files may unpack to.'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
 );
 
 const CoreSchema = Type.Object(
@@ -362,6 +444,7 @@ const CoreSchema = Type.Object(
     supervisor: SupervisorSchema,
     llm: LlmSchema,
     agent: AgentSchema,
+    plugins: PluginsSchema,
   },
   { additionalProperties: false, default: {} },
 );
@@ -423,9 +506,198 @@ const CliPluginSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const pluginMeta = (name: string, description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: `plugin.${name}`, ...extra });
+
+const TimerPluginSchema = Type.Object(
+  {
+    enabled: pluginEnabled('timer'),
+    max_duration_s: Type.Integer({
+      default: 86400,
+      minimum: 1,
+      maximum: 86400,
+      ...pluginMeta('timer', 'Longest timer timer_set accepts, in seconds (at most 24 h).'),
+    }),
+    max_timers: Type.Integer({
+      default: 100,
+      minimum: 1,
+      maximum: 10000,
+      ...pluginMeta('timer', 'Timers that may be pending at once.'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+/** One program cmd_run may start. */
+const CmdProgramSchema = Type.Object(
+  {
+    program: Type.String({
+      pattern: '^(/[^\\u0000]*|[A-Za-z0-9._+-]{1,64})$',
+      description: 'Program name (looked up in /usr/local/bin, /usr/bin, /bin) or absolute path.',
+    }),
+    args: Type.Optional(
+      Type.Array(Type.String({ maxLength: 512 }), {
+        maxItems: 64,
+        description: 'Regular expressions; every argument must match one of them. Absent: any argument that no deny rule refuses.',
+      }),
+    ),
+    allow_flags: Type.Optional(
+      Type.Array(Type.String({ maxLength: 64 }), {
+        maxItems: 64,
+        description: 'Side-effect flags refused by default that this entry explicitly allows (e.g. "-delete" for find, "-i" for sed).',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const DEFAULT_CMD_PROGRAMS = [
+  'cat',
+  'date',
+  'df',
+  'du',
+  'echo',
+  'file',
+  'find',
+  'free',
+  'grep',
+  'head',
+  'hostname',
+  'id',
+  'ls',
+  'ping',
+  'ps',
+  'sed',
+  'sort',
+  'stat',
+  'tail',
+  'uname',
+  'uniq',
+  'uptime',
+  'wc',
+  'whoami',
+].map((program) => ({ program }));
+
+const CmdPluginSchema = Type.Object(
+  {
+    enabled: pluginEnabled('cmd'),
+    allow: Type.Array(CmdProgramSchema, {
+      default: DEFAULT_CMD_PROGRAMS,
+      maxItems: 256,
+      ...pluginMeta(
+        'cmd',
+        'Programs cmd_run may start, each {program, args (regexes every argument must match), allow_flags}. No shell is ever used; side-effect flags (find -delete/-exec, sed -i, sort -o, ...) are refused unless listed in allow_flags.',
+      ),
+    }),
+    timeout_ms: Type.Integer({
+      default: 30000,
+      minimum: 100,
+      maximum: 600000,
+      ...pluginMeta('cmd', 'Default and longest run time of one command; it is killed (SIGTERM, then SIGKILL) when exceeded.'),
+    }),
+    max_output_bytes: Type.Integer({
+      default: 32000,
+      minimum: 256,
+      maximum: 1048576,
+      ...pluginMeta('cmd', 'Output kept per stream (stdout, stderr); the rest is cut with a marker.'),
+    }),
+    workdir: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...pluginMeta('cmd', 'Default working directory; empty means the plugin data directory. A workdir given to cmd_run must be inside it.'),
+    }),
+    history: Type.Integer({
+      default: 100,
+      minimum: 0,
+      maximum: 10000,
+      ...pluginMeta('cmd', 'Recent runs kept for cmd_history.'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const FilesRootSchema = Type.Object(
+  {
+    path: Type.String({ minLength: 1, maxLength: 4096, description: 'An absolute directory.' }),
+    mode: Type.Union([Type.Literal('ro'), Type.Literal('rw')], { description: 'ro: read and list only; rw: also write.' }),
+  },
+  { additionalProperties: false },
+);
+
+const FilesPluginSchema = Type.Object(
+  {
+    enabled: pluginEnabled('files'),
+    roots: Type.Array(FilesRootSchema, {
+      default: [],
+      maxItems: 64,
+      ...pluginMeta(
+        'files',
+        'Directories the files tools may use, each {path, mode: ro|rw}. The plugin data directory (rw) is always one. Paths outside them, `..` and symlinks leading out are refused.',
+      ),
+    }),
+    max_read_bytes: Type.Integer({
+      default: 1048576,
+      minimum: 1024,
+      maximum: 104857600,
+      ...pluginMeta('files', 'Largest file files_read returns.'),
+    }),
+    max_write_bytes: Type.Integer({
+      default: 1048576,
+      minimum: 1024,
+      maximum: 104857600,
+      ...pluginMeta('files', 'Largest content files_write accepts.'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const McpServerSchema = Type.Object(
+  {
+    transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')], { description: 'stdio: a local program; http: a streamable HTTP server.' }),
+    command: Type.Optional(Type.String({ maxLength: 4096, description: 'stdio: the program to start (no shell).' })),
+    args: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 64 })),
+    env: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 4096 }))),
+    cwd: Type.Optional(Type.String({ maxLength: 4096 })),
+    url: Type.Optional(Type.String({ maxLength: 2048, description: 'http: the server URL.' })),
+    headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 4096 }), { description: 'http: extra headers (secret).' })),
+    tier: Type.Optional(
+      Type.Union([Type.Literal('read'), Type.Literal('act'), Type.Literal('dangerous')], {
+        description: "Tier of this server's tools (default act).",
+      }),
+    ),
+    timeout_ms: Type.Optional(Type.Integer({ minimum: 100, maximum: 600000, description: 'Per call (default 60000).' })),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const McpPluginSchema = Type.Object(
+  {
+    enabled: pluginEnabled('mcp'),
+    servers: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), McpServerSchema, {
+      default: {},
+      ...pluginMeta(
+        'mcp',
+        'MCP servers by name, each {transport: stdio|http, command, args, env, cwd, url, headers, tier, timeout_ms, enabled}; their tools appear as mcp_<name>_<tool>.',
+        { requires_restart: true },
+      ),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const PluginmgrPluginSchema = Type.Object({ enabled: pluginEnabled('pluginmgr') }, { additionalProperties: false, default: {} });
+
 /** Sections of the built-in plugins. Sections of other plugins are free-form here and validated by the plugin host. */
 const PluginSchema = Type.Object(
-  { cli: CliPluginSchema },
+  {
+    cli: CliPluginSchema,
+    timer: TimerPluginSchema,
+    cmd: CmdPluginSchema,
+    files: FilesPluginSchema,
+    mcp: McpPluginSchema,
+    pluginmgr: PluginmgrPluginSchema,
+  },
   { additionalProperties: Type.Record(Type.String(), Type.Unknown()), default: {} },
 );
 

@@ -174,6 +174,10 @@ export class SettingsRegistry implements Service {
     return def;
   }
 
+  isDefined(key: string): boolean {
+    return this.#definitions.has(key);
+  }
+
   /** Adds definitions for a plugin's own settings (`plugin.<name>.*`). */
   define(plugin: string, definitions: readonly SettingDefinition[]): void {
     const prefix = `plugin.${plugin}.`;

@@ -65,6 +65,7 @@ export function listTool(deps: OutputToolDeps): ToolDefinition {
     owner: IO_OWNER,
     description: 'List the output channels: name, description, what each can carry, and whether it is synchronous.',
     parameters: { type: 'object', properties: {}, additionalProperties: false },
+    tier: 'read',
     parallel_safe: true,
     execute: () => ({ channels: [...deps.channels()].map(channelInfo) }),
   };
@@ -92,6 +93,7 @@ function sendTool(channel: OutputChannel, deps: OutputToolDeps): ToolDefinition<
     owner: IO_OWNER,
     description: `Send ${types.join('/')} to the ${name} channel (${channel.description}). Returns "ok".${sync}`,
     parameters,
+    tier: channel.critical ? 'dangerous' : 'act',
     // Sends to one channel must keep their order, so the loop runs them one after another.
     parallel_safe: false,
     execute: async (args, context) => {
@@ -143,6 +145,7 @@ function helpTool(channel: OutputChannel, deps: OutputToolDeps): ToolDefinition 
     owner: IO_OWNER,
     description: `Describe the ${name} output channel: what it is, what it can carry, whether it is synchronous.`,
     parameters: { type: 'object', properties: {}, additionalProperties: false },
+    tier: 'read',
     parallel_safe: true,
     execute: () => channelInfo(requireChannel(deps, name)),
   };

@@ -69,6 +69,8 @@ export interface OutputChannel {
    * asynchronous ones (chat apps, speakers) must be sent to with output_send__<name>.
    */
   synchronous: boolean;
+  /** Sends to it drive something that matters (a door lock, a siren): output_send__<name> is then a dangerous tool. */
+  critical?: boolean;
   owner: string;
   send(event: OutputEvent): Promise<void>;
 }

@@ -368,6 +368,7 @@ export class ProviderManager implements LanguageModel {
         'List the configured language-model sources in the order they are tried, with their state (ready, busy, cooling_down, disabled) and why.',
       parameters: { type: 'object', properties: {}, additionalProperties: false },
       owner: 'core',
+      tier: 'read',
       parallel_safe: true,
       no_memory: true,
       execute: () => this.sources(),
@@ -383,6 +384,7 @@ export class ProviderManager implements LanguageModel {
         additionalProperties: false,
       },
       owner: 'core',
+      tier: 'act',
       no_memory: true,
       execute: ({ name }) => {
         const known = resolveSources(this.#options.config()).map((s) => s.name);

@@ -1,253 +1,532 @@
 /**
- * The plugin host. This first version loads the built-in plugins (one folder each with a
- * plugin.json manifest and a compiled entry) and runs each through its lifecycle with a timeout.
- * A plugin that fails to load or start is marked failed with its reason and everything else keeps
- * running. The plugin-system work adds external, Lua and SKILL.md plugins, enable/disable, hot
- * reload and quarantine on top of {@link PluginHost.load} and {@link PluginHost.unload}.
+ * The plugin host: discovery, lifecycle, enable/disable, hot reload, install and health for every
+ * plugin kind. Built-in plugins (shipped in plugins/), installed ones (<data>/plugins) and skills
+ * (skills/ and <data>/skills) are found the same way, validated before any code loads, and driven
+ * through the same lifecycle by their kind's driver. A plugin that fails to load, to start, or
+ * keeps crashing is quarantined with its reason; nothing a plugin does is fatal to the daemon.
  */
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { StageRegistry } from '../agent/stage-registry.js';
-import type { ToolRegistry } from '../agent/tool-registry.js';
-import type { SettingsRegistry } from '../config/settings-registry.js';
-import type { EventBus } from '../events/event-bus.js';
-import type { InputScheduler } from '../io/input-scheduler.js';
-import type { IoManager } from '../io/io-manager.js';
-import type { InputEvent } from '../io/types.js';
-import type { Logger, LogManager } from '../log/logger.js';
-import type { ControlApi } from '../sdk/control.js';
-import { isPluginModule, type PluginContext, type PluginInstance } from '../sdk/plugin.js';
+import type { Logger } from '../log/logger.js';
+import { isPluginModule, type PluginHealth, type PluginTrust } from '../sdk/plugin.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
-import type { Service, ServiceState } from '../shared/service.js';
-import { VERSION } from '../shared/version.js';
-import { type Manifest, readManifest } from './manifest.js';
+import type { Service } from '../shared/service.js';
+import type { ManagedDatabase } from '../store/database.js';
+import type { DriverContext, PluginDriver, PluginsLimits, ReportedState } from './driver.js';
+import { checkEngine, type Manifest, type PluginKind, type Permissions, readManifest } from './manifest.js';
+import { type KernelServices, PluginGeneration } from './plugin-generation.js';
+import { type InstalledArchive, installArchive, removeInstalled } from './plugin-installer.js';
+import { defineManifestSettings } from './plugin-settings.js';
+import { PluginStateStore } from './plugin-state-store.js';
+
+export type PluginState = 'disabled' | 'starting' | 'running' | 'restarting' | 'stopping' | 'stopped' | 'quarantined';
+export type PluginOrigin = 'shipped' | 'installed';
 
 export interface PluginStatus {
   name: string;
   version: string;
   description: string;
-  origin: 'builtin';
-  state: ServiceState | 'disabled';
+  kind: PluginKind;
+  origin: PluginOrigin;
+  state: PluginState;
+  enabled: boolean;
+  /** Why it is quarantined (or the last problem). */
   error?: string;
+  tools: string[];
+  dir: string;
 }
 
-interface LoadedPlugin {
-  manifest: Manifest;
+/** A folder of plugins and what may load from it. */
+export interface PluginRoot {
   dir: string;
-  state: PluginStatus['state'];
-  error?: string;
-  instance?: PluginInstance;
+  origin: PluginOrigin;
+  /** Folders here without plugin.json but with SKILL.md are skills. */
+  skills: boolean;
 }
 
 export interface PluginHostOptions {
-  /** Folder holding one sub-folder per built-in plugin (dist/plugins). */
-  builtinDir: string;
-  settings: SettingsRegistry;
-  events: EventBus;
-  logs: LogManager;
-  control: ControlApi;
+  /** Searched in order; a name found again later is refused. */
+  roots: PluginRoot[];
+  /** Where `plugins install` unpacks archives (one of the roots). */
+  installDir: string;
+  /** `<data>/plugin-data`: one private folder per plugin. */
   pluginDataDir: string;
+  dataDir: string;
   runtimeDir: string;
-  io: IoManager;
-  scheduler: InputScheduler;
-  tools: ToolRegistry;
-  stages: StageRegistry;
-  newId: () => string;
-  now: () => number;
+  database: () => ManagedDatabase;
+  kernel: KernelServices;
+  /** Drivers of the non-built-in kinds (process, lua, skill). */
+  drivers: Partial<Record<Exclude<PluginKind, 'builtin'>, PluginDriver>>;
+  /** Reads the manifest of a skill folder without plugin.json. */
+  skillManifest?: (dir: string) => Manifest;
+  limits: () => PluginsLimits;
+  /** core.daemon.plugin_timeout_ms. */
+  timeoutMs: () => number;
+  /** plugin.<name>.enabled from the configuration (undefined when not set). */
+  configuredEnabled: (name: string) => boolean | undefined;
 }
+
+interface PluginRecord {
+  name: string;
+  dir: string;
+  origin: PluginOrigin;
+  trust: PluginTrust;
+  manifest: Manifest;
+  state: PluginState;
+  error?: string;
+  current?: PluginGeneration;
+}
+
+const HEALTH_TIMEOUT_MS = 2000;
 
 export class PluginHost implements Service {
   readonly name = 'plugins';
   readonly #options: PluginHostOptions;
   readonly #log: Logger;
-  readonly #plugins = new Map<string, LoadedPlugin>();
+  readonly #records = new Map<string, PluginRecord>();
+  /** Folders that could not be loaded at all (bad manifest, name clash), for `plugins list`. */
+  readonly #rejected = new Map<string, string>();
+  readonly #state: PluginStateStore;
+  /** One lifecycle change per plugin at a time (reload, enable, disable, install). */
+  readonly #locks = new Map<string, Promise<unknown>>();
+  #signal: AbortSignal = new AbortController().signal;
 
   constructor(options: PluginHostOptions) {
     this.#options = options;
-    this.#log = options.logs.child('plugins');
+    this.#log = options.kernel.logs.child('plugins');
+    this.#state = new PluginStateStore(options.database);
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    for (const dir of this.#discover()) {
+    this.#signal = signal;
+    this.#state.open();
+    for (const record of this.#discover()) {
       if (signal.aborted) break;
-      await this.load(dir, signal);
+      this.#records.set(record.name, record);
+      if (this.#enabled(record.name)) await this.#startRecord(record);
+      else this.#setState(record, 'disabled');
     }
   }
 
   async stop(): Promise<void> {
-    for (const name of [...this.#plugins.keys()].reverse()) await this.unload(name);
+    for (const record of [...this.#records.values()].reverse()) await this.#stopRecord(record, 'stopped');
   }
 
   list(): PluginStatus[] {
-    return [...this.#plugins.values()].map((p) => ({
-      name: p.manifest.name,
-      version: p.manifest.version,
-      description: p.manifest.description,
-      origin: 'builtin',
-      state: p.state,
-      ...(p.error ? { error: p.error } : {}),
+    const out: PluginStatus[] = [...this.#records.values()].map((r) => ({
+      name: r.name,
+      version: r.manifest.version,
+      description: r.manifest.description,
+      kind: r.manifest.kind,
+      origin: r.origin,
+      state: r.state,
+      enabled: this.#enabled(r.name),
+      ...(r.error === undefined ? {} : { error: r.error }),
+      tools: r.current?.toolNames() ?? [],
+      dir: r.dir,
     }));
+    return out.sort((a, b) => a.name.localeCompare(b.name));
   }
 
-  /** Loads and starts the plugin in `dir`. Never throws: failures are recorded on the plugin. */
-  async load(dir: string, signal: AbortSignal): Promise<void> {
-    let manifest: Manifest;
-    try {
-      manifest = readManifest(join(dir, 'plugin.json'));
-    } catch (error) {
-      this.#log.error({ dir, err: error }, 'plugin manifest rejected');
-      return;
+  /** Folders that were refused before loading, with the reason. */
+  rejected(): Array<{ dir: string; error: string }> {
+    return [...this.#rejected].map(([dir, error]) => ({ dir, error }));
+  }
+
+  /** What a plugin's manifest grants (the IO manager and MQTT enforce gpio_pins and mqtt_topics). */
+  permissions(name: string): Permissions | undefined {
+    return this.#records.get(name)?.manifest.permissions;
+  }
+
+  async enable(name: string, actor: string): Promise<PluginStatus> {
+    return this.#exclusive(name, async () => {
+      const record = this.#require(name);
+      this.#state.set(name, true, actor, new Date(this.#options.kernel.now()).toISOString());
+      this.#options.kernel.logs.audit({ actor, action: 'plugins.enable', plugin: name });
+      if (record.state !== 'running' && record.state !== 'restarting') await this.#startRecord(record);
+      return this.#status(name);
+    });
+  }
+
+  async disable(name: string, actor: string): Promise<PluginStatus> {
+    return this.#exclusive(name, async () => {
+      const record = this.#require(name);
+      this.#state.set(name, false, actor, new Date(this.#options.kernel.now()).toISOString());
+      this.#options.kernel.logs.audit({ actor, action: 'plugins.disable', plugin: name });
+      await this.#stopRecord(record, 'disabled');
+      return this.#status(name);
+    });
+  }
+
+  /**
+   * Hot reload: reads the manifest again, starts a new instance with its registrations staged,
+   * swaps them in at once, then lets the old instance finish its calls and stops it. When the new
+   * instance fails to start, the old one keeps running and the error is returned.
+   * Without a name: picks up new and removed folders and reloads every running plugin.
+   */
+  async reload(name: string | undefined, actor: string): Promise<PluginStatus[]> {
+    this.#options.kernel.logs.audit({ actor, action: 'plugins.reload', plugin: name ?? '*' });
+    if (name !== undefined) {
+      await this.#exclusive(name, () => this.#reloadRecord(this.#require(name)));
+      return [this.#status(name)];
     }
-    const plugin: LoadedPlugin = { manifest, dir, state: 'created' };
-    this.#plugins.set(manifest.name, plugin);
-    if (!this.#enabled(manifest.name)) {
-      plugin.state = 'disabled';
-      this.#log.info({ plugin: manifest.name }, 'plugin disabled by configuration');
-      return;
-    }
-    this.#setState(plugin, 'starting');
-    try {
-      if (manifest.min_version && compareVersions(VERSION, manifest.min_version) < 0) {
-        throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `needs HomeAgent ${manifest.min_version} or newer (this is ${VERSION})`);
+    const found = new Map(this.#discover().map((r) => [r.name, r]));
+    for (const record of [...this.#records.values()]) {
+      if (!found.has(record.name)) {
+        await this.#exclusive(record.name, () => this.#stopRecord(record, 'stopped'));
+        this.#records.delete(record.name);
       }
-      const module = (await import(pathToFileURL(join(dir, manifest.entry)).href)) as { default?: unknown };
-      if (!isPluginModule(module.default)) {
-        throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `${manifest.entry} does not default-export definePlugin(...)`);
+    }
+    for (const [recordName, fresh] of found) {
+      const known = this.#records.get(recordName);
+      if (!known) {
+        this.#records.set(recordName, fresh);
+        if (this.#enabled(recordName)) await this.#exclusive(recordName, () => this.#startRecord(fresh));
+        else this.#setState(fresh, 'disabled');
+      } else if (known.state === 'running' || known.state === 'quarantined' || known.state === 'restarting') {
+        await this.#exclusive(recordName, () => this.#reloadRecord(known)).catch(() => undefined);
       }
-      plugin.instance = module.default.create(this.#context(manifest.name));
-      await withTimeout(plugin.instance.start(signal), this.#timeoutMs(), `start of plugin ${manifest.name}`);
-      this.#setState(plugin, 'running');
-    } catch (error) {
-      this.#log.error({ plugin: manifest.name, err: error }, 'plugin failed to start');
-      this.#setState(plugin, 'failed', describeError(error));
-      await this.#release(plugin);
     }
+    return this.list();
   }
 
-  /** Stops the plugin (if running) and removes everything it registered. */
-  async unload(name: string): Promise<void> {
-    const plugin = this.#plugins.get(name);
-    if (!plugin) return;
-    if (plugin.state === 'running' || plugin.state === 'starting') {
-      this.#setState(plugin, 'stopping');
-      const ok = await this.#release(plugin);
-      this.#setState(plugin, ok ? 'stopped' : 'failed', ok ? undefined : 'did not stop cleanly');
-    }
-    this.#plugins.delete(name);
-  }
-
-  async #release(plugin: LoadedPlugin): Promise<boolean> {
-    let ok = true;
-    if (plugin.instance) {
+  /** Installs (or upgrades) a plugin from a .tgz or .zip archive and starts it. */
+  async install(file: string, actor: string): Promise<PluginStatus> {
+    const shipped = new Set([...this.#records.values()].filter((r) => r.origin === 'shipped').map((r) => r.name));
+    const installed: InstalledArchive = await installArchive({
+      file,
+      installDir: this.#options.installDir,
+      maxBytes: this.#options.limits().install_max_bytes,
+      refuseNames: shipped,
+      readManifest: (dir) => this.#readManifest(dir, { dir: this.#options.installDir, origin: 'installed', skills: true }) ?? missing(dir),
+      staging: async (manifest) => checkEngine(manifest),
+    });
+    this.#options.kernel.logs.audit({ actor, action: 'plugins.install', plugin: installed.manifest.name, version: installed.manifest.version, file });
+    const name = installed.manifest.name;
+    return this.#exclusive(name, async () => {
+      const existing = this.#records.get(name);
+      const record: PluginRecord = {
+        name,
+        dir: realpathSync(installed.dir),
+        origin: 'installed',
+        trust: 'external',
+        manifest: installed.manifest,
+        state: 'stopped',
+      };
+      if (existing?.current) {
+        record.current = existing.current;
+        record.state = existing.state;
+      }
+      this.#records.set(name, record);
       try {
-        await withTimeout(plugin.instance.stop(), this.#timeoutMs(), `stop of plugin ${plugin.manifest.name}`);
+        if (this.#enabled(name)) await this.#reloadRecord(record);
+        else this.#setState(record, 'disabled');
       } catch (error) {
-        ok = false;
-        this.#log.error({ plugin: plugin.manifest.name, err: error }, 'plugin failed to stop cleanly');
+        // The files are in place; the plugin stays quarantined with the reason until fixed.
+        this.#log.warn({ plugin: name, err: error }, 'installed plugin did not start');
+      } finally {
+        installed.cleanup();
       }
-      delete plugin.instance;
-    }
-    const owner = `plugin:${plugin.manifest.name}`;
-    this.#options.events.removeOwner(owner);
-    this.#options.tools.removeOwner(owner);
-    this.#options.stages.removeOwner(owner);
-    await this.#options.io.removeOwner(owner);
-    return ok;
+      return this.#status(name);
+    });
   }
 
-  #discover(): string[] {
-    const root = this.#options.builtinDir;
-    if (!existsSync(root)) {
-      this.#log.warn({ dir: root }, 'built-in plugin folder is missing');
-      return [];
+  async uninstall(name: string, actor: string): Promise<void> {
+    await this.#exclusive(name, async () => {
+      const record = this.#require(name);
+      if (record.origin !== 'installed') {
+        throw new HomeAgentError('HA_ERR_PLUGIN_STATE', `${name} is shipped with HomeAgent and cannot be uninstalled; disable it instead`);
+      }
+      await this.#stopRecord(record, 'stopped');
+      removeInstalled(this.#options.installDir, record.dir);
+      this.#records.delete(name);
+      this.#state.forget(name);
+      this.#options.kernel.logs.audit({ actor, action: 'plugins.uninstall', plugin: name });
+    });
+  }
+
+  /** Pings every running plugin (or one); a plugin that does not answer in 2 s is unhealthy. */
+  async health(name?: string): Promise<Array<{ name: string; state: PluginState } & PluginHealth>> {
+    const records = name === undefined ? [...this.#records.values()] : [this.#require(name)];
+    return Promise.all(
+      records.map(async (r) => {
+        if (r.state !== 'running') {
+          const ok = r.state === 'disabled' || r.state === 'stopped';
+          return { name: r.name, state: r.state, ok, detail: r.error ?? r.state };
+        }
+        const instance = r.current?.instance;
+        if (!instance?.health) return { name: r.name, state: r.state, ok: true, detail: 'running' };
+        try {
+          const answer = await withTimeout(Promise.resolve(instance.health()), HEALTH_TIMEOUT_MS, `health ping of ${r.name}`);
+          return { name: r.name, state: r.state, ok: answer.ok === true, detail: String(answer.detail ?? '') };
+        } catch (error) {
+          return { name: r.name, state: r.state, ok: false, detail: describeError(error) };
+        }
+      }),
+    );
+  }
+
+  // ---- internals ----
+
+  #status(name: string): PluginStatus {
+    const status = this.list().find((s) => s.name === name);
+    if (!status) throw new HomeAgentError('HA_ERR_PLUGIN_NOT_FOUND', `no plugin named ${name}`);
+    return status;
+  }
+
+  #require(name: string): PluginRecord {
+    const record = this.#records.get(name);
+    if (!record) {
+      const known = [...this.#records.keys()].sort().join(', ');
+      throw new HomeAgentError('HA_ERR_PLUGIN_NOT_FOUND', `no plugin named ${JSON.stringify(name)}; installed: ${known || 'none'}`);
     }
-    return readdirSync(root, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && existsSync(join(root, d.name, 'plugin.json')))
-      .map((d) => join(root, d.name))
-      .sort();
+    return record;
   }
 
   #enabled(name: string): boolean {
-    const section = (this.#options.settings.config().plugin as Record<string, { enabled?: unknown } | undefined>)[name];
-    return section?.enabled !== false;
+    return this.#state.choice(name)?.enabled ?? this.#options.configuredEnabled(name) ?? true;
   }
 
-  #timeoutMs(): number {
-    return this.#options.settings.config().core.daemon.plugin_timeout_ms;
+  async #exclusive<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(name) ?? Promise.resolve();
+    const run = previous.catch(() => undefined).then(fn);
+    this.#locks.set(name, run);
+    try {
+      return await run;
+    } finally {
+      if (this.#locks.get(name) === run) this.#locks.delete(name);
+    }
   }
 
-  #context(name: string): PluginContext {
-    const { settings, events, logs, control } = this.#options;
-    const owner = `plugin:${name}`;
-    const prefix = `plugin.${name}.`;
-    const data = join(this.#options.pluginDataDir, name);
-    mkdirSync(data, { recursive: true, mode: 0o700 });
+  #discover(): PluginRecord[] {
+    this.#rejected.clear();
+    const out: PluginRecord[] = [];
+    const seen = new Map<string, string>();
+    for (const root of this.#options.roots) {
+      if (!existsSync(root.dir)) continue;
+      const dirs = readdirSync(root.dir, { withFileTypes: true })
+        .filter((d) => d.isDirectory() && !d.name.startsWith('.'))
+        .map((d) => join(root.dir, d.name))
+        .sort();
+      for (const dir of dirs) {
+        try {
+          const manifest = this.#readManifest(dir, root);
+          if (!manifest) continue;
+          if (root.origin === 'installed' && manifest.kind === 'builtin') {
+            throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir}: installed plugins cannot be of kind builtin (use process or lua)`);
+          }
+          if (root.origin === 'shipped' && manifest.kind !== 'builtin' && manifest.kind !== 'skill') {
+            throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir}: shipped plugins must be builtin or skill`);
+          }
+          const clash = seen.get(manifest.name);
+          if (clash) throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir}: the name ${manifest.name} is already used by ${clash}`);
+          seen.set(manifest.name, dir);
+          out.push({
+            name: manifest.name,
+            dir: realpathSync(dir),
+            origin: root.origin,
+            trust: root.origin === 'shipped' ? 'builtin' : 'external',
+            manifest,
+            state: 'stopped',
+          });
+        } catch (error) {
+          this.#rejected.set(dir, describeError(error));
+          this.#log.error({ dir, err: error }, 'plugin refused before loading');
+        }
+      }
+    }
+    return out;
+  }
+
+  #readManifest(dir: string, root: PluginRoot): Manifest | undefined {
+    if (existsSync(join(dir, 'plugin.json'))) return readManifest(join(dir, 'plugin.json'));
+    if (root.skills && existsSync(join(dir, 'SKILL.md'))) {
+      if (!this.#options.skillManifest) throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `${dir}: skills are not supported here`);
+      return this.#options.skillManifest(dir);
+    }
+    return undefined;
+  }
+
+  /** Starts a fresh generation of a stopped, disabled or quarantined plugin. Never throws. */
+  async #startRecord(record: PluginRecord): Promise<void> {
+    this.#setState(record, 'starting');
+    try {
+      const generation = await this.#startGeneration(record);
+      generation.commit();
+      record.current = generation;
+      this.#setState(record, 'running');
+    } catch (error) {
+      this.#quarantine(record, error);
+    }
+  }
+
+  async #reloadRecord(record: PluginRecord): Promise<void> {
+    // A fresh manifest: the files on disk may have changed (that is what a reload is for).
+    const manifest = existsSync(join(record.dir, 'plugin.json'))
+      ? readManifest(join(record.dir, 'plugin.json'))
+      : this.#options.skillManifest?.(record.dir);
+    if (!manifest) throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${record.dir} has no plugin.json or SKILL.md any more`);
+    if (manifest.name !== record.name) {
+      throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${record.dir}: the manifest now names ${manifest.name}, not ${record.name}`);
+    }
+    const old = record.current;
+    if (!old || !old.live) {
+      record.manifest = manifest;
+      await this.#startRecord(record);
+      if (record.state === 'quarantined') throw new HomeAgentError('HA_ERR_PLUGIN_START', record.error ?? 'failed to start');
+      return;
+    }
+    let generation: PluginGeneration;
+    try {
+      generation = await this.#startGeneration({ ...record, manifest });
+      generation.commit();
+    } catch (error) {
+      this.#log.error({ plugin: record.name, err: error }, 'reload failed; the running instance stays');
+      throw new HomeAgentError('HA_ERR_PLUGIN_START', `reload of ${record.name} failed, the running version stays: ${describeError(error)}`, {
+        cause: error,
+      });
+    }
+    record.manifest = manifest;
+    record.current = generation;
+    old.retire();
+    this.#setState(record, 'running');
+    this.#log.info({ plugin: record.name, version: manifest.version }, 'plugin reloaded');
+    await old.drain(this.#options.limits().reload_drain_ms);
+    await this.#stopInstance(old, record.name);
+  }
+
+  /** Builds a generation and starts its instance with registrations staged (not yet live). */
+  async #startGeneration(record: PluginRecord): Promise<PluginGeneration> {
+    const { manifest } = record;
+    checkEngine(manifest);
+    defineManifestSettings(this.#options.kernel.settings, manifest);
+    const generation = new PluginGeneration({
+      manifest,
+      trust: record.trust,
+      root: record.dir,
+      dataDir: join(this.#options.pluginDataDir, manifest.name),
+      runtimeDir: this.#options.runtimeDir,
+      kernel: this.#options.kernel,
+    });
+    try {
+      const instance = await this.#driver(manifest.kind)(this.#driverContext(record, generation));
+      generation.instance = instance;
+      await withTimeout(instance.start(this.#signal), this.#options.timeoutMs(), `start of plugin ${manifest.name}`);
+      return generation;
+    } catch (error) {
+      generation.retire();
+      if (generation.instance) await this.#stopInstance(generation, manifest.name);
+      throw error;
+    }
+  }
+
+  #driver(kind: PluginKind): PluginDriver {
+    if (kind === 'builtin') return builtinDriver;
+    const driver = this.#options.drivers[kind];
+    if (!driver) throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `plugins of kind ${kind} are not supported by this daemon`);
+    return driver;
+  }
+
+  #driverContext(record: PluginRecord, generation: PluginGeneration): DriverContext {
     return {
-      name,
-      log: logs.child(`plugin.${name}`),
-      settings: {
-        get: <T>(key: string) => {
-          const section = (settings.config().plugin as Record<string, Record<string, unknown> | undefined>)[name];
-          return (section?.[key] ?? settings.get(prefix + key).value) as T;
-        },
-        onChange: (listener) =>
-          events.on(owner, 'settings.changed', ({ key }) => {
-            if (key.startsWith(prefix)) listener(key.slice(prefix.length));
-          }),
+      manifest: generation.manifest,
+      dir: record.dir,
+      context: generation.context,
+      limits: this.#options.limits,
+      dataDir: this.#options.dataDir,
+      log: generation.context.log,
+      reportState: (state: ReportedState, detail?: string) => {
+        // Only the current generation speaks for the plugin; an old one being drained does not.
+        if (record.current !== generation) return;
+        if (state === 'failed') {
+          this.#quarantine(record, new HomeAgentError('HA_ERR_PLUGIN_DEAD', detail ?? 'the plugin failed'));
+          void generation.removeAll();
+          generation.retire();
+        } else {
+          this.#setState(record, state, state === 'restarting' ? detail : undefined);
+        }
       },
-      events: { on: (event, listener) => events.on(owner, event, listener) },
-      control,
-      paths: { data, runtime: this.#options.runtimeDir },
-      io: {
-        registerChannel: (channel) => this.#options.io.registerChannel({ ...channel, owner }),
-        submit: (input) => {
-          const event: InputEvent = {
-            id: this.#options.newId(),
-            source: input.source ?? name,
-            channel: input.channel,
-            type: input.type ?? 'text',
-            payload: input.payload,
-            meta: input.meta ?? {},
-            received_at: this.#options.now(),
-            level: input.level ?? 0,
-          };
-          // Every plugin loaded today is built in; external plugins will submit as 'external' (L4 clamped).
-          return this.#options.scheduler.submit(event, { origin: 'builtin' });
-        },
-      },
-      tools: { register: (definition) => this.#options.tools.register({ ...definition, owner }) },
-      stages: { register: (stage, handler, scope) => this.#options.stages.register(owner, stage, handler, scope) },
     };
   }
 
-  #setState(plugin: LoadedPlugin, state: ServiceState, error?: string): void {
-    plugin.state = state;
-    if (error === undefined) delete plugin.error;
-    else plugin.error = error;
-    this.#options.events.emit('service.state', {
-      name: plugin.manifest.name,
+  async #stopRecord(record: PluginRecord, final: 'stopped' | 'disabled'): Promise<void> {
+    const generation = record.current;
+    if (generation && (record.state === 'running' || record.state === 'restarting' || record.state === 'starting')) {
+      this.#setState(record, 'stopping');
+      generation.retire();
+      const ok = await this.#stopInstance(generation, record.name);
+      await generation.removeAll();
+      delete record.current;
+      if (!ok) {
+        this.#quarantine(record, new HomeAgentError('HA_ERR_PLUGIN_START', 'did not stop cleanly'));
+        if (final === 'disabled') this.#setState(record, 'disabled', record.error);
+        return;
+      }
+    } else if (generation) {
+      await generation.removeAll();
+      delete record.current;
+    }
+    this.#setState(record, final);
+  }
+
+  async #stopInstance(generation: PluginGeneration, name: string): Promise<boolean> {
+    const instance = generation.instance;
+    if (!instance) return true;
+    try {
+      await withTimeout(instance.stop(), this.#options.timeoutMs(), `stop of plugin ${name}`);
+      return true;
+    } catch (error) {
+      this.#log.error({ plugin: name, err: error }, 'plugin failed to stop cleanly');
+      return false;
+    }
+  }
+
+  #quarantine(record: PluginRecord, error: unknown): void {
+    this.#log.error({ plugin: record.name, err: error }, 'plugin quarantined');
+    this.#setState(record, 'quarantined', describeError(error));
+  }
+
+  #setState(record: PluginRecord, state: PluginState, error?: string): void {
+    record.state = state;
+    if (error === undefined) delete record.error;
+    else record.error = error;
+    const serviceState = state === 'quarantined' ? 'failed' : state === 'disabled' || state === 'restarting' ? undefined : state;
+    if (serviceState === undefined) return;
+    this.#options.kernel.events.emit('service.state', {
+      name: record.name,
       kind: 'plugin',
-      state,
+      state: serviceState,
       ...(error === undefined ? {} : { error }),
     });
   }
 }
 
+function missing(dir: string): never {
+  throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir} has no plugin.json or SKILL.md`);
+}
+
+/** Imports of the same entry so far: a reload needs a fresh module instance, not the cached one. */
+let importGeneration = 0;
+
+/**
+ * Built-in plugins are imported in-process; their entry default-exports definePlugin(...). Each
+ * load imports the entry under a new URL query so a reload runs the files as they are now (Node
+ * cannot unload the old module: each reload of an in-process plugin keeps its old code in memory).
+ */
+const builtinDriver: PluginDriver = async ({ manifest, dir, context }) => {
+  const url = `${pathToFileURL(join(dir, manifest.entry)).href}?generation=${++importGeneration}`;
+  const module = (await import(url)) as { default?: unknown };
+  if (!isPluginModule(module.default)) {
+    throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `${manifest.entry} does not default-export definePlugin(...)`);
+  }
+  return module.default.create(context);
+};
+
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HomeAgentError('HA_ERR_PLUGIN_START', `${what} took longer than ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new HomeAgentError('HA_ERR_PLUGIN_TIMEOUT', `${what} took longer than ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-export function compareVersions(a: string, b: string): number {
-  const pa = a.split(/[-+]/)[0]?.split('.').map(Number) ?? [];
-  const pb = b.split(/[-+]/)[0]?.split('.').map(Number) ?? [];
-  for (let i = 0; i < 3; i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return Math.sign(d);
-  }
-  return 0;
 }

@@ -14,6 +14,7 @@ export {
   type OutputType,
   type Receipt,
 } from '../io/types.js';
+export type { ChatMessage, Usage } from '../llm/spec/index.js';
 export type { Logger } from '../log/logger.js';
 export { ERROR_CODES, type ErrorCode, type ErrorEnvelope, HomeAgentError, isHomeAgentError, toErrorEnvelope } from '../shared/errors.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
@@ -22,6 +23,8 @@ export {
   type JsonSchema,
   type ToolContext,
   type ToolDefinition,
+  type ToolTier,
+  TOOL_TIERS,
   ToolError,
   type ToolErrorInfo,
   type ToolErrorReason,
@@ -29,16 +32,29 @@ export {
 export type { Caller, ControlApi, ControlMethod, MethodInfo } from './control.js';
 export {
   definePlugin,
+  type HttpRequest,
+  type HttpResponse,
+  type HttpRoute,
   isPluginModule,
+  type KnowledgeHit,
+  type MemoryItem,
+  type PluginChatRequest,
   type PluginContext,
   type PluginEvents,
   type PluginFactory,
+  type PluginHealth,
+  type PluginHttp,
   type PluginInput,
   type PluginInstance,
   type PluginIo,
+  type PluginKnowledge,
+  type PluginLlm,
+  type PluginMemory,
   type PluginModule,
   type PluginPaths,
   type PluginSettings,
   type PluginStages,
   type PluginTools,
+  type PluginTrust,
+  type Triple,
 } from './plugin.js';

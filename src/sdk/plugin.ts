@@ -3,33 +3,51 @@
  * calls the factory with the plugin's own context and then drives the returned instance through
  * the {@link Service} lifecycle: constructors assign, `start(signal)` acquires, `stop()` releases
  * everything `start` acquired.
+ *
+ * Every context is built for one plugin and stamped with its identity: whatever it registers is
+ * owned by `plugin:<name>` and removed when it stops. Built-in plugins get the whole SDK; external
+ * ones (out-of-process and Lua) a restricted one, enforced by the host: read-only memory and
+ * knowledge, subscribe-only events, no control API, no HTTP routes, interrupts at most L3, settings
+ * only in their own namespace, and only the tool names their manifest allows. A call the plugin
+ * may not make throws HA_ERR_PLUGIN_PERMISSION; one whose service this daemon lacks throws
+ * HA_ERR_UNAVAILABLE.
  */
 import type { Stage, StageHandler, StageScope } from '../agent/types.js';
 import type { EventMap, EventName } from '../events/event-bus.js';
 import type { InputType, Level, OutputChannel, Receipt } from '../io/types.js';
+import type { ChatMessage, Usage } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import type { Service } from '../shared/service.js';
 import type { ToolDefinition } from '../shared/tool.js';
 import type { ControlApi } from './control.js';
 
+/** `builtin`: shipped in plugins/ and loaded in-process. `external`: installed code (process or Lua). */
+export type PluginTrust = 'builtin' | 'external';
+
 /** The plugin's settings, scoped to `plugin.<name>.*`. */
 export interface PluginSettings {
   /** The value the running daemon uses for `plugin.<name>.<key>`. */
   get<T = unknown>(key: string): T;
+  /** Stores `plugin.<name>.<key>` (checked against its definition; audited with the plugin as actor). */
+  set(key: string, value: unknown): void;
   /** Called after any of this plugin's settings changed; returns a function that unsubscribes. */
   onChange(listener: (key: string) => void): () => void;
 }
 
 /** Event subscriptions stamped with the plugin's name and removed automatically when it stops. */
 export interface PluginEvents {
-  on<K extends EventName>(event: K, listener: (payload: EventMap[K]) => void | Promise<void>): () => void;
+  subscribe<K extends EventName>(event: K, listener: (payload: EventMap[K]) => void | Promise<void>): () => void;
+  /** Emits a kernel event. Built-in plugins only. */
+  publish<K extends EventName>(event: K, payload: EventMap[K]): void;
 }
 
 export interface PluginPaths {
-  /** A private, writable directory for this plugin's files (`<data_dir>/plugins/<name>`). */
+  /** A private, writable directory for this plugin's files (`<data_dir>/plugin-data/<name>`). */
   data: string;
   /** The daemon's runtime directory, for sockets. */
   runtime: string;
+  /** The folder the plugin was loaded from (read-only for external plugins). */
+  root: string;
 }
 
 /** An input a plugin hands to the agent; the kernel fills in id, time and defaults. */
@@ -41,20 +59,26 @@ export interface PluginInput {
   type?: InputType;
   payload: unknown;
   meta?: Record<string, unknown>;
-  /** 0 (queued, the default) or an interrupt level 1-4 (4 only for built-in plugins). */
-  level?: Level;
 }
 
 /** Inputs and outputs. Everything registered here is removed when the plugin stops. */
 export interface PluginIo {
-  /** Adds an output channel; its owner is the plugin. */
-  registerChannel(channel: Omit<OutputChannel, 'owner'>): void;
-  /** Hands an input to the agent; resolves with its one receipt. */
-  submit(input: PluginInput): Promise<Receipt>;
+  /** Adds an output channel; its owner is the plugin. Returns a function that removes it. */
+  registerOutputChannel(channel: Omit<OutputChannel, 'owner'>): () => void;
+  /** Queues an input for the agent; resolves with its one receipt. */
+  injectInput(input: PluginInput): Promise<Receipt>;
+  /**
+   * Raises an interrupt (level 1-4) that may pre-empt the task running now. External plugins are
+   * clamped to L3; L4 is for the kernel and built-in plugins.
+   */
+  injectInterrupt(input: PluginInput, level: Exclude<Level, 0>): Promise<Receipt>;
 }
 
 export interface PluginTools {
-  /** Offers a tool to the model; its owner is the plugin. Returns a function that removes it. */
+  /**
+   * Offers a tool to the model; its owner is the plugin. A name already taken is rejected
+   * (HA_ERR_TOOL_DEFINITION). Returns a function that removes it.
+   */
   register<A>(definition: Omit<ToolDefinition<A>, 'owner'>): () => void;
 }
 
@@ -63,21 +87,116 @@ export interface PluginStages {
   register(stage: Stage, handler: StageHandler, scope?: StageScope): () => void;
 }
 
+/** A remembered fact as memory returns it. */
+export interface MemoryItem {
+  text: string;
+  score: number;
+  source?: string;
+  at?: string;
+}
+
+export interface Triple {
+  subject: string;
+  relation: string;
+  object: string;
+  confidence?: number;
+}
+
+/** The household memory. External plugins may only recall. */
+export interface PluginMemory {
+  recall(query: string, options?: { limit?: number }): Promise<MemoryItem[]>;
+  /** Built-in plugins only. */
+  commit(triples: Triple[], options?: { source?: string }): Promise<void>;
+}
+
+export interface KnowledgeHit {
+  name: string;
+  category: string;
+  score: number;
+  snippet: string;
+}
+
+/** The knowledge library. External plugins may only search and list. */
+export interface PluginKnowledge {
+  search(query: string, options?: { limit?: number }): Promise<KnowledgeHit[]>;
+  list(category?: string): Promise<Array<{ name: string; category: string }>>;
+  /** Built-in plugins only. */
+  add(name: string, content: string): Promise<void>;
+}
+
+export interface PluginChatRequest {
+  messages: ChatMessage[];
+  temperature?: number;
+  max_tokens?: number;
+  signal?: AbortSignal;
+}
+
+/** Language models, through the provider manager (sources, fallbacks and cooldowns included). */
+export interface PluginLlm {
+  chat(request: PluginChatRequest): Promise<{ text: string; usage: Usage; model: string }>;
+}
+
+export interface HttpRequest {
+  method: string;
+  /** Path below the plugin's prefix, starting with `/`. */
+  path: string;
+  query: Record<string, string>;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export interface HttpResponse {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+export interface HttpRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+  /** Served at `/plugins/<name><path>`. */
+  path: string;
+  handler(request: HttpRequest): HttpResponse | Promise<HttpResponse>;
+}
+
+/** Routes served by the daemon's one web server. Built-in plugins only. */
+export interface PluginHttp {
+  route(route: HttpRoute): () => void;
+}
+
 /** Everything a plugin may use, handed to its factory. */
 export interface PluginContext {
   readonly name: string;
+  readonly trust: PluginTrust;
   readonly log: Logger;
+  /**
+   * Writes an audit record (always kept, whatever the log level) with the plugin as actor: every
+   * command run, file written or setting changed on someone's behalf.
+   */
+  audit(action: string, details?: Record<string, unknown>): void;
   readonly settings: PluginSettings;
   readonly events: PluginEvents;
-  /** The kernel's control methods (status, config, backup, ...); built-in plugins only. */
+  /** The kernel's control methods (status, config, backup, plugins.*, ...). Built-in plugins only. */
   readonly control: ControlApi;
   readonly paths: PluginPaths;
   readonly io: PluginIo;
   readonly tools: PluginTools;
   readonly stages: PluginStages;
+  readonly memory: PluginMemory;
+  readonly knowledge: PluginKnowledge;
+  readonly llm: PluginLlm;
+  readonly http: PluginHttp;
 }
 
-export type PluginInstance = Omit<Service, 'name'>;
+/** A health answer: `ok` false puts the plugin on the supervisor's list. */
+export interface PluginHealth {
+  ok: boolean;
+  detail: string;
+}
+
+export type PluginInstance = Omit<Service, 'name'> & {
+  /** Answers the host's health ping; absent means "healthy while running". */
+  health?(): PluginHealth | Promise<PluginHealth>;
+};
 export type PluginFactory = (context: PluginContext) => PluginInstance;
 
 export interface PluginModule {

@@ -68,6 +68,23 @@ export const ERROR_CODES = {
   HA_ERR_PLUGIN_MANIFEST: 'a plugin manifest is missing or invalid',
   HA_ERR_PLUGIN_LOAD: 'a plugin could not be loaded',
   HA_ERR_PLUGIN_START: 'a plugin failed to start',
+  HA_ERR_PLUGIN_NOT_FOUND: 'no plugin with that name is installed',
+  HA_ERR_PLUGIN_PERMISSION: 'the plugin is not allowed to do that',
+  HA_ERR_PLUGIN_DEAD: 'the plugin is not running (crashed, restarting or failed)',
+  HA_ERR_PLUGIN_TIMEOUT: 'a call into the plugin did not finish in time',
+  HA_ERR_PLUGIN_PROTOCOL: 'a plugin process sent a malformed or unexpected message',
+  HA_ERR_PLUGIN_INSTALL: 'the plugin archive could not be installed',
+  HA_ERR_PLUGIN_STATE: 'the plugin is not in a state that allows this',
+  HA_ERR_SKILL_INVALID: 'a SKILL.md file is missing or invalid',
+
+  HA_ERR_UNAVAILABLE: 'the service needed for this is not available in this daemon',
+  HA_ERR_CONFIRMATION_REQUIRED: "the action needs the owner's confirmation first",
+  HA_ERR_CONFIRMATION_UNKNOWN: 'no pending confirmation matches that code',
+
+  HA_ERR_CMD_DENIED: 'the command is not allowed by the cmd policy',
+  HA_ERR_FILES_DENIED: 'the path is outside the allowed file roots',
+  HA_ERR_MCP: 'an MCP server failed or is unreachable',
+  HA_ERR_TIMER: 'the timer request is invalid',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

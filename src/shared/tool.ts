@@ -19,6 +19,16 @@ export interface ToolContext {
   channel: string;
 }
 
+/**
+ * What a tool may do, declared by every tool. `read` only looks; `act` changes something in the
+ * house or the daemon that is easy to undo (switch a light, set a timer); `dangerous` runs
+ * programs, writes files, installs code or drives an output marked critical, and needs the
+ * owner's confirmation through the originating channel unless pre-authorised
+ * (core.agent.preauthorized_tools).
+ */
+export type ToolTier = 'read' | 'act' | 'dangerous';
+export const TOOL_TIERS: readonly ToolTier[] = ['read', 'act', 'dangerous'];
+
 export interface ToolDefinition<A = Record<string, unknown>> {
   /** `^[a-zA-Z0-9_-]{1,64}$`, unique across the registry. */
   name: string;
@@ -27,6 +37,8 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   parameters: JsonSchema;
   /** `core`, `io`, `plugin:<name>`, `device:<name>`: groups tools in the prompt and scopes stage hooks. */
   owner: string;
+  /** What the tool may do; `dangerous` tools run only after confirmation. */
+  tier: ToolTier;
   /** May run concurrently with other parallel-safe tools of the same reply. Default false. */
   parallel_safe?: boolean;
   /** Keep this tool's results out of memory text. */
@@ -50,6 +62,8 @@ export type ToolErrorReason =
   | 'not_found'
   | 'rejected'
   | 'capability'
+  | 'confirmation_required'
+  | 'unavailable'
   | 'failed';
 
 /** A tool failure as the model reads it: what went wrong, where, and what to do instead. */
@@ -75,4 +89,13 @@ export class ToolError extends Error {
 /** The result the model sees for a failed call: compact JSON, never an exception. */
 export function toolErrorResult(info: ToolErrorInfo): string {
   return JSON.stringify({ ok: false, error: info });
+}
+
+/** True when a tool name matches one of the glob patterns (`*` = any run of characters). */
+export function matchesToolName(name: string, patterns: readonly string[]): boolean {
+  return patterns.some((p) => new RegExp(`^${p.split('*').map(escapeRegExp).join('.*')}$`).test(name));
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -17,11 +17,14 @@
  *   owner creates a new one (LuaAdapter does so on its next call).
  *
  * http_get/http_post run here on the main thread with real fetch, a timeout and a response size
- * limit; the Lua call waits (its thread yields) and the wait does not count as CPU time.
+ * limit; the Lua call waits (its thread yields) and the wait does not count as CPU time. The
+ * `http` option restricts them (lua-http-policy.ts): Lua plugins get only the hosts their manifest
+ * grants, checked on every redirect hop.
  */
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../log/logger.js';
 import { HomeAgentError } from '../../shared/errors.js';
+import { httpRefusal, isRedirect, type LuaHttpPolicy, MAX_CHECKED_REDIRECTS } from './lua-http-policy.js';
 import type {
   FromWorker,
   LuaErrorCode,
@@ -33,6 +36,7 @@ import type {
   WorkerInit,
 } from './lua-protocol.js';
 
+export type { LuaHttpPolicy } from './lua-http-policy.js';
 export type { LuaErrorCode, LuaModuleInfo } from './lua-protocol.js';
 
 export const DEFAULT_LUA_MEMORY_LIMIT_BYTES = 64 * 1024 * 1024;
@@ -72,6 +76,10 @@ export interface LuaSandboxOptions {
   max_http_per_call?: number;
   /** How long past time_limit_ms a call may go without progress before the worker is stopped; default max(1000, time_limit_ms). */
   watchdog_grace_ms?: number;
+  /** What http_get/http_post may reach; default `true` (any http(s) URL, redirects followed). */
+  http?: LuaHttpPolicy;
+  /** Called once when the sandbox stops by itself (watchdog, worker crash, engine failure), never after close(). */
+  onStopped?: (error: LuaScriptError) => void;
 }
 
 export interface LuaCallOptions {
@@ -328,6 +336,7 @@ export class LuaSandbox {
     if (!this.#alive) return;
     this.#alive = false;
     this.#death = error;
+    if (!this.#closing) queueMicrotask(() => this.#options.onStopped?.(error));
     if (this.#watchdog) clearTimeout(this.#watchdog);
     this.#watchdog = undefined;
     for (const controller of this.#http) controller.abort();
@@ -337,16 +346,22 @@ export class LuaSandbox {
     for (const p of pending) p.reject(error);
   }
 
-  /** Real HTTP for http_get/http_post: http(s) only, a timeout, and a cap on the body size. */
+  /**
+   * Real HTTP for http_get/http_post: http(s) only, within the sandbox's HTTP policy, a timeout,
+   * and a cap on the body size. Under a restricted policy redirects are followed here, hop by hop,
+   * so each target is checked like the first.
+   */
   async #fetch(request: LuaHttpRequest): Promise<LuaHttpResult> {
     const { http_timeout_ms: timeoutMs, http_max_bytes: maxBytes } = this.#options;
+    const policy = this.#options.http ?? true;
     let url: URL;
     try {
       url = new URL(request.url);
     } catch {
       return { ok: false, error: `invalid URL: ${request.url.slice(0, 200)}` };
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, error: 'only http and https URLs are allowed' };
+    const refusal = httpRefusal(policy, url);
+    if (refusal !== undefined) return { ok: false, error: refusal };
     const controller = new AbortController();
     this.#http.add(controller);
     let timedOut = false;
@@ -355,12 +370,36 @@ export class LuaSandbox {
       controller.abort();
     }, timeoutMs);
     try {
-      const response = await fetch(url, {
-        method: request.method,
-        headers: request.headers,
-        ...(request.body === undefined ? {} : { body: request.body }),
-        signal: controller.signal,
-      });
+      let method: string = request.method;
+      let body = request.body;
+      let response: Response;
+      for (let hop = 0; ; hop++) {
+        response = await fetch(url, {
+          method,
+          headers: request.headers,
+          ...(body === undefined ? {} : { body }),
+          signal: controller.signal,
+          redirect: policy === true ? 'follow' : 'manual',
+        });
+        const location = policy === true || !isRedirect(response.status) ? null : response.headers.get('location');
+        if (location === null) break;
+        await response.body?.cancel();
+        if (hop >= MAX_CHECKED_REDIRECTS) return { ok: false, error: `more than ${MAX_CHECKED_REDIRECTS} redirects` };
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          return { ok: false, error: `invalid redirect location: ${location.slice(0, 200)}` };
+        }
+        const refused = httpRefusal(policy, next);
+        if (refused !== undefined) return { ok: false, error: `redirect to ${next.host} refused: ${refused}` };
+        // What fetch itself does: 303 (and 301/302 after a POST) continue as a GET without a body.
+        if (response.status === 303 || (method === 'POST' && (response.status === 301 || response.status === 302))) {
+          method = 'GET';
+          body = undefined;
+        }
+        url = next;
+      }
       const chunks: Uint8Array[] = [];
       let size = 0;
       if (response.body) {

@@ -1,0 +1,100 @@
+/**
+ * The mcp plugin: a Model Context Protocol client. Every enabled server in plugin.mcp.servers
+ * (a local program over stdio, or a streamable HTTP endpoint) is connected at start and its tools
+ * appear as `mcp_<server>_<tool>`. A server that is down is reported by health() and retried; it
+ * never keeps the plugin or the other servers from working.
+ */
+import { definePlugin, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
+import type { McpServerConfig } from './server-config.js';
+import { McpServerConnection } from './server-connection.js';
+
+export interface McpPluginOptions {
+  /** First wait before reconnecting a server; it doubles with every failure. */
+  retryBaseMs?: number;
+  retryMaxMs?: number;
+  /**
+   * How long start() waits for the first connection attempts. Slower servers (an npx download,
+   * a far-away endpoint) keep connecting afterwards and their tools appear when they are ready.
+   */
+  startWaitMs?: number;
+}
+
+const RETRY_BASE_MS = 1000;
+const RETRY_MAX_MS = 300_000;
+const START_WAIT_MS = 10_000;
+
+export class McpPlugin implements PluginInstance {
+  readonly #ctx: PluginContext;
+  readonly #options: Required<McpPluginOptions>;
+  #connections: McpServerConnection[] = [];
+
+  constructor(ctx: PluginContext, options: McpPluginOptions = {}) {
+    this.#ctx = ctx;
+    this.#options = {
+      retryBaseMs: options.retryBaseMs ?? RETRY_BASE_MS,
+      retryMaxMs: options.retryMaxMs ?? RETRY_MAX_MS,
+      startWaitMs: options.startWaitMs ?? START_WAIT_MS,
+    };
+  }
+
+  /** The connections, by server name (for tests and diagnostics). */
+  get servers(): ReadonlyMap<string, McpServerConnection> {
+    return new Map(this.#connections.map((connection) => [connection.name, connection]));
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    const servers = this.#ctx.settings.get<Record<string, McpServerConfig> | undefined>('servers') ?? {};
+    const names = new Set<string>();
+    // Sorted, so that when two servers' tools reduce to one name the same one gets the suffix every time.
+    for (const [name, config] of Object.entries(servers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (config.enabled === false) {
+        this.#ctx.log.info({ server: name }, `MCP server ${name} is disabled`);
+        continue;
+      }
+      this.#connections.push(
+        new McpServerConnection(name, config, {
+          ctx: this.#ctx,
+          names,
+          retryBaseMs: this.#options.retryBaseMs,
+          retryMaxMs: this.#options.retryMaxMs,
+        }),
+      );
+    }
+    await waitAtMost(Promise.all(this.#connections.map((connection) => connection.start())), this.#options.startWaitMs, signal);
+  }
+
+  async stop(): Promise<void> {
+    const connections = this.#connections;
+    this.#connections = [];
+    await Promise.all(connections.map((connection) => connection.stop()));
+  }
+
+  health(): { ok: boolean; detail: string } {
+    if (this.#connections.length === 0) return { ok: true, detail: 'no MCP servers configured' };
+    const answers = this.#connections.map((connection) => connection.health());
+    const failing = answers.filter((answer) => !answer.ok);
+    return failing.length > 0
+      ? { ok: false, detail: failing.map((answer) => answer.detail).join('; ') }
+      : { ok: true, detail: answers.map((answer) => answer.detail).join('; ') };
+  }
+}
+
+/** Resolves when `work` settles, `ms` passed or `signal` aborted, whichever comes first; never rejects. */
+async function waitAtMost(work: Promise<unknown>, ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return;
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    onAbort = resolve;
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    await Promise.race([work.then(() => undefined, () => undefined), deadline]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+export default definePlugin((ctx) => new McpPlugin(ctx));

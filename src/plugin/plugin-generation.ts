@@ -1,0 +1,395 @@
+/**
+ * One running instance of a plugin ("generation") and the context it was given. Every
+ * registration the instance makes (tools, stage hooks, output channels, event subscriptions, HTTP
+ * routes) is recorded here. While the instance starts, registrations are only staged; `commit()`
+ * then swaps the whole set for the owner's previous one in a single synchronous step, which is
+ * what makes a hot reload atomic: a call made before the swap reaches the old instance (kept
+ * running until its calls drain), a call made after it reaches the new one.
+ *
+ * The context enforces the plugin's trust level. Built-in plugins get the whole SDK; external ones
+ * get read-only memory and knowledge, subscribe-only events, no control API, no HTTP routes,
+ * interrupts clamped to L3, settings only in their namespace and only the tool names their manifest
+ * allows. The checks run here, in the daemon, never in the plugin's own process.
+ */
+import { mkdirSync } from 'node:fs';
+import { isStage, type StageRegistry } from '../agent/stage-registry.js';
+import type { ToolRegistry } from '../agent/tool-registry.js';
+import type { SettingsRegistry } from '../config/settings-registry.js';
+import type { EventBus, EventMap, EventName } from '../events/event-bus.js';
+import type { InputScheduler } from '../io/input-scheduler.js';
+import type { IoManager } from '../io/io-manager.js';
+import type { InputEvent, Level, OutputChannel } from '../io/types.js';
+import type { LanguageModel } from '../llm/spec/index.js';
+import type { Logger, LogManager } from '../log/logger.js';
+import type { ControlApi } from '../sdk/control.js';
+import type {
+  PluginContext,
+  PluginInput,
+  PluginInstance,
+  PluginKnowledge,
+  PluginMemory,
+  PluginTrust,
+} from '../sdk/plugin.js';
+import { HomeAgentError } from '../shared/errors.js';
+import { matchesToolName, type ToolDefinition } from '../shared/tool.js';
+import type { HttpRouteRegistry, RegisteredRoute } from './http-routes.js';
+import { allowedToolPatterns, type Manifest } from './manifest.js';
+
+/** The kernel parts a plugin context reaches. */
+export interface KernelServices {
+  settings: SettingsRegistry;
+  events: EventBus;
+  logs: LogManager;
+  control: ControlApi;
+  io: IoManager;
+  scheduler: InputScheduler;
+  tools: ToolRegistry;
+  stages: StageRegistry;
+  routes: HttpRouteRegistry;
+  /** The provider manager; absent in tests that do not need it. */
+  llm?: LanguageModel;
+  memory?: PluginMemory;
+  knowledge?: PluginKnowledge;
+  newId: () => string;
+  now: () => number;
+}
+
+interface Subscription {
+  event: EventName;
+  listener: (payload: never) => void | Promise<void>;
+}
+
+interface StagedStage {
+  stage: Parameters<StageRegistry['register']>[1];
+  handler: Parameters<StageRegistry['register']>[2];
+  scope: Parameters<StageRegistry['register']>[3];
+}
+
+export interface GenerationOptions {
+  manifest: Manifest;
+  trust: PluginTrust;
+  /** The plugin's folder. */
+  root: string;
+  dataDir: string;
+  runtimeDir: string;
+  kernel: KernelServices;
+}
+
+export class PluginGeneration {
+  readonly manifest: Manifest;
+  readonly trust: PluginTrust;
+  readonly owner: string;
+  readonly context: PluginContext;
+  instance: PluginInstance | undefined;
+  readonly #kernel: KernelServices;
+  readonly #log: Logger;
+  /** Registrations of this generation (live once committed). */
+  readonly #tools = new Map<string, ToolDefinition>();
+  readonly #stages: StagedStage[] = [];
+  readonly #channels = new Map<string, OutputChannel>();
+  readonly #subscriptions: Subscription[] = [];
+  readonly #routes: RegisteredRoute[] = [];
+  /** Undo functions of registrations made while live. */
+  readonly #live = new Set<() => void>();
+  #phase: 'staging' | 'live' | 'retired' = 'staging';
+  #inflight = 0;
+  #drained: Array<() => void> = [];
+
+  constructor(options: GenerationOptions) {
+    this.manifest = options.manifest;
+    this.trust = options.trust;
+    this.owner = `plugin:${options.manifest.name}`;
+    this.#kernel = options.kernel;
+    this.#log = options.kernel.logs.child(`plugin.${options.manifest.name}`);
+    const data = options.dataDir;
+    mkdirSync(data, { recursive: true, mode: 0o700 });
+    this.context = this.#buildContext(options.root, data, options.runtimeDir);
+  }
+
+  get live(): boolean {
+    return this.#phase === 'live';
+  }
+
+  get inflight(): number {
+    return this.#inflight;
+  }
+
+  toolNames(): string[] {
+    return [...this.#tools.keys()].sort();
+  }
+
+  /**
+   * Makes this generation's registrations the owner's only ones, in one synchronous step.
+   * Throws (and changes nothing) when a staged tool clashes with another owner's.
+   */
+  commit(): void {
+    const { tools, stages, events, io, routes } = this.#kernel;
+    tools.replaceOwner(this.owner, [...this.#tools.values()]);
+    routes.replaceOwner(this.owner, this.#routes);
+    stages.removeOwner(this.owner);
+    for (const s of this.#stages) stages.register(this.owner, s.stage, s.handler, s.scope);
+    events.removeOwner(this.owner);
+    for (const s of this.#subscriptions) events.on(this.owner, s.event, s.listener as never);
+    void io.replaceOwner(this.owner, { channels: [...this.#channels.values()] });
+    this.#phase = 'live';
+  }
+
+  /** Stops accepting registrations; live ones stay until the owner's are replaced or removed. */
+  retire(): void {
+    this.#phase = 'retired';
+  }
+
+  /** Removes everything this owner registered (the plugin stopped or failed). */
+  async removeAll(): Promise<void> {
+    const { tools, stages, events, io, routes } = this.#kernel;
+    tools.removeOwner(this.owner);
+    stages.removeOwner(this.owner);
+    events.removeOwner(this.owner);
+    routes.removeOwner(this.owner);
+    await io.removeOwner(this.owner);
+    this.#live.clear();
+  }
+
+  /** Resolves when no tool call of this generation is running, or after `ms`. */
+  drain(ms: number): Promise<boolean> {
+    if (this.#inflight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      this.#drained.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  #register<T>(kind: string, stage: () => T, live: () => () => void, unstage: () => void): () => void {
+    if (this.#phase === 'retired') {
+      throw new HomeAgentError('HA_ERR_PLUGIN_STATE', `plugin ${this.manifest.name} is being replaced; its old instance cannot register ${kind}`);
+    }
+    stage();
+    if (this.#phase === 'staging') return unstage;
+    const undo = live();
+    this.#live.add(undo);
+    return () => {
+      unstage();
+      undo();
+      this.#live.delete(undo);
+    };
+  }
+
+  #permission(what: string): never {
+    throw new HomeAgentError('HA_ERR_PLUGIN_PERMISSION', `plugin ${this.manifest.name} (${this.trust}) may not ${what}`);
+  }
+
+  #wrapTool(definition: ToolDefinition): ToolDefinition {
+    const execute = definition.execute;
+    return {
+      ...definition,
+      execute: async (args, context) => {
+        this.#inflight++;
+        try {
+          return await execute(args, context);
+        } finally {
+          this.#inflight--;
+          if (this.#inflight === 0) for (const resolve of this.#drained.splice(0)) resolve();
+        }
+      },
+    };
+  }
+
+  #buildContext(root: string, data: string, runtime: string): PluginContext {
+    const kernel = this.#kernel;
+    const name = this.manifest.name;
+    const owner = this.owner;
+    const external = this.trust === 'external';
+    const prefix = `plugin.${name}.`;
+    const toolPatterns = allowedToolPatterns(this.manifest);
+
+    const inject = (input: PluginInput, level: Level) => {
+      if (input === null || typeof input !== 'object') throw new HomeAgentError('HA_ERR_INPUT_INVALID', 'an input must be an object');
+      let effective = level;
+      if (external && level > 3) {
+        this.#log.warn({ level }, 'external plugins may raise interrupts up to L3; clamped');
+        effective = 3;
+      }
+      const event: InputEvent = {
+        id: kernel.newId(),
+        source: input.source ?? name,
+        channel: input.channel,
+        type: input.type ?? 'text',
+        payload: input.payload,
+        meta: { ...(input.meta ?? {}), plugin: name },
+        received_at: kernel.now(),
+        level: effective,
+      };
+      return kernel.scheduler.submit(event, { origin: external ? 'external' : 'builtin' });
+    };
+
+    const memory: PluginMemory = {
+      recall: (query, options) => (kernel.memory ? kernel.memory.recall(query, options) : unavailable('memory')),
+      commit: (triples, options) =>
+        external ? this.#permission('write to memory') : kernel.memory ? kernel.memory.commit(triples, options) : unavailable('memory'),
+    };
+    const knowledge: PluginKnowledge = {
+      search: (query, options) => (kernel.knowledge ? kernel.knowledge.search(query, options) : unavailable('the knowledge library')),
+      list: (category) => (kernel.knowledge ? kernel.knowledge.list(category) : unavailable('the knowledge library')),
+      add: (entry, content) =>
+        external
+          ? this.#permission('write to the knowledge library')
+          : kernel.knowledge
+            ? kernel.knowledge.add(entry, content)
+            : unavailable('the knowledge library'),
+    };
+
+    return {
+      name,
+      trust: this.trust,
+      log: this.#log,
+      audit: (action, details = {}) => kernel.logs.audit({ ...details, actor: owner, action: `${name}.${action}` }),
+      settings: {
+        get: <T>(key: string) => {
+          const section = (kernel.settings.config().plugin as Record<string, Record<string, unknown> | undefined>)[name];
+          return (section?.[key] ?? kernel.settings.get(prefix + key).value) as T;
+        },
+        set: (key, value) => void kernel.settings.set(prefix + key, value, owner),
+        onChange: (listener) =>
+          this.#subscribe('settings.changed', ({ key }) => {
+            if (key.startsWith(prefix)) listener(key.slice(prefix.length));
+          }),
+      },
+      events: {
+        subscribe: (event, listener) => this.#subscribe(event, listener),
+        publish: (event, payload) => (external ? this.#permission('publish events') : kernel.events.emit(event, payload)),
+      },
+      control: {
+        call: (method, params, caller) =>
+          external ? Promise.reject(permissionError(name, 'call control methods')) : kernel.control.call(method, params, caller),
+        methods: () => (external ? [] : kernel.control.methods()),
+      },
+      paths: { data, runtime, root },
+      io: {
+        registerOutputChannel: (channel) => {
+          const full: OutputChannel = { ...channel, owner };
+          return this.#register(
+            `channel ${channel.name}`,
+            () => {
+              if (this.#channels.has(channel.name)) {
+                throw new HomeAgentError('HA_ERR_IO_DEFINITION', `plugin ${name} already registered channel ${channel.name}`);
+              }
+              this.#channels.set(channel.name, full);
+            },
+            () => {
+              kernel.io.registerChannel(full);
+              return () => kernel.io.unregisterChannel(channel.name);
+            },
+            () => {
+              if (this.#channels.get(channel.name) === full) this.#channels.delete(channel.name);
+            },
+          );
+        },
+        injectInput: (input) => inject(input, 0),
+        injectInterrupt: (input, level) => inject(input, level),
+      },
+      tools: {
+        register: (definition) => {
+          if (external && !matchesToolName(String(definition.name), toolPatterns)) {
+            throw new HomeAgentError(
+              'HA_ERR_PLUGIN_PERMISSION',
+              `plugin ${name} may not register a tool named ${String(definition.name)}; its manifest allows ${toolPatterns.join(', ')}`,
+            );
+          }
+          const full = this.#wrapTool({ ...(definition as unknown as ToolDefinition), owner });
+          return this.#register(
+            `tool ${full.name}`,
+            () => {
+              const taken = kernel.tools.get(full.name);
+              if (this.#tools.has(full.name) || (taken && taken.owner !== owner)) {
+                throw new HomeAgentError('HA_ERR_TOOL_DEFINITION', `a tool named ${full.name} is already registered`, {
+                  details: { name: full.name, owner },
+                });
+              }
+              this.#tools.set(full.name, full);
+            },
+            () => {
+              // A live registration replaces this owner's earlier definition of the same name (a restarted process re-registering).
+              kernel.tools.replaceOwner(owner, [...this.#tools.values()]);
+              return () => {
+                if (kernel.tools.get(full.name) === full) kernel.tools.unregister(full.name);
+              };
+            },
+            () => {
+              if (this.#tools.get(full.name) === full) this.#tools.delete(full.name);
+            },
+          );
+        },
+      },
+      stages: {
+        register: (stage, handler, scope = 'global') => {
+          const staged: StagedStage = { stage, handler, scope };
+          return this.#register(
+            `stage hook ${stage}`,
+            () => {
+              if (!isStage(stage)) throw new HomeAgentError('HA_ERR_STAGE_UNKNOWN', `unknown stage ${JSON.stringify(stage)} (plugin ${name})`);
+              this.#stages.push(staged);
+            },
+            () => kernel.stages.register(owner, stage, handler, scope),
+            () => {
+              const index = this.#stages.indexOf(staged);
+              if (index >= 0) this.#stages.splice(index, 1);
+            },
+          );
+        },
+      },
+      memory,
+      knowledge,
+      llm: {
+        chat: async (request) => {
+          if (!kernel.llm) return unavailable('a language model');
+          const result = await kernel.llm.generate({
+            messages: request.messages,
+            ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+            ...(request.max_tokens === undefined ? {} : { max_tokens: request.max_tokens }),
+            ...(request.signal === undefined ? {} : { signal: request.signal }),
+          });
+          return { text: result.text, usage: result.usage, model: result.model };
+        },
+      },
+      http: {
+        route: (route) => {
+          if (external) this.#permission('serve HTTP routes');
+          const full = kernel.routes.prepare(name, route);
+          return this.#register(
+            `route ${full.full_path}`,
+            () => void this.#routes.push(full),
+            () => kernel.routes.add(full),
+            () => {
+              const index = this.#routes.indexOf(full);
+              if (index >= 0) this.#routes.splice(index, 1);
+            },
+          );
+        },
+      },
+    };
+  }
+
+  #subscribe<K extends EventName>(event: K, listener: (payload: EventMap[K]) => void | Promise<void>): () => void {
+    const subscription: Subscription = { event, listener: listener as Subscription['listener'] };
+    return this.#register(
+      `event ${event}`,
+      () => void this.#subscriptions.push(subscription),
+      () => this.#kernel.events.on(this.owner, event, listener),
+      () => {
+        const index = this.#subscriptions.indexOf(subscription);
+        if (index >= 0) this.#subscriptions.splice(index, 1);
+      },
+    );
+  }
+}
+
+function permissionError(plugin: string, what: string): HomeAgentError {
+  return new HomeAgentError('HA_ERR_PLUGIN_PERMISSION', `plugin ${plugin} (external) may not ${what}`);
+}
+
+function unavailable(what: string): Promise<never> {
+  return Promise.reject(new HomeAgentError('HA_ERR_UNAVAILABLE', `${what} is not available in this daemon yet`));
+}

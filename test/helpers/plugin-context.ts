@@ -1,0 +1,141 @@
+/**
+ * A PluginContext for unit tests of one plugin, backed by real registries where that is cheap
+ * (a real ToolRegistry, so definitions are validated as in the daemon) and by recording fakes for
+ * what the test inspects (injected inputs, channels, audit records). Integration tests load
+ * plugins through the real PluginHost instead.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ToolRegistry } from '../../src/agent/tool-registry.js';
+import { EventBus } from '../../src/events/event-bus.js';
+import type { Level, OutputChannel, Receipt } from '../../src/io/types.js';
+import { LogManager } from '../../src/log/logger.js';
+import type { PluginContext, PluginInput, PluginTrust } from '../../src/sdk/plugin.js';
+import { HomeAgentError } from '../../src/shared/errors.js';
+import type { ToolContext, ToolDefinition } from '../../src/shared/tool.js';
+
+export interface InjectedInput {
+  input: PluginInput;
+  level: Level;
+}
+
+export interface TestPluginContext {
+  context: PluginContext;
+  tools: ToolRegistry;
+  events: EventBus;
+  channels: Map<string, OutputChannel>;
+  injected: InjectedInput[];
+  audits: Array<{ action: string; details: Record<string, unknown> }>;
+  settings: Map<string, unknown>;
+  /** Calls a registered tool the way the executor does (arguments validated first); throws ToolError as the tool does. */
+  call(name: string, args: Record<string, unknown>, context?: Partial<ToolContext>): Promise<unknown>;
+  /** Resolves with the next injected input. */
+  nextInjected(): Promise<InjectedInput>;
+}
+
+export interface TestPluginContextOptions {
+  name: string;
+  /** plugin.<name>.* values (the test supplies the defaults it relies on). */
+  settings?: Record<string, unknown>;
+  dataDir: string;
+  trust?: PluginTrust;
+  root?: string;
+  /** Answer of injectInput/injectInterrupt; default a done receipt. */
+  receipt?: (input: PluginInput) => Receipt;
+}
+
+export function createTestPluginContext(options: TestPluginContextOptions): TestPluginContext {
+  const logs = new LogManager({ level: 'silent', levels: {} });
+  const owner = `plugin:${options.name}`;
+  const tools = new ToolRegistry({ log: logs.child('tools') });
+  const events = new EventBus(logs.child('events'));
+  const channels = new Map<string, OutputChannel>();
+  const injected: InjectedInput[] = [];
+  const waiters: Array<(value: InjectedInput) => void> = [];
+  const audits: Array<{ action: string; details: Record<string, unknown> }> = [];
+  const settings = new Map(Object.entries(options.settings ?? {}));
+  const changeListeners = new Set<(key: string) => void>();
+  const data = join(options.dataDir, 'plugin-data', options.name);
+  mkdirSync(data, { recursive: true });
+
+  const inject = async (input: PluginInput, level: Level): Promise<Receipt> => {
+    const entry = { input, level };
+    injected.push(entry);
+    waiters.shift()?.(entry);
+    return options.receipt?.(input) ?? { input_id: `in-${injected.length}`, status: 'done', text: '', finished_at: Date.now() };
+  };
+  const unavailable = (what: string) => () => Promise.reject(new HomeAgentError('HA_ERR_UNAVAILABLE', `${what} is not available in this test`));
+
+  const context: PluginContext = {
+    name: options.name,
+    trust: options.trust ?? 'builtin',
+    log: logs.child(`plugin.${options.name}`),
+    audit: (action, details = {}) => void audits.push({ action, details }),
+    settings: {
+      get: <T>(key: string) => settings.get(key) as T,
+      set: (key, value) => {
+        settings.set(key, value);
+        for (const listener of changeListeners) listener(key);
+      },
+      onChange: (listener) => {
+        changeListeners.add(listener);
+        return () => void changeListeners.delete(listener);
+      },
+    },
+    events: {
+      subscribe: (event, listener) => events.on(owner, event, listener),
+      publish: (event, payload) => events.emit(event, payload),
+    },
+    control: {
+      call: unavailable('the control API'),
+      methods: () => [],
+    },
+    paths: { data, runtime: join(options.dataDir, 'run'), root: options.root ?? options.dataDir },
+    io: {
+      registerOutputChannel: (channel) => {
+        channels.set(channel.name, { ...channel, owner });
+        return () => void channels.delete(channel.name);
+      },
+      injectInput: (input) => inject(input, 0),
+      injectInterrupt: (input, level) => inject(input, level),
+    },
+    tools: { register: (definition) => tools.register({ ...definition, owner } as ToolDefinition) },
+    stages: {
+      register: () => {
+        throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'stages are not available in this test context');
+      },
+    },
+    memory: { recall: unavailable('memory'), commit: unavailable('memory') },
+    knowledge: { search: unavailable('knowledge'), list: unavailable('knowledge'), add: unavailable('knowledge') },
+    llm: { chat: unavailable('the language model') },
+    http: {
+      route: () => {
+        throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'HTTP routes are not available in this test context');
+      },
+    },
+  };
+
+  return {
+    context,
+    tools,
+    events,
+    channels,
+    injected,
+    audits,
+    settings,
+    call: async (name, args, callContext = {}) => {
+      const def = tools.get(name);
+      if (!def) throw new Error(`no tool ${name} is registered`);
+      const check = tools.validate(def, JSON.stringify(args));
+      if (!check.ok) throw new Error(`invalid arguments for ${name}: ${JSON.stringify(check.error)}`);
+      return def.execute(check.args, {
+        signal: callContext.signal ?? new AbortController().signal,
+        task_id: callContext.task_id ?? 'task-1',
+        call_id: callContext.call_id ?? 'call-1',
+        source: callContext.source ?? 'test',
+        channel: callContext.channel ?? 'test',
+      });
+    },
+    nextInjected: () => new Promise((resolve) => waiters.push(resolve)),
+  };
+}
