@@ -19,18 +19,25 @@ export interface SedScan {
 /** Scans a script (several -e fragments joined by newlines, as GNU sed joins them). */
 export function scanSedScript(script: string): SedScan {
   const effects = new Set<SedEffect>();
-  let error: string | undefined;
+  const errors: Array<string | undefined> = [];
   for (const brackets of [true, false]) {
     const scanner = new SedScanner(script, brackets);
+    let error: string | undefined;
     try {
       scanner.run();
     } catch (problem) {
       if (!(problem instanceof SedSyntaxError)) throw problem;
-      error ??= problem.message;
+      error = problem.message;
     }
+    errors.push(error);
     for (const effect of scanner.effects) effects.add(effect);
   }
-  return error === undefined ? { effects } : { effects, error };
+  const [modern, old] = errors;
+  if (modern !== undefined) return { effects, error: modern };
+  if (old !== undefined) {
+    return { effects, error: 'a delimiter inside [...] is read differently by older sed versions; escape it (\\/) or use another delimiter' };
+  }
+  return { effects };
 }
 
 class SedSyntaxError extends Error {}
@@ -57,12 +64,12 @@ class SedScanner {
     for (;;) {
       this.#skip(' \t\n;');
       if (this.#peek() === undefined) break;
-      if (this.#address(true)) {
+      if (this.#address()) {
         this.#skip(BLANKS);
         if (this.#peek() === ',') {
           this.#pos++;
           this.#skip(BLANKS);
-          if (!this.#address(false)) this.#fail('expected an address after ","');
+          if (!this.#address()) this.#fail('expected an address after ","');
         }
       }
       this.#skip(BLANKS);
@@ -117,8 +124,8 @@ class SedScanner {
     }
   }
 
-  /** One address; false (nothing consumed) when there is none. `+N` and `~N` only as the second. */
-  #address(first: boolean): boolean {
+  /** One address; false (nothing consumed) when there is none. */
+  #address(): boolean {
     const ch = this.#peek();
     if (ch === '/' || ch === '\\') {
       this.#pos++;
@@ -132,7 +139,7 @@ class SedScanner {
       }
     } else if (ch === '$') {
       this.#pos++;
-    } else if (!first && (ch === '+' || ch === '~')) {
+    } else if (ch === '+' || ch === '~') {
       this.#pos++;
       this.#skip(DIGITS);
     } else {

@@ -3,6 +3,7 @@
  * text parts joined, other parts summarised in one line each (a model cannot use base64 image
  * data, and it would only fill the context), and failures as {@link ToolError}s.
  */
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../../src/sdk/index.js';
 
@@ -67,8 +68,12 @@ export function callFailure(server: string, error: unknown, timeoutMs: number, a
 /** A readable one-line description of an error, including the network cause `fetch failed` hides. */
 export function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? error.cause.message : undefined;
-  return cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
+  const cause = error.cause instanceof Error ? describe(error.cause) : undefined;
+  let text = cause && !error.message.includes(cause) ? `${error.message} (${cause})` : error.message;
+  // The HTTP status is the useful part of a refused request ("401"), and the SDK leaves it out of the message.
+  if (error instanceof StreamableHTTPError && error.code !== undefined && !text.includes(String(error.code)))
+    text = `HTTP ${error.code}: ${text}`;
+  return text;
 }
 
 function stringOr(value: unknown, fallback: string): string {

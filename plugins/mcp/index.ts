@@ -45,8 +45,7 @@ export class McpPlugin implements PluginInstance {
   async start(signal: AbortSignal): Promise<void> {
     const servers = this.#ctx.settings.get<Record<string, McpServerConfig> | undefined>('servers') ?? {};
     const names = new Set<string>();
-    // Sorted, so that when two servers' tools reduce to one name the same one gets the suffix every time.
-    for (const [name, config] of Object.entries(servers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const [name, config] of Object.entries(servers)) {
       if (config.enabled === false) {
         this.#ctx.log.info({ server: name }, `MCP server ${name} is disabled`);
         continue;
@@ -90,7 +89,13 @@ async function waitAtMost(work: Promise<unknown>, ms: number, signal: AbortSigna
     signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    await Promise.race([work.then(() => undefined, () => undefined), deadline]);
+    await Promise.race([
+      work.then(
+        () => undefined,
+        () => undefined,
+      ),
+      deadline,
+    ]);
   } finally {
     clearTimeout(timer);
     if (onAbort) signal.removeEventListener('abort', onAbort);

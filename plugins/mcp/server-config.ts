@@ -3,7 +3,7 @@
  * checks types and bounds; what it cannot say (a stdio server needs a command, an http one a
  * URL) is checked here so that a bad entry is reported for that server alone.
  */
-import { type StdioServerParameters, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 export type McpTier = 'read' | 'act' | 'dangerous';

@@ -12,7 +12,14 @@ import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@model
 import type { JsonSchema, Logger, PluginContext, ToolContext } from '../../src/sdk/index.js';
 import { ToolError } from '../../src/sdk/index.js';
 import { callFailure, describe, renderCallResult } from './call-result.js';
-import { configProblem, createTransport, DEFAULT_TIER, DEFAULT_TIMEOUT_MS, type McpServerConfig, type McpTransport } from './server-config.js';
+import {
+  configProblem,
+  createTransport,
+  DEFAULT_TIER,
+  DEFAULT_TIMEOUT_MS,
+  type McpServerConfig,
+  type McpTransport,
+} from './server-config.js';
 import { toolNameCandidates } from './tool-names.js';
 
 const CLIENT_INFO = { name: 'homeagent', version: '0.1.0' };
@@ -21,6 +28,11 @@ const MAX_LIST_PAGES = 100;
 /** The registry's own timeout is set this much longer, so that the MCP timeout (with its clearer message) ends a slow call first. */
 const REGISTRY_TIMEOUT_GRACE_MS = 1000;
 const MAX_DESCRIPTION_CHARS = 2000;
+/**
+ * Connecting and listing get at least this long whatever timeout_ms (a per-call limit) says:
+ * starting a server process takes a while on a Pi, much longer than a short call limit.
+ */
+const MIN_SETUP_TIMEOUT_MS = 30_000;
 /** The last stderr lines of a stdio server are kept to explain why it failed. */
 const STDERR_TAIL_LINES = 5;
 const STDERR_LINE_CHARS = 300;
@@ -196,8 +208,10 @@ export class McpServerConnection {
     }
   }
 
+  /** Options of the setup requests (initialize, tools/list): cancelled by stop(). */
   #requestOptions(): { signal?: AbortSignal; timeout: number } {
-    return this.#abort ? { signal: this.#abort.signal, timeout: this.#timeoutMs } : { timeout: this.#timeoutMs };
+    const timeout = Math.max(this.#timeoutMs, MIN_SETUP_TIMEOUT_MS);
+    return this.#abort ? { signal: this.#abort.signal, timeout } : { timeout };
   }
 
   /** Every page of tools/list, read leniently: one malformed tool is skipped, not the whole server. */
@@ -217,7 +231,10 @@ export class McpServerConnection {
       cursor = result.nextCursor;
       if (cursor === undefined) return tools;
     }
-    this.#log.warn({ server: this.name }, `MCP server ${this.name} lists more than ${MAX_LIST_PAGES} pages of tools; the rest are left out`);
+    this.#log.warn(
+      { server: this.name },
+      `MCP server ${this.name} lists more than ${MAX_LIST_PAGES} pages of tools; the rest are left out`,
+    );
     return tools;
   }
 
@@ -321,7 +338,10 @@ export class McpServerConnection {
           this.#install(tools);
           this.#log.info({ server: this.name, tools: this.#registered.length }, `MCP server ${this.name} changed its tools`);
         } catch (error) {
-          this.#log.warn({ server: this.name, err: error }, `MCP server ${this.name}: changed tools could not be listed; keeping the old ones`);
+          this.#log.warn(
+            { server: this.name, err: error },
+            `MCP server ${this.name}: changed tools could not be listed; keeping the old ones`,
+          );
         }
       } while (this.#refreshAgain);
       this.#refreshing = undefined;

@@ -2,8 +2,9 @@
  * Names of MCP tools in the registry: `mcp_<server>_<tool>`, reduced to what the registry accepts
  * (`[a-zA-Z0-9_-]`, at most 64 characters). Two tools can end up with one name (`get.weather` and
  * `get_weather`, server `a` tool `b_c` and server `a_b` tool `c`, or cut names sharing a long
- * prefix); later ones get `_2`, `_3`, ... in the order the servers list them, so the names stay
- * the same from one listing to the next.
+ * prefix); the later ones get `_2`, `_3`, ... Within one server that order is the server's own
+ * listing order, so its names stay the same from one listing to the next; between two servers
+ * it is whichever connected first.
  */
 
 export const MAX_TOOL_NAME = 64;

@@ -245,7 +245,7 @@ export class PluginGeneration {
       name,
       trust: this.trust,
       log: this.#log,
-      audit: (action, details = {}) => kernel.logs.audit({ ...details, actor: owner, action: `${name}.${action}` }),
+      audit: (action, details = {}) => kernel.logs.audit({ ...details, actor: owner, action }),
       settings: {
         get: <T>(key: string) => {
           const section = (kernel.settings.config().plugin as Record<string, Record<string, unknown> | undefined>)[name];

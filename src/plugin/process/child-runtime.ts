@@ -274,7 +274,7 @@ class PluginRuntime {
           if (signal?.aborted) onAbort();
           signal?.addEventListener('abort', onAbort, { once: true });
           try {
-            return (await result.catch(rethrowForPlugin)) as Awaited<ReturnType<PluginContext['llm']['chat']>>;
+            return await result.catch(rethrowForPlugin);
           } finally {
             signal?.removeEventListener('abort', onAbort);
           }

@@ -16,7 +16,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { StageContext } from '../../agent/types.js';
 import type { OutputEvent, Receipt } from '../../io/types.js';
 import type { MethodInfo } from '../../sdk/control.js';
-import type { HttpRequest, HttpResponse, KnowledgeHit, MemoryItem, PluginHealth, PluginPaths, PluginTrust } from '../../sdk/plugin.js';
+import type { HttpRequest, HttpResponse, KnowledgeHit, MemoryItem, PluginHealth, PluginLlm, PluginPaths, PluginTrust } from '../../sdk/plugin.js';
 
 export { MAX_FRAME_BYTES, PROTOCOL_VERSION } from './rpc-peer.js';
 
@@ -218,7 +218,7 @@ export interface ChildRequestResults {
   'knowledge.search': KnowledgeHit[];
   'knowledge.list': Array<{ name: string; category: string }>;
   'knowledge.add': Record<string, never>;
-  'llm.chat': { text: string; usage: unknown; source: string };
+  'llm.chat': Awaited<ReturnType<PluginLlm['chat']>>;
   'events.publish': Record<string, never>;
   'control.call': unknown;
 }

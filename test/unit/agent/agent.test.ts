@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { Agent, type AgentIo } from '../../../src/agent/agent.js';
+import { ConfirmationGate } from '../../../src/agent/confirmation-gate.js';
 import { ConversationBuffer } from '../../../src/agent/conversation-buffer.js';
 import { Persona } from '../../../src/agent/persona.js';
 import { type ChannelFacts, PromptBuilder } from '../../../src/agent/prompt-builder.js';
@@ -23,6 +24,7 @@ const logs = new LogManager({ level: 'silent', levels: {} });
 interface Rig {
   agent: Agent;
   model: MockModel;
+  conversation: ConversationBuffer;
   tools: ToolRegistry;
   stages: StageRegistry;
   sent: OutputEvent[];
@@ -31,7 +33,7 @@ interface Rig {
   setConfigured(value: boolean): void;
 }
 
-function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number } = {}): Rig {
+function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number; gate?: ConfirmationGate } = {}): Rig {
   const dir = mkdtempSync(join(tmpdir(), 'ha-agent-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const defaultPersona = join(dir, 'default.md');
@@ -45,6 +47,7 @@ function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number
     stages,
     limits: () => ({ tool_timeout_ms: 2000, tool_output_max_chars: 4000, max_parallel_tools: 4 }),
     log,
+    ...(options.gate ? { gate: options.gate } : {}),
   });
   const events = new EventBus(log);
   const chain: Array<EventMap['agent.llm_chain']> = [];
@@ -61,6 +64,7 @@ function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number
     },
   };
   let id = 0;
+  const conversation = new ConversationBuffer();
   const agent = new Agent({
     model,
     modelConfigured: () => configured,
@@ -72,7 +76,8 @@ function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number
       persona: new Persona({ file: () => join(dir, 'personal.md'), defaultFile: defaultPersona, log }),
       toolSummary: () => tools.summaryByOwner(),
     }),
-    conversation: new ConversationBuffer(),
+    conversation,
+    ...(options.gate ? { confirmations: options.gate } : {}),
     events,
     limits: () => ({ max_tool_turns: options.maxTurns ?? 10, temperature: 0.7, max_tokens: 1000 }),
     clock: systemClock,
@@ -82,6 +87,7 @@ function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number
   return {
     agent,
     model,
+    conversation,
     tools,
     stages,
     sent,
@@ -127,6 +133,7 @@ t.test('a model that calls tools forever stops at max_tool_turns and still answe
   let runs = 0;
   r.tools.register({
     name: 'ping',
+    tier: 'act',
     description: 'ping',
     parameters: { type: 'object', properties: {} },
     owner: 'core',
@@ -146,7 +153,7 @@ t.test('a model that calls tools forever stops at max_tool_turns and still answe
 
 t.test('tool calls in the final round are ignored', async (t) => {
   const r = rig(t, { maxTurns: 1 });
-  r.tools.register({ name: 'ping', description: 'ping', parameters: { type: 'object' }, owner: 'core', execute: () => 'pong' });
+  r.tools.register({ name: 'ping', description: 'ping', parameters: { type: 'object' }, owner: 'core', tier: 'read', execute: () => 'pong' });
   r.model.setFallback(() => ({ text: 'still wants tools', tool_calls: [call('ping')] }));
   const result = await r.agent.run(makeInput(), control());
   t.equal(result.text, 'still wants tools');
@@ -157,6 +164,7 @@ t.test('argument errors reach the model as readable results', async (t) => {
   const r = rig(t);
   r.tools.register({
     name: 'set_light',
+    tier: 'act',
     description: 'switch a light',
     parameters: { type: 'object', properties: { on: { type: 'boolean' } }, required: ['on'] },
     owner: 'core',
@@ -176,6 +184,7 @@ t.test('a tool error is a result, and the loop continues', async (t) => {
   const r = rig(t);
   r.tools.register({
     name: 'broken',
+    tier: 'act',
     description: 'fails',
     parameters: { type: 'object' },
     owner: 'core',
@@ -194,6 +203,7 @@ t.test('when every call is rejected by a hook the model answers without tools', 
   let ran = false;
   r.tools.register({
     name: 'unlock_door',
+    tier: 'act',
     description: 'unlock',
     parameters: { type: 'object' },
     owner: 'core',
@@ -264,6 +274,7 @@ t.test('asynchronous channels: the answer is sent unless the model sent it itsel
 
   r.tools.register({
     name: 'output_send__chat',
+    tier: 'act',
     description: 'send',
     parameters: { type: 'object', properties: { payload: { type: 'string' } } },
     owner: 'io',
@@ -307,4 +318,59 @@ t.test('follow-up questions see the previous exchange of the same channel', asyn
   await r.agent.run(makeInput({ payload: 'Is that warm?' }), control());
   const second = r.model.requests[1]?.messages ?? [];
   t.match(JSON.stringify(second), /How warm is it\?.*It is 21 degrees\..*Is that warm\?/);
+});
+
+t.test('dangerous tools wait for the owner: the kernel asks, /confirm runs exactly that call once', async (t) => {
+  const gate = new ConfirmationGate({ preauthorized: () => [], ttlMs: () => 600_000, now: () => Date.now() });
+  const r = rig(t, { gate });
+  const runs: unknown[] = [];
+  r.tools.register({
+    name: 'cmd_run',
+    description: 'run a program',
+    parameters: { type: 'object', properties: { argv: { type: 'array', items: { type: 'string' } } }, required: ['argv'] },
+    owner: 'plugin:cmd',
+    tier: 'dangerous',
+    execute: (args) => {
+      runs.push(args);
+      return { exit_code: 0, stdout: 'done' };
+    },
+  });
+  r.model.push({ tool_calls: [call('cmd_run', { argv: ['reboot'] })] }, { text: 'I need your go-ahead to reboot.' });
+  const first = await r.agent.run(makeInput({ payload: 'reboot the box' }), control('task-a'));
+  t.same(runs, [], 'nothing ran');
+  const toolMessage = r.model.requests[1]?.messages.find((m) => m.role === 'tool');
+  t.match(toolMessage?.role === 'tool' ? toolMessage.content : '', /confirmation_required/);
+  const code = /\/confirm ([A-Z0-9]{6})/.exec(first.text)?.[1];
+  t.ok(code, 'the answer carries the kernel-written request');
+  t.notMatch(JSON.stringify(r.model.requests), code ?? 'x', 'the model never saw the code');
+  t.match(first.text, /^I need your go-ahead to reboot\.\n\n\[Confirmation needed\] The assistant wants to run cmd_run with \{"argv":\["reboot"\]\}/);
+  t.notMatch(JSON.stringify(r.conversation.messages('cli')), code ?? 'x', 'the code stays out of the conversation');
+
+  const requestsBefore = r.model.requests.length;
+  const confirmed = await r.agent.run(makeInput({ id: 'in-2', payload: `/confirm ${code}` }), control('task-b'));
+  t.same(runs, [{ argv: ['reboot'] }], 'the held call ran, exactly as shown');
+  t.match(confirmed.text, /^Confirmed: cmd_run ran\. Result: .*done/);
+  t.equal(r.model.requests.length, requestsBefore, 'confirming does not ask the model');
+  const replay = await r.agent.run(makeInput({ id: 'in-3', payload: `/confirm ${code}` }), control('task-c'));
+  t.match(replay.text, /no pending action/);
+  t.equal(runs.length, 1);
+});
+
+t.test('on an asynchronous channel the request is sent even when the model already sent its answer', async (t) => {
+  const gate = new ConfirmationGate({ preauthorized: () => [], ttlMs: () => 600_000, now: () => Date.now() });
+  const r = rig(t, { gate });
+  r.setChannel({ name: 'qq', synchronous: false, description: 'QQ chat' });
+  r.tools.register({
+    name: 'output_send__qq',
+    description: 'send',
+    parameters: { type: 'object', properties: { payload: {} } },
+    owner: 'io',
+    tier: 'act',
+    execute: () => 'ok',
+  });
+  r.tools.register({ name: 'files_write', description: 'write', parameters: { type: 'object' }, owner: 'plugin:files', tier: 'dangerous', execute: () => 'written' });
+  r.model.push({ tool_calls: [call('output_send__qq', { payload: 'Let me write that.' }), call('files_write', { path: 'a' })] }, { text: '' });
+  await r.agent.run(makeInput({ source: 'qq', channel: 'qq', payload: 'write it' }), control('task-q'));
+  t.equal(r.sent.length, 1, 'only the request was delivered by the kernel');
+  t.match(String(r.sent[0]?.payload), /^\[Confirmation needed\] The assistant wants to run files_write/);
 });

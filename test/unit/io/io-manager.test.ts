@@ -34,7 +34,7 @@ function device(name: string, extra: Partial<Device> = {}): Device {
 }
 
 function deviceTool(name: string): ToolDefinition {
-  return { name, description: name, parameters: { type: 'object' }, owner: 'device:test', execute: () => 'done' };
+  return { name, description: name, parameters: { type: 'object' }, owner: 'device:test', tier: 'act', execute: () => 'done' };
 }
 
 function context(): ToolContext {

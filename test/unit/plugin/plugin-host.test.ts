@@ -234,7 +234,7 @@ t.test('the plugin context: settings in its namespace, paths, audit', async (t) 
     pluginLog().filter((l) => l.startsWith('changed')),
     ['changed max_connections'],
   );
-  t.ok(captured.records().some((r) => r.audit === true && r.actor === 'plugin:cli' && r.action === 'cli.thing.done' && r.what === 'x'));
+  t.ok(captured.records().some((r) => r.audit === true && r.actor === 'plugin:cli' && r.action === 'thing.done' && r.what === 'x'));
 });
 
 t.test('duplicate tool names are rejected; the second plugin is quarantined', async (t) => {
