@@ -73,7 +73,7 @@ export class CmdPlugin implements PluginInstance {
         parallel_safe: false,
         timeout_ms: TOOL_TIMEOUT_MS,
         description:
-          'Runs one program from the owner\'s allowlist, without a shell: argv is the program and then each argument as its own string (no pipes, redirection, globbing, quotes or $VARS). Options that delete, write, edit in place or run other programs (find -delete/-exec, sed -i, sort -o, ...) are refused unless the owner allowed them. Returns exit_code, signal, stdout, stderr (each capped), duration_ms, truncated, timed_out.',
+          "Runs one program from the owner's allowlist, without a shell: argv is the program and then each argument as its own string (no pipes, redirection, globbing, quotes or $VARS). Options that delete, write, edit in place or run other programs (find -delete/-exec, sed -i, sort -o, ...) are refused unless the owner allowed them. Returns exit_code, signal, stdout, stderr (each capped), duration_ms, truncated, timed_out.",
         parameters: {
           type: 'object',
           properties: {
@@ -190,6 +190,7 @@ export class CmdPlugin implements PluginInstance {
       throw new ToolError({ reason: 'unavailable', detail: `the cmd working directory ${configured} does not exist` });
     }
     if (requested === undefined || requested === '') return base;
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
     if (/[\u0000-\u001f\u007f]/.test(requested)) {
       throw new ToolError({ reason: 'rejected', field: 'workdir', detail: 'HA_ERR_CMD_DENIED: workdir contains control characters' });
     }

@@ -57,6 +57,7 @@ const ABSOLUTE_PATH = /^(?:\/[A-Za-z0-9._+-]+)+$/;
  * C0/C1 controls, and invisible or reordering characters (zero-width, bidi overrides, BOM) that
  * would make the command the owner is asked to confirm look different from the one that runs.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
 const HIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/u;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -129,8 +130,13 @@ function argvShapeProblem(argv: unknown): string | undefined {
 function programFormProblem(name: string): string | undefined {
   if (name === '') return 'the program name (argv[0]) is empty';
   if (name.includes('/')) {
-    if (!name.startsWith('/')) return `${quote(name)} is a relative path; programs are named by their listed name or an absolute path`;
-    if (!ABSOLUTE_PATH.test(name)) return `${quote(name)} is not a plain absolute path (only letters, digits and . _ + - between single slashes)`;
+    if (!name.startsWith('/')) {
+      return /^[A-Za-z0-9._+~/-]+$/.test(name)
+        ? `${quote(name)} is a relative path; programs are named by their listed name or an absolute path`
+        : `${quote(name)} is not a program name (shell syntax, spaces and lookalike characters are never interpreted)`;
+    }
+    if (!ABSOLUTE_PATH.test(name))
+      return `${quote(name)} is not a plain absolute path (only letters, digits and . _ + - between single slashes)`;
     if (name.split('/').some((segment) => segment === '.' || segment === '..')) return `${quote(name)} contains . or .. segments`;
     return undefined;
   }

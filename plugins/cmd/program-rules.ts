@@ -1,9 +1,10 @@
 /**
  * The built-in side-effect rules: what each known program can do besides reading and printing
- * (delete, write or edit files, run other programs, set the clock or host name), found the way
- * the program itself reads its arguments. An allowlist that checks only names lets `find -delete`,
- * `sed -i` and `sort -o` through (the original's defect #10); these rules refuse them unless the
- * owner's allow entry names the flag in `allow_flags`. Pure: no I/O.
+ * (delete, write or edit files, run other programs, set the clock or host name, print other
+ * processes' environments), found the way the program itself reads its arguments. An allowlist
+ * that checks only names lets `find -delete`, `sed -i` and `sort -o` through (the original's
+ * defect #10); these rules refuse them unless the owner's allow entry names the flag in
+ * `allow_flags`. Pure: no I/O.
  */
 import { type ArgKind, type LongOption, type OptionTable, type ParsedOption, parseArgs } from './getopt.js';
 import { type SedEffect, scanSedScript } from './sed-script.js';
@@ -345,6 +346,20 @@ const hostnameRule = optionRule({
   },
 });
 
+// ---------------------------------------------------------------------------------------------
+// ps (procps): the BSD option `e` prints every listed process's environment, the daemon's own
+// included, which may carry API keys. BSD options are the words without a dash; a bare word with
+// an `e` in it is refused (so is a value like `ps o user`; `ps -o user` says the same safely).
+
+const psRule: ProgramRule = (input) => {
+  for (const arg of input.args) {
+    if (/^[A-Za-z]+$/.test(arg) && arg.includes('e') && !input.allows(['e'])) {
+      return { text: `${quote(arg)} shows the environment of processes, secrets included (BSD option e)`, flag: 'e' };
+    }
+  }
+  return undefined;
+};
+
 /** Rules by program name; a program is also checked under the name of the file its path resolves to. */
 export const PROGRAM_RULES: ReadonlyMap<string, ProgramRule> = new Map([
   ['sed', sedRule],
@@ -354,6 +369,7 @@ export const PROGRAM_RULES: ReadonlyMap<string, ProgramRule> = new Map([
   ['uniq', uniqRule],
   ['file', fileRule],
   ['hostname', hostnameRule],
+  ['ps', psRule],
   // Debian's hostname binary answers to these names too, and `domainname NAME` sets the NIS domain.
   ['domainname', hostnameRule],
   ['nisdomainname', hostnameRule],

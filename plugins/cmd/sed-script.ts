@@ -35,7 +35,10 @@ export function scanSedScript(script: string): SedScan {
   const [modern, old] = errors;
   if (modern !== undefined) return { effects, error: modern };
   if (old !== undefined) {
-    return { effects, error: 'a delimiter inside [...] is read differently by older sed versions; escape it (\\/) or use another delimiter' };
+    return {
+      effects,
+      error: 'a delimiter inside [...] is read differently by older sed versions; escape it (\\/) or use another delimiter',
+    };
   }
   return { effects };
 }

@@ -33,6 +33,8 @@ const MAX_DESCRIPTION_CHARS = 2000;
  * starting a server process takes a while on a Pi, much longer than a short call limit.
  */
 const MIN_SETUP_TIMEOUT_MS = 30_000;
+/** A connection that lived this long counts as healthy again for the backoff. */
+const STABLE_CONNECTION_MS = 60_000;
 /** The last stderr lines of a stdio server are kept to explain why it failed. */
 const STDERR_TAIL_LINES = 5;
 const STDERR_LINE_CHARS = 300;
@@ -70,6 +72,7 @@ export class McpServerConnection {
   #failures = 0;
   #retryTimer: NodeJS.Timeout | undefined;
   #retryAt = 0;
+  #connectedAt = 0;
   /** Bumped for every connection attempt; events of older clients are ignored. */
   #generation = 0;
   #session: Session | undefined;
@@ -160,7 +163,7 @@ export class McpServerConnection {
       this.#session = { client, generation };
       this.#install(tools);
       this.#state = 'connected';
-      this.#failures = 0;
+      this.#connectedAt = Date.now();
       this.#problem = undefined;
       this.#log.info(
         { server: this.name, transport: this.#config.transport, tools: this.#registered.length },
@@ -181,6 +184,9 @@ export class McpServerConnection {
   /** The connection of `generation` ended without us closing it (the server exited or dropped it). */
   #lost(generation: number): void {
     if (this.#session?.generation !== generation || this.#state !== 'connected') return;
+    // Backoff starts over only after a connection that lasted: a server that dies right after
+    // every start keeps backing off instead of being restarted every second.
+    if (Date.now() - this.#connectedAt >= STABLE_CONNECTION_MS) this.#failures = 0;
     this.#session = undefined;
     this.#uninstall();
     this.#failed(`the server closed the connection${this.#stderrSummary()}`);
@@ -302,6 +308,11 @@ export class McpServerConnection {
         detail: `MCP server ${this.name} is not connected${this.#problem ? `: ${this.#problem}` : ''}`,
         hint: 'try again later',
       });
+    }
+    // A remote program acting for the household is audited like a command run; the arguments are
+    // left out because they may carry what the server needs to log in somewhere.
+    if ((this.#config.tier ?? DEFAULT_TIER) !== 'read') {
+      this.#options.ctx.audit('mcp.call', { server: this.name, tool, task_id: context.task_id, call_id: context.call_id });
     }
     let result: Record<string, unknown>;
     try {

@@ -24,13 +24,29 @@ export default definePlugin((ctx: PluginContext) => {
   return {
     async start() {
       ctx.tools.register({
-        ...tool('plugin_list', 'List the plugins: kind, origin, state (running, disabled, quarantined with the reason) and their tools.', 'read', 'plugins.list', 'none'),
+        ...tool(
+          'plugin_list',
+          'List the plugins: kind, origin, state (running, disabled, quarantined with the reason) and their tools.',
+          'read',
+          'plugins.list',
+          'none',
+        ),
         parallel_safe: true,
       });
-      ctx.tools.register(tool('plugin_enable', 'Enable a plugin and start it (remembered across restarts).', 'act', 'plugins.enable', 'required'));
-      ctx.tools.register(tool('plugin_disable', 'Disable a plugin and stop it (remembered across restarts).', 'dangerous', 'plugins.disable', 'required'));
       ctx.tools.register(
-        tool('plugin_reload', 'Hot-reload a plugin after its files changed (the running version stays if the new one fails); without a name, all plugins.', 'act', 'plugins.reload', 'optional'),
+        tool('plugin_enable', 'Enable a plugin and start it (remembered across restarts).', 'act', 'plugins.enable', 'required'),
+      );
+      ctx.tools.register(
+        tool('plugin_disable', 'Disable a plugin and stop it (remembered across restarts).', 'dangerous', 'plugins.disable', 'required'),
+      );
+      ctx.tools.register(
+        tool(
+          'plugin_reload',
+          'Hot-reload a plugin after its files changed (the running version stays if the new one fails); without a name, all plugins.',
+          'act',
+          'plugins.reload',
+          'optional',
+        ),
       );
     },
     async stop() {},

@@ -197,14 +197,25 @@ export class Agent implements TaskRunner {
   }
 
   async #runConfirmed(pending: PendingConfirmation, input: InputEvent, control: TaskControl, ctx: StageContext): Promise<string> {
-    this.#o.log.info({ task_id: control.task_id, tool: pending.tool, code: pending.code, asked_by_task: pending.task_id }, 'owner confirmed a dangerous tool call');
+    this.#o.log.info(
+      { task_id: control.task_id, tool: pending.tool, code: pending.code, asked_by_task: pending.task_id },
+      'owner confirmed a dangerous tool call',
+    );
     const { outcomes } = await control.critical(() =>
-      this.#o.tools.executeBatch([pending.call], { task_id: control.task_id, input, signal: control.signal, stageContext: ctx, confirmed: true }),
+      this.#o.tools.executeBatch([pending.call], {
+        task_id: control.task_id,
+        input,
+        signal: control.signal,
+        stageContext: ctx,
+        confirmed: true,
+      }),
     );
     ctx.tool_results.push(...outcomes);
     const outcome = outcomes[0];
     if (!outcome) return `Confirmed, but ${pending.tool} did not run.`;
-    return outcome.ok ? `Confirmed: ${pending.tool} ran. Result: ${outcome.content}` : `Confirmed, but ${pending.tool} failed: ${outcome.content}`;
+    return outcome.ok
+      ? `Confirmed: ${pending.tool} ran. Result: ${outcome.content}`
+      : `Confirmed, but ${pending.tool} failed: ${outcome.content}`;
   }
 
   async #finish(

@@ -37,10 +37,7 @@ export interface PendingConfirmation {
 
 export type GateVerdict = { allowed: true; preauthorized: boolean } | { allowed: false; pending: PendingConfirmation };
 
-export type ConfirmationMatch =
-  | { kind: 'none' }
-  | { kind: 'confirmed'; pending: PendingConfirmation }
-  | { kind: 'refused'; text: string };
+export type ConfirmationMatch = { kind: 'none' } | { kind: 'confirmed'; pending: PendingConfirmation } | { kind: 'refused'; text: string };
 
 export interface ConfirmationGateOptions {
   /** Tool-name patterns (`*` wildcard) that run without asking. */
@@ -98,7 +95,8 @@ export class ConfirmationGate {
     this.#expire();
     const code = found[1].toUpperCase();
     const pending = this.#pending.get(code);
-    if (!pending) return { kind: 'refused', text: `There is no pending action with the code ${code} (it may have expired). Nothing was run.` };
+    if (!pending)
+      return { kind: 'refused', text: `There is no pending action with the code ${code} (it may have expired). Nothing was run.` };
     if (pending.channel !== input.channel || pending.source !== input.source) {
       return { kind: 'refused', text: `The code ${code} was issued for another conversation; confirm it there. Nothing was run.` };
     }

@@ -122,13 +122,18 @@ export class ToolExecutor {
         );
       } else {
         const check = this.#registry.validate(def, effective.arguments);
-        const verdict = check.ok && !state.options.confirmed ? this.#gate?.check(def, effective, state.options.input, state.options.task_id) : undefined;
+        const verdict =
+          check.ok && !state.options.confirmed ? this.#gate?.check(def, effective, state.options.input, state.options.task_id) : undefined;
         if (!check.ok) outcome = failedOutcome(effective, check.error, started, state);
         else if (verdict && !verdict.allowed) {
-          this.#log.info({ task_id: state.options.task_id, tool: def.name, channel: verdict.pending.channel }, "dangerous tool call awaits the owner's confirmation");
+          this.#log.info(
+            { task_id: state.options.task_id, tool: def.name, channel: verdict.pending.channel },
+            "dangerous tool call awaits the owner's confirmation",
+          );
           outcome = failedOutcome(effective, awaitingConfirmation(verdict.pending.channel), started, state);
         } else {
-          if (verdict?.allowed && verdict.preauthorized) this.#log.info({ task_id: state.options.task_id, tool: def.name }, 'dangerous tool pre-authorised by configuration');
+          if (verdict?.allowed && verdict.preauthorized)
+            this.#log.info({ task_id: state.options.task_id, tool: def.name }, 'dangerous tool pre-authorised by configuration');
           outcome = await this.#execute(def, effective, check.args, started, state);
         }
       }

@@ -115,7 +115,7 @@ export class ToolRegistry {
   /** Every tool, sorted by owner, then name. */
   list(): ToolListing[] {
     return this.#all()
-      .map((d) => ({ name: d.name, description: d.description, parameters: d.parameters, owner: d.owner }))
+      .map((d) => ({ name: d.name, description: d.description, parameters: d.parameters, owner: d.owner, tier: d.tier }))
       .sort((a, b) => compare(a.owner, b.owner) || compare(a.name, b.name));
   }
 

@@ -4,7 +4,7 @@
  */
 import type { InputEvent } from '../io/types.js';
 import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../llm/spec/index.js';
-import type { ToolDefinition, ToolErrorInfo } from '../shared/tool.js';
+import type { ToolDefinition, ToolErrorInfo, ToolTier } from '../shared/tool.js';
 
 /** The seven stages, in the order a turn passes them. The list is closed. */
 export const STAGES = [
@@ -76,6 +76,7 @@ export interface StageRegistration {
 /** A tool as the model is offered it, with its owner for the prompt's per-owner summary. */
 export interface ToolListing extends ToolSpec {
   owner: string;
+  tier: ToolTier;
 }
 
 /** Tools offered by a subsystem whose set changes (the IO manager's output_send tools, a plugin). */

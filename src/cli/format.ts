@@ -1,7 +1,7 @@
 /** Readable text for homeagentctl's answers (`--json` prints the raw results instead). */
 import type { HistoryEntry, SettingView } from '../config/settings-registry.js';
-import type { HealthReport } from '../supervisor/health.js';
 import type { PluginStatus } from '../plugin/plugin-host.js';
+import type { HealthReport } from '../supervisor/health.js';
 import type { StatusReport } from '../supervisor/kernel-methods.js';
 
 export function bytes(n: number): string {
@@ -90,10 +90,13 @@ export function formatHistory(list: HistoryEntry[]): string {
 export function formatPluginList(r: { plugins: PluginStatus[]; rejected: Array<{ dir: string; error: string }> }): string {
   const lines = [
     r.plugins.length
-      ? table([
-          ['NAME', 'VERSION', 'KIND', 'ORIGIN', 'STATE', 'TOOLS', 'PROBLEM'],
-          ...r.plugins.map((p) => [p.name, p.version, p.kind, p.origin, p.state, String(p.tools.length), p.error ?? '']),
-        ], '')
+      ? table(
+          [
+            ['NAME', 'VERSION', 'KIND', 'ORIGIN', 'STATE', 'TOOLS', 'PROBLEM'],
+            ...r.plugins.map((p) => [p.name, p.version, p.kind, p.origin, p.state, String(p.tools.length), p.error ?? '']),
+          ],
+          '',
+        )
       : '(no plugins)',
   ];
   if (r.rejected.length) lines.push('refused before loading:', ...r.rejected.map((x) => `  ${x.dir}: ${x.error}`));
@@ -106,5 +109,8 @@ export function formatPlugin(p: PluginStatus): string {
 }
 
 export function formatPluginHealth(r: { plugins: Array<{ name: string; state: string; ok: boolean; detail: string }> }): string {
-  return table(r.plugins.map((p) => [p.ok ? 'ok' : 'FAIL', p.name, p.state, p.detail]), '');
+  return table(
+    r.plugins.map((p) => [p.ok ? 'ok' : 'FAIL', p.name, p.state, p.detail]),
+    '',
+  );
 }

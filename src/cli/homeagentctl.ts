@@ -6,11 +6,11 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { PluginStatus } from '../plugin/plugin-host.js';
 import { describeError, isHomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { VERSION } from '../shared/version.js';
 import { runChat } from './chat.js';
-import type { PluginStatus } from '../plugin/plugin-host.js';
 import {
   formatHealth,
   formatHistory,

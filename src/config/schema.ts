@@ -342,7 +342,9 @@ const PluginsSchema = Type.Object(
       default: 30000,
       minimum: 100,
       maximum: 3600000,
-      ...pluginsMeta('A call into an out-of-process or Lua plugin (tool, hook, channel send) that takes longer fails with HA_ERR_PLUGIN_TIMEOUT.'),
+      ...pluginsMeta(
+        'A call into an out-of-process or Lua plugin (tool, hook, channel send) that takes longer fails with HA_ERR_PLUGIN_TIMEOUT.',
+      ),
     }),
     process_heap_mb: Type.Integer({
       default: 96,
@@ -604,7 +606,10 @@ const CmdPluginSchema = Type.Object(
     workdir: Type.String({
       default: '',
       maxLength: 4096,
-      ...pluginMeta('cmd', 'Default working directory; empty means the plugin data directory. A workdir given to cmd_run must be inside it.'),
+      ...pluginMeta(
+        'cmd',
+        'Default working directory; empty means the plugin data directory. A workdir given to cmd_run must be inside it.',
+      ),
     }),
     history: Type.Integer({
       default: 100,
@@ -653,7 +658,9 @@ const FilesPluginSchema = Type.Object(
 
 const McpServerSchema = Type.Object(
   {
-    transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')], { description: 'stdio: a local program; http: a streamable HTTP server.' }),
+    transport: Type.Union([Type.Literal('stdio'), Type.Literal('http')], {
+      description: 'stdio: a local program; http: a streamable HTTP server.',
+    }),
     command: Type.Optional(Type.String({ maxLength: 4096, description: 'stdio: the program to start (no shell).' })),
     args: Type.Optional(Type.Array(Type.String({ maxLength: 4096 }), { maxItems: 64 })),
     env: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 4096 }))),

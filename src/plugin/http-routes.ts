@@ -20,9 +20,13 @@ export class HttpRouteRegistry {
 
   /** Checks a route a plugin wants and returns it with its full path; throws HA_ERR_IO_DEFINITION. */
   prepare(plugin: string, route: HttpRoute): RegisteredRoute {
-    if (!METHODS.has(route.method)) throw new HomeAgentError('HA_ERR_IO_DEFINITION', `HTTP method ${String(route.method)} is not supported`);
+    if (!METHODS.has(route.method))
+      throw new HomeAgentError('HA_ERR_IO_DEFINITION', `HTTP method ${String(route.method)} is not supported`);
     if (typeof route.path !== 'string' || !ROUTE_PATH.test(route.path) || route.path.includes('..')) {
-      throw new HomeAgentError('HA_ERR_IO_DEFINITION', `HTTP route path ${JSON.stringify(route.path)} must start with / and use URL path characters`);
+      throw new HomeAgentError(
+        'HA_ERR_IO_DEFINITION',
+        `HTTP route path ${JSON.stringify(route.path)} must start with / and use URL path characters`,
+      );
     }
     if (typeof route.handler !== 'function') throw new HomeAgentError('HA_ERR_IO_DEFINITION', 'an HTTP route needs a handler');
     return { ...route, owner: `plugin:${plugin}`, full_path: `/plugins/${plugin}${route.path === '/' ? '' : route.path}` };

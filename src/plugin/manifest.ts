@@ -36,7 +36,9 @@ export const PermissionsSchema = Type.Object(
     /** MQTT topic filters the plugin may publish or subscribe to (enforced by the MQTT plugin). */
     mqtt_topics: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 64 })),
     /** Network access: false (default), true, or a list of host names. */
-    network: Type.Optional(Type.Union([Type.Boolean(), Type.Array(Type.String({ pattern: '^[A-Za-z0-9.-]{1,253}(:\\d{1,5})?$' }), { maxItems: 64 })])),
+    network: Type.Optional(
+      Type.Union([Type.Boolean(), Type.Array(Type.String({ pattern: '^[A-Za-z0-9.-]{1,253}(:\\d{1,5})?$' }), { maxItems: 64 })]),
+    ),
     /** Paths outside its own folders the plugin may read (ro) or write (rw). */
     fs_paths: Type.Optional(Type.Array(FsPathSchema, { maxItems: 32 })),
   },

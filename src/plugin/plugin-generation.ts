@@ -22,14 +22,7 @@ import type { InputEvent, Level, OutputChannel } from '../io/types.js';
 import type { LanguageModel } from '../llm/spec/index.js';
 import type { Logger, LogManager } from '../log/logger.js';
 import type { ControlApi } from '../sdk/control.js';
-import type {
-  PluginContext,
-  PluginInput,
-  PluginInstance,
-  PluginKnowledge,
-  PluginMemory,
-  PluginTrust,
-} from '../sdk/plugin.js';
+import type { PluginContext, PluginInput, PluginInstance, PluginKnowledge, PluginMemory, PluginTrust } from '../sdk/plugin.js';
 import { HomeAgentError } from '../shared/errors.js';
 import { matchesToolName, type ToolDefinition } from '../shared/tool.js';
 import type { HttpRouteRegistry, RegisteredRoute } from './http-routes.js';
@@ -164,7 +157,10 @@ export class PluginGeneration {
 
   #register<T>(kind: string, stage: () => T, live: () => () => void, unstage: () => void): () => void {
     if (this.#phase === 'retired') {
-      throw new HomeAgentError('HA_ERR_PLUGIN_STATE', `plugin ${this.manifest.name} is being replaced; its old instance cannot register ${kind}`);
+      throw new HomeAgentError(
+        'HA_ERR_PLUGIN_STATE',
+        `plugin ${this.manifest.name} is being replaced; its old instance cannot register ${kind}`,
+      );
     }
     stage();
     if (this.#phase === 'staging') return unstage;
@@ -329,7 +325,8 @@ export class PluginGeneration {
           return this.#register(
             `stage hook ${stage}`,
             () => {
-              if (!isStage(stage)) throw new HomeAgentError('HA_ERR_STAGE_UNKNOWN', `unknown stage ${JSON.stringify(stage)} (plugin ${name})`);
+              if (!isStage(stage))
+                throw new HomeAgentError('HA_ERR_STAGE_UNKNOWN', `unknown stage ${JSON.stringify(stage)} (plugin ${name})`);
               this.#stages.push(staged);
             },
             () => kernel.stages.register(owner, stage, handler, scope),

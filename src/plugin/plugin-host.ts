@@ -14,7 +14,7 @@ import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
 import type { DriverContext, PluginDriver, PluginsLimits, ReportedState } from './driver.js';
-import { checkEngine, type Manifest, type PluginKind, type Permissions, readManifest } from './manifest.js';
+import { checkEngine, type Manifest, type Permissions, type PluginKind, readManifest } from './manifest.js';
 import { type KernelServices, PluginGeneration } from './plugin-generation.js';
 import { type InstalledArchive, installArchive, removeInstalled } from './plugin-installer.js';
 import { defineManifestSettings } from './plugin-settings.js';
@@ -202,7 +202,13 @@ export class PluginHost implements Service {
       readManifest: (dir) => this.#readManifest(dir, { dir: this.#options.installDir, origin: 'installed', skills: true }) ?? missing(dir),
       staging: async (manifest) => checkEngine(manifest),
     });
-    this.#options.kernel.logs.audit({ actor, action: 'plugins.install', plugin: installed.manifest.name, version: installed.manifest.version, file });
+    this.#options.kernel.logs.audit({
+      actor,
+      action: 'plugins.install',
+      plugin: installed.manifest.name,
+      version: installed.manifest.version,
+      file,
+    });
     const name = installed.manifest.name;
     return this.#exclusive(name, async () => {
       const existing = this.#records.get(name);
@@ -348,10 +354,22 @@ export class PluginHost implements Service {
     return undefined;
   }
 
+  /** The manifest as it is on disk now (the files may have changed since discovery: that is what reloads are for). */
+  #freshManifest(record: PluginRecord): Manifest {
+    const root: PluginRoot = { dir: record.dir, origin: record.origin, skills: true };
+    const manifest = this.#readManifest(record.dir, root);
+    if (!manifest) throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${record.dir} has no plugin.json or SKILL.md any more`);
+    if (manifest.name !== record.name) {
+      throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${record.dir}: the manifest now names ${manifest.name}, not ${record.name}`);
+    }
+    return manifest;
+  }
+
   /** Starts a fresh generation of a stopped, disabled or quarantined plugin. Never throws. */
   async #startRecord(record: PluginRecord): Promise<void> {
     this.#setState(record, 'starting');
     try {
+      record.manifest = this.#freshManifest(record);
       const generation = await this.#startGeneration(record);
       generation.commit();
       record.current = generation;
@@ -362,30 +380,27 @@ export class PluginHost implements Service {
   }
 
   async #reloadRecord(record: PluginRecord): Promise<void> {
-    // A fresh manifest: the files on disk may have changed (that is what a reload is for).
-    const manifest = existsSync(join(record.dir, 'plugin.json'))
-      ? readManifest(join(record.dir, 'plugin.json'))
-      : this.#options.skillManifest?.(record.dir);
-    if (!manifest) throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${record.dir} has no plugin.json or SKILL.md any more`);
-    if (manifest.name !== record.name) {
-      throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${record.dir}: the manifest now names ${manifest.name}, not ${record.name}`);
-    }
     const old = record.current;
-    if (!old || !old.live) {
-      record.manifest = manifest;
+    if (!old?.live) {
       await this.#startRecord(record);
       if (record.state === 'quarantined') throw new HomeAgentError('HA_ERR_PLUGIN_START', record.error ?? 'failed to start');
       return;
     }
     let generation: PluginGeneration;
+    let manifest: Manifest;
     try {
+      manifest = this.#freshManifest(record);
       generation = await this.#startGeneration({ ...record, manifest });
       generation.commit();
     } catch (error) {
       this.#log.error({ plugin: record.name, err: error }, 'reload failed; the running instance stays');
-      throw new HomeAgentError('HA_ERR_PLUGIN_START', `reload of ${record.name} failed, the running version stays: ${describeError(error)}`, {
-        cause: error,
-      });
+      throw new HomeAgentError(
+        'HA_ERR_PLUGIN_START',
+        `reload of ${record.name} failed, the running version stays: ${describeError(error)}`,
+        {
+          cause: error,
+        },
+      );
     }
     record.manifest = manifest;
     record.current = generation;

@@ -7,7 +7,18 @@
  * touches an installed plugin.
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, openSync, readdirSync, readSync, closeSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
@@ -65,7 +76,8 @@ export async function installArchive(options: InstallOptions): Promise<Installed
       manifest = options.readManifest(root);
     } catch (error) {
       // Name the archive, not the hidden staging folder it was unpacked into.
-      if (error instanceof HomeAgentError) throw new HomeAgentError(error.code, error.message.split(root).join(`${file}:`), { cause: error });
+      if (error instanceof HomeAgentError)
+        throw new HomeAgentError(error.code, error.message.split(root).join(`${file}:`), { cause: error });
       throw error;
     }
     if (manifest.kind === 'builtin') throw fail(file, 'installed plugins cannot be of kind builtin (use process, lua or skill)');
@@ -132,11 +144,13 @@ function pluginRoot(staging: string, file: string): string {
 
 /** Checks one entry name and type; returns its safe relative path. */
 function checkEntry(file: string, rawPath: string, type: string): string | undefined {
-  if (rawPath.includes('\0') || /[\u0000-\u001f]/.test(rawPath)) throw fail(file, `entry ${JSON.stringify(rawPath)} has control characters`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters in entry names are what is refused
+  if (/[\u0000-\u001f]/.test(rawPath)) throw fail(file, `entry ${JSON.stringify(rawPath)} has control characters`);
   const path = rawPath.replace(/\\/g, '/');
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) throw fail(file, `entry ${JSON.stringify(rawPath)} has an absolute path`);
   if (path.split('/').includes('..')) throw fail(file, `entry ${JSON.stringify(rawPath)} leaves the archive (..)`);
-  if (type !== 'file' && type !== 'directory') throw fail(file, `entry ${JSON.stringify(rawPath)} is a ${type}; only files and folders are allowed`);
+  if (type !== 'file' && type !== 'directory')
+    throw fail(file, `entry ${JSON.stringify(rawPath)} is a ${type}; only files and folders are allowed`);
   const clean = normalize(path).replace(/\/+$/, '');
   return clean === '.' || clean === '' ? undefined : clean;
 }
@@ -209,7 +223,13 @@ async function unzip(file: string, staging: string, maxBytes: number): Promise<v
         void (async () => {
           const mode = (entry.externalFileAttributes >>> 16) & 0o170000;
           const isDir = entry.fileName.endsWith('/');
-          const type = isDir ? 'directory' : mode === 0o120000 ? 'symbolic link' : mode === 0 || mode === 0o100000 ? 'file' : 'special file';
+          const type = isDir
+            ? 'directory'
+            : mode === 0o120000
+              ? 'symbolic link'
+              : mode === 0 || mode === 0o100000
+                ? 'file'
+                : 'special file';
           const path = checkEntry(file, entry.fileName, type);
           if (++count > MAX_ARCHIVE_ENTRIES) throw fail(file, `it has more than ${MAX_ARCHIVE_ENTRIES} entries`);
           total += entry.uncompressedSize;

@@ -13,7 +13,8 @@ const Name = Type.String({ minLength: 1, maxLength: 64 });
 export function registerPluginMethods(control: ControlRegistry, plugins: PluginHost): void {
   control.register({
     name: 'plugins.list',
-    description: 'Every plugin with its kind, origin, state (running, disabled, quarantined, ...), tools and problem; and folders refused before loading.',
+    description:
+      'Every plugin with its kind, origin, state (running, disabled, quarantined, ...), tools and problem; and folders refused before loading.',
     params: Type.Object({}),
     handler: () => ({ plugins: plugins.list(), rejected: plugins.rejected() }),
   });
@@ -40,7 +41,8 @@ export function registerPluginMethods(control: ControlRegistry, plugins: PluginH
     description: 'Install or upgrade a plugin from a .tgz or .zip archive on this machine (absolute path) and start it.',
     params: Type.Object({ file: Type.String({ minLength: 1, maxLength: 4096 }) }),
     handler: ({ file }, caller) => {
-      if (!isAbsolute(file)) throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `plugins.install: file must be an absolute path, got ${file}`);
+      if (!isAbsolute(file))
+        throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `plugins.install: file must be an absolute path, got ${file}`);
       return plugins.install(file, caller.actor);
     },
   });

@@ -40,7 +40,12 @@ function leafSchema(spec: ConfigKey, plugin: string): TSchema {
   };
   switch (spec.type) {
     case 'string':
-      return spec.enum ? Type.Union(spec.enum.map((v) => Type.Literal(v)), meta) : Type.String(meta);
+      return spec.enum
+        ? Type.Union(
+            spec.enum.map((v) => Type.Literal(v)),
+            meta,
+          )
+        : Type.String(meta);
     case 'integer':
       return Type.Integer({ ...meta, ...bounds });
     case 'number':

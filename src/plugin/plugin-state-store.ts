@@ -45,9 +45,9 @@ export class PluginStateStore {
   }
 
   choice(name: string): PluginChoice | undefined {
-    const row = this.#require()
-      .prepare('SELECT enabled, changed_at, changed_by FROM plugin_state WHERE name = ?')
-      .get(name) as { enabled: number; changed_at: string; changed_by: string } | undefined;
+    const row = this.#require().prepare('SELECT enabled, changed_at, changed_by FROM plugin_state WHERE name = ?').get(name) as
+      | { enabled: number; changed_at: string; changed_by: string }
+      | undefined;
     return row && { enabled: row.enabled === 1, changed_at: row.changed_at, changed_by: row.changed_by };
   }
 

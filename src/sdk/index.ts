@@ -21,13 +21,13 @@ export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
 export type { Service, ServiceState } from '../shared/service.js';
 export {
   type JsonSchema,
+  TOOL_TIERS,
   type ToolContext,
   type ToolDefinition,
-  type ToolTier,
-  TOOL_TIERS,
   ToolError,
   type ToolErrorInfo,
   type ToolErrorReason,
+  type ToolTier,
 } from '../shared/tool.js';
 export type { Caller, ControlApi, ControlMethod, MethodInfo } from './control.js';
 export {

@@ -64,7 +64,8 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     waiters.shift()?.(entry);
     return options.receipt?.(input) ?? { input_id: `in-${injected.length}`, status: 'done', text: '', finished_at: Date.now() };
   };
-  const unavailable = (what: string) => () => Promise.reject(new HomeAgentError('HA_ERR_UNAVAILABLE', `${what} is not available in this test`));
+  const unavailable = (what: string) => () =>
+    Promise.reject(new HomeAgentError('HA_ERR_UNAVAILABLE', `${what} is not available in this test`));
 
   const context: PluginContext = {
     name: options.name,

@@ -28,7 +28,7 @@ import type {
   ToolCallResult,
   WireToolDefinition,
 } from './protocol.js';
-import { PROTOCOL_VERSION, RemoteError, RPC_ERROR, RpcFault, RpcPeer, type RequestId } from './rpc-peer.js';
+import { PROTOCOL_VERSION, RemoteError, type RequestId, RPC_ERROR, RpcFault, RpcPeer } from './rpc-peer.js';
 
 // The protocol owns stdout: whatever the plugin prints goes to stderr, which the daemon logs.
 const writeProtocol = process.stdout.write.bind(process.stdout);
@@ -119,7 +119,10 @@ class PluginRuntime {
     const module = (await import(pathToFileURL(params.entry).href)) as { default?: unknown };
     const factory = pluginFactory(module.default);
     if (!factory) {
-      throw pluginError('HA_ERR_PLUGIN_LOAD', `${params.entry} must default-export definePlugin(...) or a function (context) => ({ start, stop })`);
+      throw pluginError(
+        'HA_ERR_PLUGIN_LOAD',
+        `${params.entry} must default-export definePlugin(...) or a function (context) => ({ start, stop })`,
+      );
     }
     const instance = (await factory(this.#context(params))) as Partial<PluginInstance> | undefined;
     if (typeof instance?.start !== 'function' || typeof instance.stop !== 'function') {
@@ -165,7 +168,8 @@ class PluginRuntime {
     if (context.response !== before.response) changes.response = context.response ?? null;
     if (context.reject !== before.reject) changes.reject = context.reject ?? null;
     if (context.final_text !== before.final_text) changes.final_text = String(context.final_text);
-    if (context.tool_call && context.tool_call.arguments !== before.arguments) changes.tool_call_arguments = String(context.tool_call.arguments);
+    if (context.tool_call && context.tool_call.arguments !== before.arguments)
+      changes.tool_call_arguments = String(context.tool_call.arguments);
     const extra = context.extra ?? {};
     const set = Object.fromEntries(Object.entries(extra).filter(([k, v]) => JSON.stringify(v) !== before.extra.get(k)));
     const removed = [...before.extra.keys()].filter((k) => !(k in extra));
@@ -212,7 +216,8 @@ class PluginRuntime {
       paths: init.paths,
       io: {
         registerOutputChannel: (channel: Omit<OutputChannel, 'owner'>) => {
-          if (this.#channels.has(channel.name)) throw pluginError('HA_ERR_IO_DEFINITION', `output channel ${channel.name} is already registered`);
+          if (this.#channels.has(channel.name))
+            throw pluginError('HA_ERR_IO_DEFINITION', `output channel ${channel.name} is already registered`);
           const send = (event: OutputEvent) => channel.send(event);
           this.#channels.set(channel.name, send);
           const wire = {
@@ -257,7 +262,8 @@ class PluginRuntime {
       },
       memory: {
         recall: (query, options) => this.#ask('memory.recall', options === undefined ? { query } : { query, options }),
-        commit: async (triples, options) => void (await this.#ask('memory.commit', options === undefined ? { triples } : { triples, options })),
+        commit: async (triples, options) =>
+          void (await this.#ask('memory.commit', options === undefined ? { triples } : { triples, options })),
       },
       knowledge: {
         search: (query, options) => this.#ask('knowledge.search', options === undefined ? { query } : { query, options }),
@@ -354,7 +360,8 @@ function pluginFactory(exported: unknown): ((context: PluginContext) => unknown)
   if (typeof exported === 'function') return exported as (context: PluginContext) => unknown;
   if (typeof exported === 'object' && exported !== null) {
     const module = exported as { kind?: unknown; create?: unknown };
-    if (module.kind === 'homeagent-plugin' && typeof module.create === 'function') return module.create as (context: PluginContext) => unknown;
+    if (module.kind === 'homeagent-plugin' && typeof module.create === 'function')
+      return module.create as (context: PluginContext) => unknown;
   }
   return undefined;
 }

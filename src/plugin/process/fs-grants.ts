@@ -7,7 +7,7 @@
  * would open everything it points to; {@link findEscapingSymlinks} finds such links before the
  * child starts (see docs/decisions/0002-process-plugins.md).
  */
-import { existsSync, type Dirent, readdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { type Dirent, existsSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { HomeAgentError } from '../../shared/errors.js';
 import { PACKAGE_ROOT } from '../../shared/version.js';
@@ -55,7 +55,8 @@ export function expandFsPath(path: string, dataDir: string, pluginData: string, 
       : expanded.split('/').includes('..')
         ? 'contains `..`'
         : undefined;
-  if (problem) throw new HomeAgentError('HA_ERR_PLUGIN_PERMISSION', `plugin ${plugin}: permissions.fs_paths entry ${JSON.stringify(path)} ${problem}`);
+  if (problem)
+    throw new HomeAgentError('HA_ERR_PLUGIN_PERMISSION', `plugin ${plugin}: permissions.fs_paths entry ${JSON.stringify(path)} ${problem}`);
   return resolve(expanded);
 }
 

@@ -29,7 +29,7 @@ import {
   type StageChanges,
   StageChangesSchema,
 } from './protocol.js';
-import { RPC_ERROR, type RequestId, RpcFault } from './rpc-peer.js';
+import { type RequestId, RPC_ERROR, RpcFault } from './rpc-peer.js';
 
 export interface HostBridgeOptions {
   context: PluginContext;
@@ -69,7 +69,8 @@ export class HostBridge implements ChildMessageHandler {
     }
     const name = method as ChildRequestName;
     const schema = ChildRequestSchemas[name];
-    if (!Value.Check(schema, params)) return Promise.reject(new RpcFault(RPC_ERROR.INVALID_PARAMS, `${method}: ${firstProblem(schema, params)}`));
+    if (!Value.Check(schema, params))
+      return Promise.reject(new RpcFault(RPC_ERROR.INVALID_PARAMS, `${method}: ${firstProblem(schema, params)}`));
     const run = async () => this.#request(name, params as never, id);
     return run().catch((error: unknown) => {
       // Fire-and-forget calls in the SDK: the plugin never sees their failure, so it is logged here.
@@ -99,7 +100,8 @@ export class HostBridge implements ChildMessageHandler {
         return;
       }
       this.#options.log.error({ err: error, method }, `plugin ${this.#options.context.name}: ${method} refused: ${describeError(error)}`);
-      if (this.#options.starting()) this.refused.push(error instanceof Error ? error : new HomeAgentError('HA_ERR_PLUGIN_START', String(error)));
+      if (this.#options.starting())
+        this.refused.push(error instanceof Error ? error : new HomeAgentError('HA_ERR_PLUGIN_START', String(error)));
     }
   }
 
@@ -282,7 +284,11 @@ export class HostBridge implements ChildMessageHandler {
     applyStageChanges(context, changes as StageChanges);
   }
 
-  async #call<M extends 'stage.run' | 'channel.send' | 'http.request'>(method: M, params: HostRequests[M]['params'], fallback: ErrorCode): Promise<unknown> {
+  async #call<M extends 'stage.run' | 'channel.send' | 'http.request'>(
+    method: M,
+    params: HostRequests[M]['params'],
+    fallback: ErrorCode,
+  ): Promise<unknown> {
     const child = this.#child;
     if (!child || this.#disposed) throw new HomeAgentError('HA_ERR_PLUGIN_DEAD', `plugin ${this.#options.context.name} is not running`);
     return child.call(method, params, { timeoutMs: this.#options.limits().call_timeout_ms, fallback }).result;

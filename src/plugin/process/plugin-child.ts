@@ -93,10 +93,15 @@ export class PluginChild {
   }
 
   /** Sends a request; its failure is the daemon's error for it (timeout, dead, or what the plugin threw). */
-  call<M extends HostRequestName>(method: M, params: HostRequests[M]['params'], options: CallOptions): { id: number; result: Promise<unknown> } {
+  call<M extends HostRequestName>(
+    method: M,
+    params: HostRequests[M]['params'],
+    options: CallOptions,
+  ): { id: number; result: Promise<unknown> } {
     const { id, result } = this.peer.request(method, params, {
       timeoutMs: options.timeoutMs,
-      timeoutError: () => new HomeAgentError('HA_ERR_PLUGIN_TIMEOUT', `plugin ${this.#plugin}: ${method} did not finish within ${options.timeoutMs} ms`),
+      timeoutError: () =>
+        new HomeAgentError('HA_ERR_PLUGIN_TIMEOUT', `plugin ${this.#plugin}: ${method} did not finish within ${options.timeoutMs} ms`),
     });
     return {
       id,
@@ -151,7 +156,10 @@ export class PluginChild {
   #onStderr(chunk: Buffer): void {
     for (const frame of this.#stderr.push(chunk)) {
       if (frame.kind === 'too_large') {
-        this.#log.warn({ stream: 'stderr', bytes: frame.bytes }, `plugin ${this.#plugin}: a stderr line of more than ${MAX_STDERR_LINE} bytes was dropped`);
+        this.#log.warn(
+          { stream: 'stderr', bytes: frame.bytes },
+          `plugin ${this.#plugin}: a stderr line of more than ${MAX_STDERR_LINE} bytes was dropped`,
+        );
         continue;
       }
       if (frame.text === '') continue;

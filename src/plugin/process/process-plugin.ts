@@ -68,6 +68,7 @@ export class ProcessPlugin implements PluginInstance {
 
   async start(signal: AbortSignal): Promise<void> {
     if (this.#phase !== 'created') throw new HomeAgentError('HA_ERR_PLUGIN_STATE', `plugin ${this.#name} was already started`);
+    if (signal.aborted) throw new HomeAgentError('HA_ERR_ABORTED', `the start of plugin ${this.#name} was cancelled`);
     this.#phase = 'starting';
     this.#unsubscribeSettings = this.#dc.context.settings.onChange((key) => this.#settingChanged(key));
     try {
@@ -212,10 +213,12 @@ export class ProcessPlugin implements PluginInstance {
     }
     this.#phase = 'restarting';
     this.#restartAt = Date.now() + decision.delay_ms;
-    this.#dc.log.warn({ plugin: this.#name, crashes: decision.crashes, delay_ms: decision.delay_ms }, `plugin ${this.#name} crashed: ${reason}`);
+    this.#dc.log.warn(
+      { plugin: this.#name, crashes: decision.crashes, delay_ms: decision.delay_ms },
+      `plugin ${this.#name} crashed: ${reason}`,
+    );
     this.#dc.reportState('restarting', `crashed (${reason}); restarting in ${formatMs(decision.delay_ms)}`);
     this.#restartTimer = setTimeout(() => void this.#restart(), decision.delay_ms);
-    this.#restartTimer.unref();
   }
 
   async #restart(): Promise<void> {
@@ -278,7 +281,8 @@ export class ProcessPlugin implements PluginInstance {
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       const answer = await result;
-      if (!Value.Check(ToolCallResultSchema, answer)) throw new HomeAgentError('HA_ERR_PLUGIN_PROTOCOL', `plugin ${this.#name}: malformed answer to ${name}`);
+      if (!Value.Check(ToolCallResultSchema, answer))
+        throw new HomeAgentError('HA_ERR_PLUGIN_PROTOCOL', `plugin ${this.#name}: malformed answer to ${name}`);
       return answer.value;
     } catch (error) {
       if (isHomeAgentError(error, 'HA_ERR_PLUGIN_TIMEOUT')) {

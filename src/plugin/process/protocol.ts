@@ -16,7 +16,16 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { StageContext } from '../../agent/types.js';
 import type { OutputEvent, Receipt } from '../../io/types.js';
 import type { MethodInfo } from '../../sdk/control.js';
-import type { HttpRequest, HttpResponse, KnowledgeHit, MemoryItem, PluginHealth, PluginLlm, PluginPaths, PluginTrust } from '../../sdk/plugin.js';
+import type {
+  HttpRequest,
+  HttpResponse,
+  KnowledgeHit,
+  MemoryItem,
+  PluginHealth,
+  PluginLlm,
+  PluginPaths,
+  PluginTrust,
+} from '../../sdk/plugin.js';
 
 export { MAX_FRAME_BYTES, PROTOCOL_VERSION } from './rpc-peer.js';
 
@@ -179,7 +188,12 @@ export const ChildRequestSchemas = {
     {
       triples: Type.Array(
         Type.Object(
-          { subject: Text(1000), relation: Text(1000), object: Text(1000), confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })) },
+          {
+            subject: Text(1000),
+            relation: Text(1000),
+            object: Text(1000),
+            confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+          },
           strict,
         ),
         { maxItems: 1000 },

@@ -250,7 +250,10 @@ export class RpcPeer {
     try {
       line = JSON.stringify(message);
     } catch (error) {
-      throw new RpcFault(RPC_ERROR.INTERNAL, `the message could not be turned into JSON: ${error instanceof Error ? error.message : String(error)}`);
+      throw new RpcFault(
+        RPC_ERROR.INTERNAL,
+        `the message could not be turned into JSON: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     // Counting bytes costs a pass over the text; most frames are far too short to need it.
     if (line.length * 3 > this.#maxFrameBytes && Buffer.byteLength(line) > this.#maxFrameBytes) {

@@ -153,7 +153,14 @@ t.test('a model that calls tools forever stops at max_tool_turns and still answe
 
 t.test('tool calls in the final round are ignored', async (t) => {
   const r = rig(t, { maxTurns: 1 });
-  r.tools.register({ name: 'ping', description: 'ping', parameters: { type: 'object' }, owner: 'core', tier: 'read', execute: () => 'pong' });
+  r.tools.register({
+    name: 'ping',
+    description: 'ping',
+    parameters: { type: 'object' },
+    owner: 'core',
+    tier: 'read',
+    execute: () => 'pong',
+  });
   r.model.setFallback(() => ({ text: 'still wants tools', tool_calls: [call('ping')] }));
   const result = await r.agent.run(makeInput(), control());
   t.equal(result.text, 'still wants tools');
@@ -340,10 +347,13 @@ t.test('dangerous tools wait for the owner: the kernel asks, /confirm runs exact
   t.same(runs, [], 'nothing ran');
   const toolMessage = r.model.requests[1]?.messages.find((m) => m.role === 'tool');
   t.match(toolMessage?.role === 'tool' ? toolMessage.content : '', /confirmation_required/);
-  const code = /\/confirm ([A-Z0-9]{6})/.exec(first.text)?.[1];
+  const code = /\/confirm ([A-Z0-9]{6})/.exec(first.text ?? '')?.[1];
   t.ok(code, 'the answer carries the kernel-written request');
   t.notMatch(JSON.stringify(r.model.requests), code ?? 'x', 'the model never saw the code');
-  t.match(first.text, /^I need your go-ahead to reboot\.\n\n\[Confirmation needed\] The assistant wants to run cmd_run with \{"argv":\["reboot"\]\}/);
+  t.match(
+    first.text,
+    /^I need your go-ahead to reboot\.\n\n\[Confirmation needed\] The assistant wants to run cmd_run with \{"argv":\["reboot"\]\}/,
+  );
   t.notMatch(JSON.stringify(r.conversation.messages('cli')), code ?? 'x', 'the code stays out of the conversation');
 
   const requestsBefore = r.model.requests.length;
@@ -368,8 +378,18 @@ t.test('on an asynchronous channel the request is sent even when the model alrea
     tier: 'act',
     execute: () => 'ok',
   });
-  r.tools.register({ name: 'files_write', description: 'write', parameters: { type: 'object' }, owner: 'plugin:files', tier: 'dangerous', execute: () => 'written' });
-  r.model.push({ tool_calls: [call('output_send__qq', { payload: 'Let me write that.' }), call('files_write', { path: 'a' })] }, { text: '' });
+  r.tools.register({
+    name: 'files_write',
+    description: 'write',
+    parameters: { type: 'object' },
+    owner: 'plugin:files',
+    tier: 'dangerous',
+    execute: () => 'written',
+  });
+  r.model.push(
+    { tool_calls: [call('output_send__qq', { payload: 'Let me write that.' }), call('files_write', { path: 'a' })] },
+    { text: '' },
+  );
   await r.agent.run(makeInput({ source: 'qq', channel: 'qq', payload: 'write it' }), control('task-q'));
   t.equal(r.sent.length, 1, 'only the request was delivered by the kernel');
   t.match(String(r.sent[0]?.payload), /^\[Confirmation needed\] The assistant wants to run files_write/);

@@ -6,15 +6,36 @@ import { call, makeInput, tool } from './fixtures/helpers.js';
 function gate(preauthorized: string[] = [], ttlMs = 60_000) {
   let now = 1_000_000;
   const g = new ConfirmationGate({ preauthorized: () => preauthorized, ttlMs: () => ttlMs, now: () => now });
-  return { g, advance: (ms: number) => void (now += ms) };
+  return {
+    g,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 const dangerous = (name = 'cmd_run'): ToolDefinition => tool(name, () => 'ran', { tier: 'dangerous' });
 
 t.test('read and act tools pass; dangerous ones are held with a code', async (t) => {
   const { g } = gate();
-  t.same(g.check(tool('lamp', () => 1, { tier: 'act' }), call('lamp'), makeInput(), 'task-1'), { allowed: true, preauthorized: false });
-  t.same(g.check(tool('look', () => 1, { tier: 'read' }), call('look'), makeInput(), 'task-1'), { allowed: true, preauthorized: false });
+  t.same(
+    g.check(
+      tool('lamp', () => 1, { tier: 'act' }),
+      call('lamp'),
+      makeInput(),
+      'task-1',
+    ),
+    { allowed: true, preauthorized: false },
+  );
+  t.same(
+    g.check(
+      tool('look', () => 1, { tier: 'read' }),
+      call('look'),
+      makeInput(),
+      'task-1',
+    ),
+    { allowed: true, preauthorized: false },
+  );
   const verdict = g.check(dangerous(), call('cmd_run', { argv: ['ls'] }), makeInput({ channel: 'cli', source: 'cli' }), 'task-1');
   t.equal(verdict.allowed, false);
   if (verdict.allowed) return;
@@ -30,7 +51,10 @@ t.test('read and act tools pass; dangerous ones are held with a code', async (t)
 t.test('pre-authorised names and patterns run without asking', async (t) => {
   const { g } = gate(['files_write', 'mcp_home_*']);
   t.same(g.check(dangerous('files_write'), call('files_write'), makeInput(), 't'), { allowed: true, preauthorized: true });
-  t.same(g.check(dangerous('mcp_home_open_garage'), call('mcp_home_open_garage'), makeInput(), 't'), { allowed: true, preauthorized: true });
+  t.same(g.check(dangerous('mcp_home_open_garage'), call('mcp_home_open_garage'), makeInput(), 't'), {
+    allowed: true,
+    preauthorized: true,
+  });
   t.equal(g.check(dangerous('mcp_work_x'), call('mcp_work_x'), makeInput(), 't').allowed, false);
   t.equal(g.check(dangerous('files_write2'), call('files_write2'), makeInput(), 't').allowed, false, 'patterns match whole names');
 });
@@ -42,9 +66,19 @@ t.test('a confirmation runs once, only from the same channel and source, before 
   const code = verdict.pending.code;
   t.same(g.match(makeInput({ payload: 'what time is it?' })), { kind: 'none' });
   t.same(g.match(makeInput({ payload: { confirm: code } })), { kind: 'none' }, 'structured payloads are not confirmations');
-  t.match(g.match(makeInput({ payload: `/confirm ${code}`, channel: 'mqtt', source: 'mqtt' })), { kind: 'refused', text: /another conversation/ });
-  t.match(g.match(makeInput({ payload: `/confirm ${code}`, channel: 'qq:123', source: 'mqtt' })), { kind: 'refused' }, 'same channel, other source');
-  t.match(g.match(makeInput({ payload: '/confirm ZZZZZZ', channel: 'qq:123', source: 'qq' })), { kind: 'refused', text: /no pending action/ });
+  t.match(g.match(makeInput({ payload: `/confirm ${code}`, channel: 'mqtt', source: 'mqtt' })), {
+    kind: 'refused',
+    text: /another conversation/,
+  });
+  t.match(
+    g.match(makeInput({ payload: `/confirm ${code}`, channel: 'qq:123', source: 'mqtt' })),
+    { kind: 'refused' },
+    'same channel, other source',
+  );
+  t.match(g.match(makeInput({ payload: '/confirm ZZZZZZ', channel: 'qq:123', source: 'qq' })), {
+    kind: 'refused',
+    text: /no pending action/,
+  });
   const ok = g.match(makeInput({ payload: `  确认 ${code.toLowerCase()} `, channel: 'qq:123', source: 'qq' }));
   t.match(ok, { kind: 'confirmed', pending: { code, tool: 'cmd_run' } }, 'Chinese keyword and lower case are accepted');
   t.match(g.match(makeInput({ payload: `/confirm ${code}`, channel: 'qq:123', source: 'qq' })), { kind: 'refused' }, 'a code runs once');

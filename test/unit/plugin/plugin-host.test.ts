@@ -4,8 +4,8 @@ import t from 'tap';
 import { loadConfig } from '../../../src/config/loader.js';
 import type { PluginStatus } from '../../../src/plugin/plugin-host.js';
 import { isHomeAgentError } from '../../../src/shared/errors.js';
-import { NO_SYSTEM, pluginLog, startHost, writePlugin } from './fixtures/host-setup.js';
 import { tempDir } from '../fixtures/support.js';
+import { NO_SYSTEM, pluginLog, startHost, writePlugin } from './fixtures/host-setup.js';
 
 const states = (list: PluginStatus[]) => list.map((p) => [p.name, p.state]);
 
@@ -66,7 +66,11 @@ t.test('a plugin whose start throws is quarantined with its reason; the others r
   const dir = tempDir(t);
   const shippedDir = join(dir, 'shipped');
   writePlugin(shippedDir, 'a-good', { name: 'a-good' });
-  writePlugin(shippedDir, 'b-bad', { name: 'b-bad', start: "ctx.tools.register({ name: 'b_tool', description: 'x', tier: 'read', parameters: { type: 'object' }, execute: () => 1 }); throw new Error('cannot bind port 9999');" });
+  writePlugin(shippedDir, 'b-bad', {
+    name: 'b-bad',
+    start:
+      "ctx.tools.register({ name: 'b_tool', description: 'x', tier: 'read', parameters: { type: 'object' }, execute: () => 1 }); throw new Error('cannot bind port 9999');",
+  });
   writePlugin(shippedDir, 'c-good', { name: 'c-good' });
   const { host, events, tools } = await startHost(t, { dir, shippedDir });
   const list = host.list();
@@ -171,7 +175,10 @@ t.test('enable/disable take effect at once and survive a restart', async (t) => 
   const on = await again.host.enable('lamp', 'cli');
   t.match(on, { state: 'running', enabled: true, tools: ['lamp_version'] });
   t.equal(await again.tools.get('lamp_version')?.execute({}, callContext()), '1');
-  t.ok(again.captured.records().some((r) => r.audit === true && r.action === 'plugins.enable' && r.actor === 'cli'), 'audited');
+  t.ok(
+    again.captured.records().some((r) => r.audit === true && r.action === 'plugins.enable' && r.actor === 'cli'),
+    'audited',
+  );
   await t.rejects(again.host.enable('nope', 'cli'), { code: 'HA_ERR_PLUGIN_NOT_FOUND' });
 });
 
@@ -243,11 +250,13 @@ t.test('duplicate tool names are rejected; the second plugin is quarantined', as
   writePlugin(shippedDir, 'first', versioned('first', '1'));
   writePlugin(shippedDir, 'second', {
     name: 'second',
-    start: "ctx.tools.register({ name: 'first_version', description: 'mine now', tier: 'read', parameters: { type: 'object' }, execute: () => 'stolen' });",
+    start:
+      "ctx.tools.register({ name: 'first_version', description: 'mine now', tier: 'read', parameters: { type: 'object' }, execute: () => 'stolen' });",
   });
   writePlugin(shippedDir, 'third', {
     name: 'third',
-    start: "const d = { name: 'third_x', description: 'x', tier: 'read', parameters: { type: 'object' }, execute: () => 1 }; ctx.tools.register(d); ctx.tools.register(d);",
+    start:
+      "const d = { name: 'third_x', description: 'x', tier: 'read', parameters: { type: 'object' }, execute: () => 1 }; ctx.tools.register(d); ctx.tools.register(d);",
   });
   writePlugin(shippedDir, 'fourth', {
     name: 'fourth',
@@ -312,7 +321,7 @@ t.test('a reload whose new version fails keeps the running version', async (t) =
   t.match(host.list()[0], { state: 'running', tools: ['fan_version'] });
   t.equal(await tools.get('fan_version')?.execute({}, callContext()), 'good');
   writeFileSync(join(pluginDir, 'plugin.json'), '{"name": "renamed"');
-  await t.rejects(host.reload('fan', 'cli'), { code: 'HA_ERR_PLUGIN_MANIFEST' });
+  await t.rejects(host.reload('fan', 'cli'), { code: 'HA_ERR_PLUGIN_START', message: /running version stays: .*plugin.json/ });
   t.equal(host.list()[0]?.state, 'running', 'a broken manifest does not touch the running version');
 });
 
@@ -349,8 +358,14 @@ t.test('external plugins get the restricted SDK, enforced by the host', async (t
     name: 'guest',
     manifest: { kind: 'process', config: { greeting: { type: 'string', default: 'hi', description: 'What it says.' } } },
     start: [
-      probe('own tool', "ctx.tools.register({ name: 'guest_hello', description: 'x', tier: 'read', parameters: { type: 'object' }, execute: () => 'hello' })"),
-      probe('foreign tool', "ctx.tools.register({ name: 'cmd_run', description: 'x', tier: 'read', parameters: { type: 'object' }, execute: () => 'pwned' })"),
+      probe(
+        'own tool',
+        "ctx.tools.register({ name: 'guest_hello', description: 'x', tier: 'read', parameters: { type: 'object' }, execute: () => 'hello' })",
+      ),
+      probe(
+        'foreign tool',
+        "ctx.tools.register({ name: 'cmd_run', description: 'x', tier: 'read', parameters: { type: 'object' }, execute: () => 'pwned' })",
+      ),
       probe('publish', "ctx.events.publish('daemon.status', { text: 'x' })"),
       probe('route', "ctx.http.route({ method: 'GET', path: '/x', handler: () => ({}) })"),
       asyncProbe('control', "ctx.control.call('config.set', { key: 'core.name', value: 'x' }, { actor: 'guest' })"),
@@ -376,7 +391,10 @@ t.test('external plugins get the restricted SDK, enforced by the host', async (t
   t.ok(log.includes('knowledge write HA_ERR_PLUGIN_PERMISSION'));
   t.ok(log.includes('memory read HA_ERR_UNAVAILABLE'), 'reading is allowed; this daemon has no memory service in the test');
   t.ok(log.includes('own setting allowed'));
-  t.ok(log.includes('foreign setting HA_ERR_SETTINGS_UNKNOWN_KEY') || log.some((l) => l.startsWith('foreign setting HA_ERR_')), 'no way out of its namespace');
+  t.ok(
+    log.includes('foreign setting HA_ERR_SETTINGS_UNKNOWN_KEY') || log.some((l) => l.startsWith('foreign setting HA_ERR_')),
+    'no way out of its namespace',
+  );
   t.ok(log.includes('greeting hi') || log.includes('greeting hello'));
   t.equal(settings.get('plugin.guest.greeting').value, 'hello', 'the manifest config became real settings');
   t.equal(settings.get('core.name').value, 'HomeAgent');
@@ -400,9 +418,12 @@ t.test('built-in plugins get the whole SDK: publish, routes, control, L4', async
   });
   const { routes, inputs } = await startHost(t, { dir, shippedDir });
   t.match(routes.list(), [{ method: 'GET', path: '/plugins/web/status', owner: 'plugin:web' }]);
-  t.same(await routes.match('GET', '/plugins/web/status')?.handler({ method: 'GET', path: '/status', query: {}, headers: {}, body: undefined }), {
-    body: 'fine',
-  });
+  t.same(
+    await routes.match('GET', '/plugins/web/status')?.handler({ method: 'GET', path: '/status', query: {}, headers: {}, body: undefined }),
+    {
+      body: 'fine',
+    },
+  );
   t.equal(inputs.at(-1)?.level, 4);
 });
 
@@ -442,11 +463,7 @@ t.test('install from .tgz and .zip, upgrade, uninstall; bad archives change noth
     await t.rejects(setup.host.install(file, 'cli'), { code: 'HA_ERR_PLUGIN_INSTALL', message }, file);
   }
   t.same(states(setup.host.list()), [['porch', 'running']], 'refused archives left nothing behind');
-  t.same(
-    (await import('node:fs')).readdirSync(setup.installDir).sort(),
-    ['porch'],
-    'no staging folders are left',
-  );
+  t.same((await import('node:fs')).readdirSync(setup.installDir).sort(), ['porch'], 'no staging folders are left');
 
   await setup.host.uninstall('porch', 'cli');
   t.same(setup.host.list(), []);

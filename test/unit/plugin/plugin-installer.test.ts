@@ -2,12 +2,19 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync
 import { join } from 'node:path';
 import t from 'tap';
 import * as tar from 'tar';
-import { installArchive } from '../../../src/plugin/plugin-installer.js';
 import { readManifest } from '../../../src/plugin/manifest.js';
+import { installArchive } from '../../../src/plugin/plugin-installer.js';
 import { tempDir } from '../fixtures/support.js';
 import { writeZip } from './fixtures/zip-writer.js';
 
-const MANIFEST = JSON.stringify({ name: 'porch', version: '1.0.0', description: 'Porch light.', engine: '*', kind: 'process', entry: 'index.js' });
+const MANIFEST = JSON.stringify({
+  name: 'porch',
+  version: '1.0.0',
+  description: 'Porch light.',
+  engine: '*',
+  kind: 'process',
+  entry: 'index.js',
+});
 
 function options(dir: string, file: string, maxBytes = 1_000_000) {
   return {
@@ -20,7 +27,11 @@ function options(dir: string, file: string, maxBytes = 1_000_000) {
 }
 
 /** Nothing but the installed plugins may be left in the install folder, and nothing outside it. */
-function assertClean(t: { same: (a: unknown, b: unknown, m: string) => void; notOk: (a: unknown, m: string) => void }, dir: string, expected: string[]) {
+function assertClean(
+  t: { same: (a: unknown, b: unknown, m: string) => void; notOk: (a: unknown, m: string) => void },
+  dir: string,
+  expected: string[],
+) {
   const installDir = join(dir, 'installed');
   t.same(existsSync(installDir) ? readdirSync(installDir).sort() : [], expected, 'no staging leftovers');
   t.notOk(existsSync(join(dir, 'evil.txt')), 'nothing written outside');
@@ -47,28 +58,91 @@ t.test('a zip with the plugin at its root installs, keeping executable bits', as
 
 t.test('hostile zip archives are refused and leave nothing behind', async (t) => {
   const cases: Array<[string, Parameters<typeof writeZip>[1], RegExp]> = [
-    ['dot-dot', [{ name: 'plugin.json', data: MANIFEST }, { name: '../evil.txt', data: 'x' }], /leaves the archive|invalid relative path/],
-    ['nested dot-dot', [{ name: 'plugin.json', data: MANIFEST }, { name: 'a/../../evil.txt', data: 'x' }], /leaves the archive|invalid relative path/],
-    ['backslash dot-dot', [{ name: 'plugin.json', data: MANIFEST }, { name: 'a\\..\\..\\evil.txt', data: 'x' }], /leaves the archive|invalid relative path/],
-    ['absolute', [{ name: 'plugin.json', data: MANIFEST }, { name: '/tmp/evil.txt', data: 'x' }], /absolute path/],
-    ['drive letter', [{ name: 'plugin.json', data: MANIFEST }, { name: 'C:/evil.txt', data: 'x' }], /absolute path/],
-    ['symlink', [{ name: 'plugin.json', data: MANIFEST }, { name: 'link', data: '/etc/passwd', mode: 0o120777 }], /symbolic link/],
-    ['device', [{ name: 'plugin.json', data: MANIFEST }, { name: 'dev', data: '', mode: 0o020644 }], /special file/],
-    ['control chars', [{ name: 'plugin.json', data: MANIFEST }, { name: 'a\nb', data: 'x' }], /control characters/],
+    [
+      'dot-dot',
+      [
+        { name: 'plugin.json', data: MANIFEST },
+        { name: '../evil.txt', data: 'x' },
+      ],
+      /leaves the archive|invalid relative path/,
+    ],
+    [
+      'nested dot-dot',
+      [
+        { name: 'plugin.json', data: MANIFEST },
+        { name: 'a/../../evil.txt', data: 'x' },
+      ],
+      /leaves the archive|invalid relative path/,
+    ],
+    [
+      'backslash dot-dot',
+      [
+        { name: 'plugin.json', data: MANIFEST },
+        { name: 'a\\..\\..\\evil.txt', data: 'x' },
+      ],
+      /leaves the archive|invalid relative path/,
+    ],
+    [
+      'absolute',
+      [
+        { name: 'plugin.json', data: MANIFEST },
+        { name: '/tmp/evil.txt', data: 'x' },
+      ],
+      /absolute path/,
+    ],
+    [
+      'drive letter',
+      [
+        { name: 'plugin.json', data: MANIFEST },
+        { name: 'C:/evil.txt', data: 'x' },
+      ],
+      /absolute path/,
+    ],
+    [
+      'symlink',
+      [
+        { name: 'plugin.json', data: MANIFEST },
+        { name: 'link', data: '/etc/passwd', mode: 0o120777 },
+      ],
+      /symbolic link/,
+    ],
+    [
+      'device',
+      [
+        { name: 'plugin.json', data: MANIFEST },
+        { name: 'dev', data: '', mode: 0o020644 },
+      ],
+      /special file/,
+    ],
+    [
+      'control chars',
+      [
+        { name: 'plugin.json', data: MANIFEST },
+        { name: 'a\nb', data: 'x' },
+      ],
+      /control characters/,
+    ],
     ['no manifest', [{ name: 'index.js', data: 'x' }], /no plugin.json/],
 
     ['shipped name', [{ name: 'plugin.json', data: MANIFEST.replace('"porch"', '"cli"') }], /shipped with HomeAgent/],
+    ['builtin kind', [{ name: 'plugin.json', data: MANIFEST.replace('"process"', '"builtin"') }], /cannot be of kind builtin/],
     [
-      'builtin kind',
-      [{ name: 'plugin.json', data: MANIFEST.replace('"process"', '"builtin"') }],
-      /cannot be of kind builtin/,
+      'zip bomb',
+      [
+        { name: 'plugin.json', data: MANIFEST },
+        { name: 'big.bin', data: Buffer.alloc(5_000_000), deflate: true },
+      ],
+      /unpacks to more than/,
     ],
-    ['zip bomb', [{ name: 'plugin.json', data: MANIFEST }, { name: 'big.bin', data: Buffer.alloc(5_000_000), deflate: true }], /unpacks to more than/],
   ];
   const dir = tempDir(t);
   const badManifest = join(dir, 'bad-manifest.zip');
   writeZip(badManifest, [{ name: 'plugin.json', data: '{"name": "Porch"}' }]);
-  await t.rejects(installArchive(options(dir, badManifest)), { code: 'HA_ERR_PLUGIN_MANIFEST', message: /bad-manifest.zip:\/plugin.json: \/version: Expected required property/ }, 'a bad manifest names the field');
+  await t.rejects(
+    installArchive(options(dir, badManifest)),
+    { code: 'HA_ERR_PLUGIN_MANIFEST', message: /bad-manifest.zip:\/plugin.json: \/version: Expected required property/ },
+    'a bad manifest names the field',
+  );
   assertClean(t, dir, []);
   for (const [label, entries, message] of cases) {
     const dir = tempDir(t);
@@ -92,9 +166,9 @@ t.test('tar archives: a package/ folder installs; links and escapes are refused'
   t.ok(existsSync(join(result.dir, 'index.js')));
 
   writeFileSync(join(dir, 'evil-source.txt'), 'x');
-  const escape = join(dir, 'escape.tgz');
-  await tar.c({ gzip: true, file: escape, cwd: src, preservePaths: true }, ['plugin.json', '../../evil-source.txt']);
-  await t.rejects(installArchive(options(dir, escape)), { code: 'HA_ERR_PLUGIN_INSTALL', message: /leaves the archive/ });
+  const escaping = join(dir, 'escape.tgz');
+  await tar.c({ gzip: true, file: escaping, cwd: src, preservePaths: true }, ['plugin.json', '../../evil-source.txt']);
+  await t.rejects(installArchive(options(dir, escaping)), { code: 'HA_ERR_PLUGIN_INSTALL', message: /leaves the archive/ });
 
   symlinkSync('/etc/passwd', join(src, 'link'));
   const linked = join(dir, 'linked.tgz');

@@ -18,7 +18,7 @@ async function startFailure(
   t.ok(error instanceof HomeAgentError, `a HomeAgentError (got ${error.message})`);
   t.equal((error as HomeAgentError).code, code);
   t.match(error.message, message);
-  t.equal(setup.plugin.health?.().ok, false, 'nothing is left running');
+  t.equal((await setup.health()).ok, false, 'nothing is left running');
   t.same(
     setup.test.tools.list().filter((tool) => tool.owner === `plugin:${setup.driver.manifest.name}`),
     [],

@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import t from 'tap';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
 import { ToolError } from '../../../../src/shared/tool.js';
@@ -99,11 +100,11 @@ const CONFIG = {
 };
 
 // One started plugin for the tests below (each sandbox costs a worker start); the last one stops it.
-const { plugin, test, logs, reported } = luaPlugin(t, { source: DEMO, config: CONFIG, settings: { greeting: 'grüezi' } });
+const { plugin, test, logs, reported, health } = luaPlugin(t, { source: DEMO, config: CONFIG, settings: { greeting: 'grüezi' } });
 await plugin.start(new AbortController().signal);
 
 t.test('tools registered in start() are called with arguments and results round-tripping', async (t) => {
-  t.same(plugin.health?.(), { ok: true, detail: 'running, 11 tool(s)' }, 'healthy while the sandbox runs');
+  t.same(await health(), { ok: true, detail: 'running, 11 tool(s)' }, 'healthy while the sandbox runs');
 
   const echo = test.tools.get('demo_echo');
   t.equal(echo?.tier, 'read', 'the tier declared in Lua');
@@ -189,7 +190,7 @@ t.test('runaway loops and memory bombs fail that call with a limit error; the pl
     t.match(await test.call('demo_echo', {}), { args: {} }, `the plugin still answers after ${tool}`);
   }
   t.same(reported, [], 'nothing was reported to the host: the sandbox survived');
-  t.same(plugin.health?.(), { ok: true, detail: 'running, 11 tool(s)' });
+  t.same(await health(), { ok: true, detail: 'running, 11 tool(s)' });
 });
 
 t.test('the plugin may be written as a global plugin table or global functions', async (t) => {
@@ -214,7 +215,6 @@ t.test('the plugin may be written as a global plugin table or global functions',
 });
 
 t.test('a call that waits longer than call_timeout_ms fails with HA_ERR_PLUGIN_TIMEOUT', async (t) => {
-  const { createServer } = await import('node:http');
   const server = createServer(() => {
     // never answers
   });
@@ -224,7 +224,7 @@ t.test('a call that waits longer than call_timeout_ms fails with HA_ERR_PLUGIN_T
     server.close();
   });
   const port = (server.address() as { port: number }).port;
-  const { plugin, test } = luaPlugin(t, {
+  const waiting = luaPlugin(t, {
     source: `return { start = function(ha)
       ha.register_tool{ name = 'demo_wait', description = 'waits', tier = 'read',
         handler = function() local r, e = http_get('http://127.0.0.1:${port}/stall') return e end }
@@ -232,11 +232,11 @@ t.test('a call that waits longer than call_timeout_ms fails with HA_ERR_PLUGIN_T
     permissions: { network: ['127.0.0.1'] },
     limits: { call_timeout_ms: 300 },
   });
-  await plugin.start(new AbortController().signal);
-  const error = await rejection(test.call('demo_wait', {}));
+  await waiting.plugin.start(new AbortController().signal);
+  const error = await rejection(waiting.test.call('demo_wait', {}));
   t.ok(error instanceof HomeAgentError && error.code === 'HA_ERR_PLUGIN_TIMEOUT', 'the call gives up');
   t.match(error.message, /did not finish within 300 ms/);
-  t.equal(plugin.health?.().ok, true, 'waiting is not a fault of the sandbox');
+  t.equal((await waiting.health()).ok, true, 'waiting is not a fault of the sandbox');
 });
 
 t.test('stop() calls the Lua stop(), removes the tools and closes the sandbox', async (t) => {
@@ -252,7 +252,7 @@ t.test('stop() calls the Lua stop(), removes the tools and closes the sandbox', 
     [],
     'its tools are gone',
   );
-  t.equal(plugin.health?.().ok, false, 'not healthy once stopped');
+  t.equal((await health()).ok, false, 'not healthy once stopped');
   const late = await rejection(
     Promise.resolve(echo?.execute({}, { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c' })),
   );

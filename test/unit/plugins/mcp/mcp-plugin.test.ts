@@ -143,6 +143,8 @@ t.test('a stdio server: every page of tools registered, calls, errors, and stop 
     'a picture:\n[image image/png, 300 bytes]\n[resource file:///notes.txt]\nnote text\n[resource link big.bin file:///big.bin]',
   );
   t.equal(await tc.call('mcp_local_odd_name_with_chars', { x: 'y' }), 'odd y', 'the original name is called');
+  t.match(tc.audits[0], { action: 'mcp.call', details: { server: 'local', tool: 'echo', task_id: 'task-1' } }, 'act calls are audited');
+  t.notOk(JSON.stringify(tc.audits).includes('hello'), 'without their arguments');
 
   await stop();
   t.notOk(isAlive(pid), 'the server process is gone after stop');
@@ -158,7 +160,7 @@ t.test('timeouts and aborts cancel the call on the server', async (t) => {
   });
 
   const controller = new AbortController();
-  const call = tc.call('mcp_local_slow', { ms: 250 }, { signal: controller.signal });
+  const call = tc.call('mcp_local_slow', { ms: 30_000 }, { signal: controller.signal });
   setTimeout(() => controller.abort(), 50);
   await t.rejects(call, { name: 'ToolError', info: { reason: 'failed', detail: /cancelled/ } });
 
@@ -183,6 +185,7 @@ t.test('a streamable HTTP server with headers: names sanitised, suffixed on coll
   t.equal(await tc.call('mcp_web_get_weather_2', {}), '{"sky":"cloudy"}', 'structured content stands in for missing text');
   t.equal(await tc.call(long, {}), 'long name works');
   t.equal(http.unauthorized(), 0, 'every request carried the configured header');
+  t.same(tc.audits, [], 'read tools are not audited');
   t.ok(plugin.health().ok);
 });
 

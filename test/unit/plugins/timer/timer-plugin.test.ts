@@ -266,3 +266,14 @@ t.test('stop unregisters the tools', async (t) => {
   t.notOk(tc.tools.get('timer_list'));
   t.notOk(tc.tools.get('timer_cancel'));
 });
+
+t.test('stop clears every JS timer', async (t) => {
+  const timeouts = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+  const before = timeouts();
+  const { tc, stop } = await startTimer(t, tempDir(t));
+  await tc.call('timer_set', { duration: '10m', message: 'a' });
+  await tc.call('timer_set', { duration: '20m', message: 'b' });
+  t.equal(timeouts(), before + 2, 'one JS timer per pending timer');
+  await stop();
+  t.equal(timeouts(), before, 'none left after stop');
+});
