@@ -150,3 +150,21 @@ t.test('memory outside the heap: health() kills a process far above its heap lim
   t.match((await restarting).detail, /more than 96 MB/, 'killed and handled as a crash');
   t.equal((await f.nextState()).state, 'running');
 });
+
+t.test('stop() while a restart is pending cancels it: nothing restarts after stop', async (t) => {
+  const f = processFixture(t, { source: CRASHY, limits: { restart_backoff_ms: 60_000 } });
+  await f.plugin.start(signal());
+  const restarting = f.nextState();
+  await expectErrorAsync(t, () => f.harness.call('demo_run', { crash: true }), 'HA_ERR_PLUGIN_DEAD');
+  t.match((await restarting).detail, /restarting in 60 s/);
+  await f.plugin.stop();
+  t.same(
+    f.states.map((s) => s.state),
+    ['restarting'],
+    'no further state',
+  );
+  t.equal(f.plugin.pid, undefined, 'no process');
+  t.equal(f.harness.tools.get('demo_run'), undefined, 'tools removed');
+  const error = await expectErrorAsync(t, () => f.plugin.start(signal()), 'HA_ERR_PLUGIN_STATE');
+  t.match(error.message, /already started/, 'a stopped instance is not started again (the host makes a new one)');
+});
