@@ -61,6 +61,12 @@ const ABSOLUTE_PATH = /^(?:\/[A-Za-z0-9._+-]+)+$/;
 const HIDDEN_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/u;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/**
+ * Arguments naming these are refused for every program: another process's environment or memory
+ * (the daemon's API keys live in its environment) and the daemon's SQLite files (run-time secrets).
+ */
+const SECRET_PATHS = /\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/(?:environ|mem|maps|fd|cwd|root|auxv)\b|(?:^|\/)state\.db(?:-wal|-shm|-journal)?$/;
+
 export function checkCommand(argv: unknown, allow: readonly CmdAllowEntry[], lookup: ProgramLookup): CommandCheck {
   const shapeProblem = argvShapeProblem(argv);
   if (shapeProblem) return deny('argv', shapeProblem, 'pass argv as an array of plain strings: the program first, then each argument');
@@ -69,6 +75,10 @@ export function checkCommand(argv: unknown, allow: readonly CmdAllowEntry[], loo
 
   const formProblem = programFormProblem(name);
   if (formProblem) return deny('argv', formProblem, allowedHint(allow));
+  const secret = args.find((arg) => SECRET_PATHS.test(arg));
+  if (secret !== undefined) {
+    return deny('argv', `${quote(secret)} points at process memory, environments or the daemon's databases, which hold its secrets`, 'leave that path out');
+  }
 
   const candidates: Array<{ entry: CmdAllowEntry; executable: string | undefined }> = [];
   let executable: string | undefined;

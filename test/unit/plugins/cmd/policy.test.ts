@@ -372,3 +372,15 @@ t.test('ordinary commands pass', async (t) => {
   allowed(t, ['ps', 'aux']);
   allowed(t, ['ping', '-c', '1', '127.0.0.1']);
 });
+
+t.test("paths to process environments and the daemon's databases are refused for every program", async (t) => {
+  refused(t, ['cat', '/proc/1234/environ'], /process memory, environments/);
+  refused(t, ['cat', '/proc/self/environ'], /process memory, environments/);
+  refused(t, ['head', '-c', '100', '/proc/99/task/100/mem'], /process memory, environments/);
+  refused(t, ['ls', '-l', '/proc/1/fd'], /process memory, environments/);
+  refused(t, ['cat', '/var/lib/homeagent/state.db'], /databases/);
+  refused(t, ['grep', 'api_key', 'state.db-wal'], /databases/);
+  allowed(t, ['cat', '/proc/uptime']);
+  allowed(t, ['cat', '/proc/1/status']);
+  allowed(t, ['ls', 'state.dbx']);
+});
