@@ -13,6 +13,7 @@ import type { PluginKind } from '../../src/plugin/manifest.js';
 import { createProcessPlugin } from '../../src/plugin/process/process-plugin.js';
 import { SkillLibrary } from '../../src/plugin/skills/skill-library.js';
 import { createSkillDriver, skillManifest } from '../../src/plugin/skills/skill-plugin.js';
+import { keepTapOutOfPluginChildren } from '../helpers/tap-children.js';
 import { tempDir } from '../unit/fixtures/support.js';
 import { type HostSetup, startHost } from '../unit/plugin/fixtures/host-setup.js';
 
@@ -30,6 +31,8 @@ interface KindFixture {
 
 const manifest = (name: string, kind: PluginKind, entry: string, version: string) =>
   JSON.stringify({ name, version: `${version}.0.0`, description: `The ${kind} contract plugin.`, engine: '>=0.1.0', kind, entry });
+
+keepTapOutOfPluginChildren();
 
 const FIXTURES: KindFixture[] = [
   {

@@ -248,7 +248,7 @@ export class HostBridge implements ChildMessageHandler {
         return;
       case 'log': {
         const { level, msg, fields } = params as ChildNotificationParams<'log'>;
-        log[level as 'info'](fields ?? {}, msg);
+        log[level as 'info'](ownFields(fields), msg);
         return;
       }
       case 'audit': {
@@ -309,6 +309,14 @@ export function applyStageChanges(context: StageContext, changes: StageChanges):
   }
   for (const key of changes.extra_delete ?? []) delete context.extra[key];
   if (changes.errors_added) context.errors.push(...changes.errors_added);
+}
+
+/** Keys a plugin's log line may not set: they would let it pass its lines off as another subsystem's or as audit records. */
+const RESERVED_LOG_FIELDS = new Set(['subsystem', 'audit', 'actor', 'action', 'level', 'time', 'pid', 'hostname', 'msg']);
+
+function ownFields(fields: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!fields) return {};
+  return Object.fromEntries(Object.entries(fields).filter(([key]) => !RESERVED_LOG_FIELDS.has(key)));
 }
 
 function protocolError(message: string): HomeAgentError {

@@ -175,7 +175,7 @@ t.test('stderr and the plugin logger go to the plugin log', async (t) => {
     source: toolPlugin(`
       console.log('printed by console.log');
       console.error('printed to stderr');
-      ctx.log.info({ room: 'hall' }, 'logged through the SDK');
+      ctx.log.info({ room: 'hall', subsystem: 'store', audit: true }, 'logged through the SDK');
       return 'ok';`),
   });
   await f.plugin.start(signal());
@@ -186,6 +186,8 @@ t.test('stderr and the plugin logger go to the plugin log', async (t) => {
   t.ok(await watch.waitFor((r) => r.msg === 'printed by console.log'), 'stdout prints of the plugin end up in the log too');
   const logged = await watch.waitFor((r) => r.msg === 'logged through the SDK');
   t.equal(logged.room, 'hall', 'fields are kept');
+  t.equal(logged.subsystem, 'plugin.demo', 'but not one passing the line off as another subsystem');
+  t.equal(logged.audit, undefined, 'or as an audit record');
   t.equal(logged.level, 'info');
 });
 
