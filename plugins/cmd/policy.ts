@@ -65,7 +65,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * Arguments naming these are refused for every program: another process's environment or memory
  * (the daemon's API keys live in its environment) and the daemon's SQLite files (run-time secrets).
  */
-const SECRET_PATHS = /\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/(?:environ|mem|maps|fd|cwd|root|auxv)\b|(?:^|\/)state\.db(?:-wal|-shm|-journal)?$/;
+const SECRET_PATHS =
+  /\/proc\/(?:self|thread-self|\d+)(?:\/task\/\d+)?\/(?:environ|mem|maps|fd|cwd|root|auxv)\b|(?:^|\/)state\.db(?:-wal|-shm|-journal)?$/;
 
 export function checkCommand(argv: unknown, allow: readonly CmdAllowEntry[], lookup: ProgramLookup): CommandCheck {
   const shapeProblem = argvShapeProblem(argv);
@@ -77,7 +78,11 @@ export function checkCommand(argv: unknown, allow: readonly CmdAllowEntry[], loo
   if (formProblem) return deny('argv', formProblem, allowedHint(allow));
   const secret = args.find((arg) => SECRET_PATHS.test(arg));
   if (secret !== undefined) {
-    return deny('argv', `${quote(secret)} points at process memory, environments or the daemon's databases, which hold its secrets`, 'leave that path out');
+    return deny(
+      'argv',
+      `${quote(secret)} points at process memory, environments or the daemon's databases, which hold its secrets`,
+      'leave that path out',
+    );
   }
 
   const candidates: Array<{ entry: CmdAllowEntry; executable: string | undefined }> = [];
