@@ -189,3 +189,36 @@ t.test('a broken plugin of one kind never affects the others', async (t) => {
   t.same(states, { kbuiltin: 'running', klua: 'quarantined', kproc: 'running', kskill: 'running' });
   for (const fixture of FIXTURES.filter((f) => f.kind !== 'lua')) t.match(await callTool(s, fixture), fixture.expect('1'));
 });
+
+for (const fixture of FIXTURES.filter((f) => f.kind !== 'skill')) {
+  t.test(`${fixture.kind} plugins: calls made during a hot reload get the old or the new version, never an error`, async (t) => {
+    const s = await setup(t);
+    const dir = folderFor(s, fixture);
+    fixture.write(dir, '1');
+    await s.host.reload(undefined, 'test');
+    const answers: string[] = [];
+    const errors: string[] = [];
+    let running = true;
+    const caller = async () => {
+      while (running) {
+        try {
+          answers.push(await callTool(s, fixture));
+        } catch (error) {
+          errors.push(String(error));
+        }
+        // In-process tools answer in a microtask; yield so the reload's own I/O can run.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    };
+    const callers = Array.from({ length: 4 }, caller);
+    fixture.write(dir, '2');
+    await s.host.reload(fixture.name, 'test');
+    const afterSwap = answers.length;
+    while (answers.length < afterSwap + 20 && errors.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    running = false;
+    await Promise.all(callers);
+    t.same(errors, [], 'no call failed');
+    t.ok(answers.some((a) => a.includes(fixture.expect('2'))), 'the new version answered');
+    t.ok(answers.slice(afterSwap + 4).every((a) => a.includes(fixture.expect('2'))), 'after the swap only the new version answers');
+  });
+}
