@@ -35,10 +35,8 @@ import { ProviderManager } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
 import { ControlRegistry } from './plugin/control-registry.js';
 import { HttpRouteRegistry } from './plugin/http-routes.js';
-import { createLuaPlugin } from './plugin/lua/lua-plugin.js';
 import { PluginHost } from './plugin/plugin-host.js';
 import { registerPluginMethods } from './plugin/plugin-methods.js';
-import { createProcessPlugin } from './plugin/process/process-plugin.js';
 import { SkillLibrary } from './plugin/skills/skill-library.js';
 import { createSkillDriver, skillManifest } from './plugin/skills/skill-plugin.js';
 import { systemClock } from './shared/clock.js';
@@ -298,7 +296,12 @@ async function run(configFile: string | undefined): Promise<number> {
       newId: randomUUID,
       now: () => clock.now(),
     },
-    drivers: { process: createProcessPlugin, lua: createLuaPlugin, skill: createSkillDriver(skills) },
+    // The process and Lua runtimes load with the first plugin of their kind (most homes run none).
+    drivers: {
+      process: async (context) => (await import('./plugin/process/process-plugin.js')).createProcessPlugin(context),
+      lua: async (context) => (await import('./plugin/lua/lua-plugin.js')).createLuaPlugin(context),
+      skill: createSkillDriver(skills),
+    },
     skillManifest,
     limits: () => settings.config().core.plugins,
     timeoutMs: () => settings.config().core.daemon.plugin_timeout_ms,

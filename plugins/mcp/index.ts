@@ -6,7 +6,7 @@
  */
 import { definePlugin, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
 import type { McpServerConfig } from './server-config.js';
-import { McpServerConnection } from './server-connection.js';
+import type { McpServerConnection } from './server-connection.js';
 
 export interface McpPluginOptions {
   /** First wait before reconnecting a server; it doubles with every failure. */
@@ -44,6 +44,9 @@ export class McpPlugin implements PluginInstance {
 
   async start(signal: AbortSignal): Promise<void> {
     const servers = this.#ctx.settings.get<Record<string, McpServerConfig> | undefined>('servers') ?? {};
+    if (!Object.values(servers).some((config) => config.enabled !== false)) return;
+    // The MCP SDK costs about 10 MB of memory: it is loaded only when a server is configured.
+    const { McpServerConnection } = await import('./server-connection.js');
     const names = new Set<string>();
     for (const [name, config] of Object.entries(servers)) {
       if (config.enabled === false) {

@@ -21,8 +21,7 @@ import {
 } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import * as tar from 'tar';
-import yauzl from 'yauzl';
+import type { Entry as ZipEntry, ZipFile } from 'yauzl';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { Manifest } from './manifest.js';
 
@@ -173,6 +172,8 @@ function tarType(type: string): string {
 }
 
 async function untar(file: string, staging: string, maxBytes: number): Promise<void> {
+  // Loaded on first install only: the archive libraries are not needed to run plugins.
+  const tar = await import('tar');
   const entries: EntryInfo[] = [];
   let total = 0;
   let problem: HomeAgentError | undefined;
@@ -208,7 +209,8 @@ async function untar(file: string, staging: string, maxBytes: number): Promise<v
 }
 
 async function unzip(file: string, staging: string, maxBytes: number): Promise<void> {
-  const zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+  const { default: yauzl } = await import('yauzl');
+  const zip = await new Promise<ZipFile>((resolve, reject) =>
     yauzl.open(file, { lazyEntries: true, validateEntrySizes: true, strictFileNames: false }, (error, handle) =>
       error ? reject(fail(file, describeError(error), error)) : resolve(handle),
     ),
@@ -219,7 +221,7 @@ async function unzip(file: string, staging: string, maxBytes: number): Promise<v
     await new Promise<void>((resolve, reject) => {
       zip.on('error', (error) => reject(fail(file, describeError(error), error)));
       zip.on('end', resolve);
-      zip.on('entry', (entry: yauzl.Entry) => {
+      zip.on('entry', (entry: ZipEntry) => {
         void (async () => {
           const mode = (entry.externalFileAttributes >>> 16) & 0o170000;
           const isDir = entry.fileName.endsWith('/');
