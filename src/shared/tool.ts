@@ -51,20 +51,23 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   execute(args: A, context: ToolContext): unknown | Promise<unknown>;
 }
 
-export type ToolErrorReason =
-  | 'required'
-  | 'type'
-  | 'enum'
-  | 'format'
-  | 'range'
-  | 'unauthorized'
-  | 'timeout'
-  | 'not_found'
-  | 'rejected'
-  | 'capability'
-  | 'confirmation_required'
-  | 'unavailable'
-  | 'failed';
+/** Why a tool call failed, as the model reads it. The list is closed. */
+export const TOOL_ERROR_REASONS = [
+  'required',
+  'type',
+  'enum',
+  'format',
+  'range',
+  'unauthorized',
+  'timeout',
+  'not_found',
+  'rejected',
+  'capability',
+  'confirmation_required',
+  'unavailable',
+  'failed',
+] as const;
+export type ToolErrorReason = (typeof TOOL_ERROR_REASONS)[number];
 
 /** A tool failure as the model reads it: what went wrong, where, and what to do instead. */
 export interface ToolErrorInfo {

@@ -5,7 +5,7 @@
  * shapes that came out of the sandbox.
  */
 import { HomeAgentError } from '../../shared/errors.js';
-import { type JsonSchema, TOOL_TIERS, ToolError, type ToolErrorReason, type ToolTier } from '../../shared/tool.js';
+import { type JsonSchema, TOOL_ERROR_REASONS, TOOL_TIERS, ToolError, type ToolErrorReason, type ToolTier } from '../../shared/tool.js';
 
 /** A tool as a Lua plugin's start() declared it (everything but the handler, which stays in Lua). */
 export interface LuaToolSpec {
@@ -21,21 +21,6 @@ export interface LuaToolSpec {
 const MAX_TOOLS = 256;
 const MAX_DESCRIPTION = 4000;
 const EMPTY_PARAMETERS: JsonSchema = { type: 'object', properties: {} };
-
-const REASONS: readonly ToolErrorReason[] = [
-  'required',
-  'type',
-  'enum',
-  'format',
-  'range',
-  'unauthorized',
-  'timeout',
-  'not_found',
-  'rejected',
-  'capability',
-  'unavailable',
-  'failed',
-];
 
 /** Checks start()'s answer; throws HA_ERR_PLUGIN_START naming the tool and the problem. */
 export function parseToolSpecs(value: unknown, plugin: string): LuaToolSpec[] {
@@ -82,7 +67,7 @@ function withArrayRequired(schema: Record<string, unknown>): JsonSchema {
 /** A handler's reported failure (`ha.fail{...}` or `return nil, message`) as the model reads it. */
 export function toolFailure(value: unknown): ToolError {
   if (!isRecord(value)) return new ToolError({ reason: 'failed', detail: 'the tool failed' });
-  const reason = REASONS.includes(value.reason as ToolErrorReason) ? (value.reason as ToolErrorReason) : 'failed';
+  const reason = (TOOL_ERROR_REASONS as readonly string[]).includes(String(value.reason)) ? (value.reason as ToolErrorReason) : 'failed';
   const detail = typeof value.detail === 'string' && value.detail !== '' ? value.detail : 'the tool failed';
   return new ToolError({
     reason,

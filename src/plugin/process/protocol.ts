@@ -26,6 +26,7 @@ import type {
   PluginPaths,
   PluginTrust,
 } from '../../sdk/plugin.js';
+import { TOOL_ERROR_REASONS } from '../../shared/tool.js';
 
 export { MAX_FRAME_BYTES, PROTOCOL_VERSION } from './rpc-peer.js';
 
@@ -273,23 +274,7 @@ export const HttpResponseSchema = Type.Object(
 );
 
 export const ToolErrorInfoSchema = Type.Object({
-  reason: Type.Union(
-    [
-      'required',
-      'type',
-      'enum',
-      'format',
-      'range',
-      'unauthorized',
-      'timeout',
-      'not_found',
-      'rejected',
-      'capability',
-      'confirmation_required',
-      'unavailable',
-      'failed',
-    ].map((r) => Type.Literal(r)),
-  ),
+  reason: Type.Union(TOOL_ERROR_REASONS.map((r) => Type.Literal(r))),
   field: Type.Optional(Text(200)),
   detail: Text(4000),
   hint: Type.Optional(Text(2000)),
