@@ -21,6 +21,7 @@ import {
   formatSettingList,
   formatStatus,
 } from './format.js';
+import { runModels } from './models.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
 
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
@@ -40,6 +41,7 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
   plugins uninstall NAME    remove an installed plugin
   plugins health [NAME]     health ping of each plugin (exit 1 when one fails)
   backup [FILE] [--db NAME] online backup of a database (default: state, into <data>/backups)
+  models list|install SRC   embedding models in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
   version                   client and daemon versions
@@ -180,6 +182,8 @@ function planPlugins(sub: string | undefined, rest: string[]): Invocation {
 }
 
 async function main(argv: string[]): Promise<number> {
+  // Works on files without the daemon and has options of its own.
+  if (argv[0] === 'models') return runModels(argv.slice(1));
   let values: {
     socket?: string | undefined;
     json?: boolean | undefined;

@@ -85,6 +85,16 @@ export const ERROR_CODES = {
   HA_ERR_FILES_DENIED: 'the path is outside the allowed file roots',
   HA_ERR_MCP: 'an MCP server failed or is unreachable',
   HA_ERR_TIMER: 'the timer request is invalid',
+
+  HA_ERR_EMBED_CLOSED: 'the embedder was closed',
+  HA_ERR_EMBED_OPTIONS: 'the embedder options are invalid',
+  HA_ERR_EMBED_MODEL_MISSING: 'the model directory or one of its files is missing',
+  HA_ERR_EMBED_MANIFEST: 'the embedder.json manifest of a model is invalid or does not match the model',
+  HA_ERR_EMBED_MODEL_LOAD: 'the embedding model or its tokenizer could not be loaded',
+  HA_ERR_EMBED_OUTPUT_SHAPE: 'the embedding model output does not have the shape its manifest promises',
+  HA_ERR_EMBED_FAILED: 'embedding inference failed',
+  HA_ERR_EMBED_INSTALL: 'the model could not be installed',
+  HA_ERR_EMBED_CHECKSUM: 'the sha256 checksum of the model does not match',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
