@@ -86,6 +86,8 @@ export const ERROR_CODES = {
   HA_ERR_MCP: 'an MCP server failed or is unreachable',
   HA_ERR_TIMER: 'the timer request is invalid',
 
+  HA_ERR_EVAL_DATA: 'evaluation data is missing or does not have the expected shape',
+
   HA_ERR_EMBED_CLOSED: 'the embedder was closed',
   HA_ERR_EMBED_OPTIONS: 'the embedder options are invalid',
   HA_ERR_EMBED_MODEL_MISSING: 'the model directory or one of its files is missing',
