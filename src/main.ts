@@ -6,6 +6,7 @@
  *
  *   homeagent run [--config FILE]        run the daemon
  *   homeagent restore FILE [--config F]  replace the state database by a backup (daemon stopped)
+ *   homeagent memory-eval --locomo DIR [...]  measure memory recall on LoCoMo-format conversations
  *   homeagent version | help
  */
 import { randomUUID } from 'node:crypto';
@@ -33,6 +34,7 @@ import { luaModelFactory } from './llm/lua/lua-model.js';
 import { createModelFactory } from './llm/model-factory.js';
 import { ProviderManager } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
+import { runMemoryEvalCommand } from './memory/eval/memory-eval-command.js';
 import { ControlRegistry } from './plugin/control-registry.js';
 import { HttpRouteRegistry } from './plugin/http-routes.js';
 import { PluginHost } from './plugin/plugin-host.js';
@@ -58,6 +60,7 @@ const USAGE = `usage: homeagent <command>
   run [--config FILE]           run the daemon (configuration: defaults < FILE, $HOMEAGENT_CONFIG
                                 or /etc/homeagent/config.yaml < HOMEAGENT_* environment)
   restore FILE [--config FILE]  replace the state database by a backup; the daemon must be stopped
+  memory-eval --locomo DIR      measure memory recall on LoCoMo-format conversations (--help)
   version                       print the version
   help                          print this text`;
 
@@ -70,6 +73,8 @@ const OFFLINE_TEXT = [
 ].join(' ');
 
 async function main(argv: string[]): Promise<number> {
+  // An offline tool with options of its own; it never touches the daemon's data.
+  if (argv[0] === 'memory-eval') return runMemoryEvalCommand(argv.slice(1));
   let parsed: ReturnType<typeof parseCommandLine>;
   try {
     parsed = parseCommandLine(argv);

@@ -226,6 +226,29 @@ export class DocumentStore {
     return rows.map(toDocument);
   }
 
+  /**
+   * The documents said just before and just after `doc` (by their original time) in the same
+   * conversation (channel of the archived event, when known), nearest first.
+   */
+  adjacent(doc: StoredDocument, count: number): { before: StoredDocument[]; after: StoredDocument[] } {
+    if (count <= 0) return { before: [], after: [] };
+    const channel = doc.origin?.channel ?? null;
+    const sameChannel = "(@channel IS NULL OR json_extract(origin, '$.channel') = @channel)";
+    const before = this.#sql
+      .get(
+        `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE ${sameChannel} AND (created_at < @at OR (created_at = @at AND id < @id))
+         ORDER BY created_at DESC, id DESC LIMIT @count`,
+      )
+      .all({ channel, at: doc.created_at, id: doc.id, count }) as DocumentRow[];
+    const after = this.#sql
+      .get(
+        `SELECT ${DOCUMENT_COLUMNS} FROM documents WHERE ${sameChannel} AND (created_at > @at OR (created_at = @at AND id > @id))
+         ORDER BY created_at, id LIMIT @count`,
+      )
+      .all({ channel, at: doc.created_at, id: doc.id, count }) as DocumentRow[];
+    return { before: before.map(toDocument), after: after.map(toDocument) };
+  }
+
   /** BM25 over the analyser's tokens of `query`; score = −bm25 (higher is better). */
   searchLexical(query: string, limit: number): DocumentHit[] {
     const match = ftsMatchQuery(this.#options.indexText(query));

@@ -51,6 +51,7 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
         ) STRICT;
         CREATE INDEX documents_by_touch ON documents (coalesce(last_access_at, stored_at));
         CREATE INDEX documents_by_fingerprint ON documents (fingerprint);
+        CREATE INDEX documents_by_time ON documents (created_at, id);
         CREATE VIRTUAL TABLE documents_fts USING fts5(content, tokenize = 'unicode61 remove_diacritics 2');
         -- Exact symbols (numbers, versions, identifiers) whatever the analyser did to them.
         CREATE VIRTUAL TABLE documents_trigram USING fts5(text, tokenize = 'trigram');
