@@ -284,7 +284,7 @@ function cut(text: string, max: number): string {
 export function fuseRrf(ranked: ReadonlyMap<PathName, ReadonlyArray<{ key: string; score: number }>>): Array<[string, number]> {
   const total = new Map<string, number>();
   for (const [path, list] of ranked) {
-    list.forEach((hit, index) => total.set(hit.key, (total.get(hit.key) ?? 0) + PATH_WEIGHTS[path] / (RRF_K + index + 1)));
+    for (const [index, hit] of list.entries()) total.set(hit.key, (total.get(hit.key) ?? 0) + PATH_WEIGHTS[path] / (RRF_K + index + 1));
   }
   return [...total].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
 }

@@ -218,7 +218,13 @@ for (const fixture of FIXTURES.filter((f) => f.kind !== 'skill')) {
     running = false;
     await Promise.all(callers);
     t.same(errors, [], 'no call failed');
-    t.ok(answers.some((a) => a.includes(fixture.expect('2'))), 'the new version answered');
-    t.ok(answers.slice(afterSwap + 4).every((a) => a.includes(fixture.expect('2'))), 'after the swap only the new version answers');
+    t.ok(
+      answers.some((a) => a.includes(fixture.expect('2'))),
+      'the new version answered',
+    );
+    t.ok(
+      answers.slice(afterSwap + 4).every((a) => a.includes(fixture.expect('2'))),
+      'after the swap only the new version answers',
+    );
   });
 }

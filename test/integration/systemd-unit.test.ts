@@ -87,7 +87,9 @@ function execWord(word: string): string {
  * verify fails on an ExecStart binary that does not exist (/usr/bin/node need not exist here).
  */
 function unitForVerify(text: string): string {
-  const exec = [process.execPath, '--max-old-space-size=192', '--max-semi-space-size=2', join(REPO, 'dist', 'src', 'main.js'), 'run'].map(execWord).join(' ');
+  const exec = [process.execPath, '--max-old-space-size=192', '--max-semi-space-size=2', join(REPO, 'dist', 'src', 'main.js'), 'run']
+    .map(execWord)
+    .join(' ');
   const rewritten = text.replace(/^ExecStart=.*$/m, `ExecStart=${exec}`);
   if (rewritten === text) throw new Error('the unit has no ExecStart= line to rewrite');
   return rewritten;
@@ -170,7 +172,9 @@ t.test('unit file text', async (t) => {
     t.same(values('Service', key), [], `${key}= is not in [Service], where systemd ignores it`);
   }
 
-  t.same(values('Service', 'ExecStart'), ['/usr/bin/node --max-old-space-size=192 --max-semi-space-size=2 /opt/homeagent/dist/src/main.js run']);
+  t.same(values('Service', 'ExecStart'), [
+    '/usr/bin/node --max-old-space-size=192 --max-semi-space-size=2 /opt/homeagent/dist/src/main.js run',
+  ]);
   t.same(values('Service', 'User'), ['homeagent']);
   t.same(values('Service', 'PrivateDevices'), [], 'PrivateDevices= is unset: it would hide the GPIO, I2C, sound and video nodes');
   t.same(values('Service', 'MemoryDenyWriteExecute'), ['no'], 'MemoryDenyWriteExecute=no: V8 needs W+X memory');

@@ -275,7 +275,9 @@ t.test('get_plugin_tools returns full schemas by owner or by name', async (t) =>
   const context = { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 'cli', channel: 'cli' };
 
   const byOwner = (await def.execute({ owner: 'device:lamp' }, context)) as { tools: Array<Record<string, unknown>> };
-  t.same(byOwner.tools, [{ name: 'set_lamp', description: lamp.description, parameters: lamp.parameters, owner: 'device:lamp', tier: 'act' }]);
+  t.same(byOwner.tools, [
+    { name: 'set_lamp', description: lamp.description, parameters: lamp.parameters, owner: 'device:lamp', tier: 'act' },
+  ]);
 
   const byName = (await def.execute({ names: ['timer_set', 'nope'] }, context)) as { tools: Array<{ name: string }>; unknown: string[] };
   t.same(
