@@ -15,7 +15,8 @@ import { parseKs, runMemoryEval } from './run-memory-eval.js';
 import { storeMemoryFactory } from './store-memory.js';
 
 export const MEMORY_EVAL_USAGE = `usage: homeagent memory-eval --locomo DIR [--k 5,10] [--json] [--details]
-                            [--fusion rrf|weighted] [--neighbours N] [--paths lexical,vector,symbol,graph,window] [--shared]`;
+                            [--fusion rrf|weighted] [--neighbours N] [--paths lexical,vector,symbol,graph,window]
+                            [--item-chars N] [--shared]`;
 
 export async function runMemoryEvalCommand(argv: string[]): Promise<number> {
   let values: ReturnType<typeof parse>['values'];
@@ -38,6 +39,7 @@ export async function runMemoryEvalCommand(argv: string[]): Promise<number> {
         logs: new LogManager({ level: 'warn', levels: {} }),
         ...(values.fusion ? { fusion: values.fusion as 'rrf' | 'weighted' } : {}),
         ...(neighbours !== undefined && Number.isInteger(neighbours) ? { neighbours } : {}),
+        ...(values['item-chars'] ? { itemChars: Number(values['item-chars']) } : {}),
         ...(values.paths ? { paths: values.paths.split(',').filter((p): p is RecallPath => (RECALL_PATHS as string[]).includes(p)) } : {}),
       }),
       memoryName: 'homeagent',
@@ -67,6 +69,7 @@ function parse(argv: string[]) {
       neighbours: { type: 'string' },
       shared: { type: 'boolean' },
       paths: { type: 'string' },
+      'item-chars': { type: 'string' },
     },
     allowPositionals: false,
   });
