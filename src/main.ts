@@ -14,7 +14,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Agent } from './agent/agent.js';
+import { Agent, inputText } from './agent/agent.js';
 import { ConfirmationGate } from './agent/confirmation-gate.js';
 import { ConversationBuffer } from './agent/conversation-buffer.js';
 import { Persona } from './agent/persona.js';
@@ -35,6 +35,7 @@ import { createModelFactory } from './llm/model-factory.js';
 import { ProviderManager } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
 import { runMemoryEvalCommand } from './memory/eval/memory-eval-command.js';
+import { MemoryService } from './memory/memory-service.js';
 import { ControlRegistry } from './plugin/control-registry.js';
 import { HttpRouteRegistry } from './plugin/http-routes.js';
 import { PluginHost } from './plugin/plugin-host.js';
@@ -150,7 +151,10 @@ async function run(configFile: string | undefined): Promise<number> {
   const clock = systemClock;
   const events = new EventBus(logs.child('events'));
   const store = new Store({
-    databases: [{ name: 'state', file: paths.stateDb, synchronous: 'FULL' }],
+    databases: [
+      { name: 'state', file: paths.stateDb, synchronous: 'FULL' },
+      { name: 'memory', file: paths.memoryDb, synchronous: 'FULL' },
+    ],
     busyTimeoutMs: core.store.busy_timeout_ms,
     startupCheck: core.store.startup_check,
     log: logs.child('store'),
@@ -205,6 +209,13 @@ async function run(configFile: string | undefined): Promise<number> {
     log: agentLog,
     gate: confirmations,
   });
+  const memory = new MemoryService({
+    database: () => store.database('memory'),
+    limits: () => settings.config().core.agent,
+    clock,
+    log: logs.child('memory'),
+  });
+  tools.addProvider({ owner: 'memory', tools: () => memory.tools() });
   const skills = new SkillLibrary();
   for (const definition of skills.tools()) tools.register(definition);
   // Lua adapters run in worker threads; the library is created once settings are loaded.
@@ -262,6 +273,21 @@ async function run(configFile: string | undefined): Promise<number> {
       sections: [() => skills.promptIndex()],
     }),
     conversation: new ConversationBuffer(),
+    slots: async (input) => {
+      const block = await memory.promptBlock(inputText(input));
+      return block === undefined ? {} : { document_recall: block };
+    },
+    remember: (turn) =>
+      memory.remember({
+        id: turn.input.id,
+        timestamp: turn.input.received_at,
+        source: turn.input.source,
+        channel: turn.input.channel,
+        peer: typeof turn.input.meta.peer === 'string' ? turn.input.meta.peer : turn.input.source,
+        input: turn.text,
+        response: turn.answer,
+        tools: turn.tools,
+      }),
     confirmations,
     events,
     limits: () => {
@@ -317,7 +343,7 @@ async function run(configFile: string | undefined): Promise<number> {
   });
   registerPluginMethods(control, plugins);
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
-  for (const service of [store, settings, watchdog, lua, io, scheduler, plugins]) runner.add(service);
+  for (const service of [store, settings, watchdog, lua, memory, io, scheduler, plugins]) runner.add(service);
   registerKernelMethods({
     control,
     settings,

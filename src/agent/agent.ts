@@ -68,6 +68,8 @@ export interface AgentOptions {
   /** Memory slots for the prompt; the memory subsystem provides them later. */
   slots?: (input: InputEvent) => Promise<PromptSlots>;
   conversation: ConversationBuffer;
+  /** Called with every finished turn (the memory stores it); its failures are logged, never fatal. */
+  remember?: (turn: FinishedTurn) => Promise<void>;
   /** Holds dangerous calls for the owner's `/confirm <code>`; the agent tells the person and runs confirmed calls. */
   confirmations?: ConfirmationGate;
   events: EventBus;
@@ -75,6 +77,16 @@ export interface AgentOptions {
   clock: Clock;
   log: Logger;
   newId: () => string;
+}
+
+/** A finished turn as memory receives it. */
+export interface FinishedTurn {
+  input: InputEvent;
+  /** The input as text (what the model saw). */
+  text: string;
+  /** The answer the model gave (without kernel-added confirmation requests). */
+  answer: string;
+  tools: Array<{ tool: string; text: string }>;
 }
 
 export class Agent implements TaskRunner {
@@ -254,6 +266,19 @@ export class Agent implements TaskRunner {
     }
     // Confirmation codes stay out of the conversation the model sees again.
     if (modelAnswer) this.#o.conversation.add(input.channel, { user: userText, assistant: modelAnswer });
+    if (this.#o.remember) {
+      try {
+        await this.#o.remember({
+          input,
+          text: userText,
+          answer: modelAnswer,
+          tools: ctx.tool_results.map((o) => ({ tool: o.call.name, text: o.content })),
+        });
+      } catch (error) {
+        this.#o.log.error({ input_id: input.id, err: error }, 'memory could not store the turn');
+        ctx.errors.push(`memory: ${describeError(error)}`);
+      }
+    }
     ctx.final_text = answer;
     await this.#o.stages.run('after_output', ctx);
     this.#o.log.info(

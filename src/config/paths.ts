@@ -6,6 +6,8 @@ export interface RuntimePaths {
   dataDir: string;
   runtimeDir: string;
   stateDb: string;
+  /** The household memory (context window, documents, graph). */
+  memoryDb: string;
   backupDir: string;
   /** Private data of each plugin: `<data>/plugin-data/<name>`. */
   pluginDataDir: string;
@@ -32,6 +34,7 @@ export function resolvePaths(loaded: LoadedConfig, env: NodeJS.ProcessEnv = proc
     dataDir,
     runtimeDir,
     stateDb: join(dataDir, 'state.db'),
+    memoryDb: join(dataDir, 'memory.db'),
     backupDir: core.store.backup_dir ? resolve(cwd, core.store.backup_dir) : join(dataDir, 'backups'),
     pluginDataDir: join(dataDir, 'plugin-data'),
     installedPluginsDir: join(dataDir, 'plugins'),

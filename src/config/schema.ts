@@ -316,6 +316,20 @@ const AgentSchema = Type.Object(
       maximum: 100000,
       ...agentMeta('Waiting interrupts over all levels; when full, the oldest of the lowest level is dropped.'),
     }),
+    max_context_size: Type.Integer({
+      default: 30,
+      minimum: 11,
+      maximum: 1000,
+      ...agentMeta(
+        'Events kept in the context window; above it the 10 most recent stay, the rest are scored against the current input and the least relevant are archived to documents.',
+      ),
+    }),
+    prompt_documents: Type.Integer({
+      default: 3,
+      minimum: 0,
+      maximum: 20,
+      ...agentMeta('Remembered items (with their neighbours in time) put into each prompt, read-only.'),
+    }),
     preauthorized_tools: Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), {
       default: [],
       maxItems: 256,
