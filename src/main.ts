@@ -324,6 +324,7 @@ async function run(configFile: string | undefined): Promise<number> {
       stages,
       routes: new HttpRouteRegistry(),
       llm: providers,
+      memory: memory.pluginMemory(),
       newId: randomUUID,
       now: () => clock.now(),
     },

@@ -10,6 +10,7 @@ import type { Logger } from '../log/logger.js';
 import { createTextAnalyzer } from '../nlp/text-analyzer.js';
 import type { TextAnalyzer } from '../nlp/types.js';
 import type { Clock } from '../shared/clock.js';
+import { HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ToolDefinition } from '../shared/tool.js';
 import type { ManagedDatabase } from '../store/database.js';
@@ -24,6 +25,18 @@ export interface MemoryServiceOptions {
   limits: () => { max_context_size: number; prompt_documents: number };
   clock: Clock;
   log: Logger;
+}
+
+/**
+ * The memory part of the plugin SDK (src/sdk/plugin.ts PluginMemory), declared here because memory
+ * sits below the SDK's layer; the shapes are the same.
+ */
+export interface PluginMemoryApi {
+  recall(query: string, options?: { limit?: number }): Promise<Array<{ text: string; score: number; source?: string; at?: string }>>;
+  commit(
+    triples: Array<{ subject: string; relation: string; object: string; confidence?: number }>,
+    options?: { source?: string },
+  ): Promise<void>;
 }
 
 /** A finished turn as the agent hands it over. */
@@ -104,6 +117,34 @@ export class MemoryService implements Service {
     this.#stores = undefined;
     this.#embedder = undefined;
     this.#analyzer = undefined;
+  }
+
+  /** What plugins reach through ctx.memory (external plugins only recall; the host enforces that). */
+  pluginMemory(): PluginMemoryApi {
+    return {
+      recall: async (query, options) => {
+        const recall = this.#require().recall;
+        const result = await recall.recall(query, Math.min(Math.max(options?.limit ?? 5, 1), 20));
+        return result.items.map((item) => ({
+          text: item.text,
+          score: item.score,
+          source: item.sources.join(','),
+          at: new Date(item.at).toISOString(),
+        }));
+      },
+      commit: async (triples, options) => {
+        const { stores } = this.#require();
+        await stores.graph.commit(
+          triples.map((t) => ({ ...t })),
+          { session: options?.source ?? 'plugin', timestamp: this.#o.clock.now() },
+        );
+      },
+    };
+  }
+
+  #require(): { stores: MemoryStores; recall: MemoryRecall } {
+    if (!this.#stores || !this.#recall) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'memory is not running');
+    return { stores: this.#stores, recall: this.#recall };
   }
 
   /** The memory tools (none until the service runs). */
