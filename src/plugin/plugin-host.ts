@@ -168,7 +168,11 @@ export class PluginHost implements Service {
   async reload(name: string | undefined, actor: string): Promise<PluginStatus[]> {
     this.#options.kernel.logs.audit({ actor, action: 'plugins.reload', plugin: name ?? '*' });
     if (name !== undefined) {
-      await this.#exclusive(name, () => this.#reloadRecord(this.#require(name)));
+      await this.#exclusive(name, async () => {
+        const record = this.#require(name);
+        if (!this.#enabled(name)) throw new HomeAgentError('HA_ERR_PLUGIN_STATE', `${name} is disabled; enable it to load it again`);
+        await this.#reloadRecord(record);
+      });
       return [this.#status(name)];
     }
     const found = new Map(this.#discover().map((r) => [r.name, r]));

@@ -168,6 +168,8 @@ t.test('enable/disable take effect at once and survive a restart', async (t) => 
   const setup = await startHost(t, { dir, shippedDir });
   const off = await setup.host.disable('lamp', 'cli');
   t.match(off, { state: 'disabled', enabled: false, tools: [] });
+  await t.rejects(setup.host.reload('lamp', 'cli'), { code: 'HA_ERR_PLUGIN_STATE' }, 'a reload does not bring a disabled plugin back');
+  t.equal(setup.host.list()[0]?.state, 'disabled');
   t.equal(setup.tools.get('lamp_version'), undefined, 'its tools are gone');
   t.ok(pluginLog().includes('stop lamp 1'));
   const again = await setup.restart();
