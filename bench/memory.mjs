@@ -1,0 +1,168 @@
+// memory_recall_ms: recall for prompts (all paths fused, neighbour widening) on a generated memory
+// of 10,000 documents, 10,000 entities and 50,000 relations (goal p95 <= 25 ms on this machine).
+// memory_ingest_events_per_s: finished turns stored through MemoryService.remember (durable
+// append, extraction into the graph, pruning), Chinese and English mixed.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src');
+const load = (path) => import(join(dist, path));
+
+const DOCUMENTS = 10_000;
+const ENTITIES = 10_000;
+const RELATIONS = 50_000;
+const QUERIES = 300;
+const INGEST = 400;
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const round = (ms) => Math.round(ms * 1000) / 1000;
+
+const ROOMS = ['kitchen', 'garage', 'attic', 'garden', 'bathroom', 'hallway', 'cellar', 'balcony', 'bedroom', 'office'];
+const THINGS = ['lamp', 'heater', 'bicycle', 'key', 'ladder', 'router', 'kettle', 'drill', 'umbrella', 'fan', 'printer', 'boots'];
+const VERBS = ['moved', 'fixed', 'bought', 'found', 'cleaned', 'lent', 'painted', 'sold', 'charged', 'checked'];
+const PEOPLE = ['Anna', 'Ben', 'Chen Wei', 'Dora', 'Emil', 'Fatima', 'Greta', 'Hiro'];
+const ZH = ['我住在上海。', '我喜欢喝绿茶。', '妈妈明天去北京出差。', '我的工作是护士。', '客厅的灯坏了，周五修。'];
+
+function rng(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+export async function run(emit) {
+  const { Store } = await load('store/store.js');
+  const { LogManager } = await load('log/logger.js');
+  const { systemClock } = await load('shared/clock.js');
+  const { createTextAnalyzer } = await load('nlp/text-analyzer.js');
+  const { HashEmbedder } = await load('embed/hash-embedder.js');
+  const { cosine } = await load('embed/embedder.js');
+  const { openMemoryStores } = await load('memory/memory-stores.js');
+  const { MemoryRecall } = await load('memory/recall.js');
+  const { MemoryService } = await load('memory/memory-service.js');
+
+  const dir = mkdtempSync(join(tmpdir(), 'ha-bench-memory-'));
+  const log = new LogManager({ level: 'silent', levels: {} }).child('memory');
+  const store = new Store({
+    databases: [
+      { name: 'memory', file: join(dir, 'memory.db'), synchronous: 'FULL' },
+      { name: 'ingest', file: join(dir, 'ingest.db'), synchronous: 'FULL' },
+    ],
+    busyTimeoutMs: 5000,
+    startupCheck: 'off',
+    log,
+    clock: systemClock,
+  });
+  await store.start();
+  try {
+    const random = rng(42);
+    const pick = (list) => list[Math.floor(random() * list.length)];
+    const analyzer = createTextAnalyzer();
+    const embedder = new HashEmbedder({ tokens: (text) => analyzer.tokens(text) });
+    const stores = openMemoryStores({
+      database: store.database('memory'),
+      embedder,
+      indexText: (text) => analyzer.indexText(text),
+      scorer: async (query, texts) => {
+        const [q, ...vectors] = await embedder.embed([query, ...texts]);
+        return vectors.map((v) => cosine(q, v));
+      },
+      clock: systemClock,
+      log,
+    });
+
+    // 10k documents, in time order, as prune archives would leave them.
+    const t0 = Date.parse('2025-01-01T00:00:00Z');
+    for (let start = 0; start < DOCUMENTS; start += 500) {
+      const inputs = [];
+      for (let i = start; i < Math.min(DOCUMENTS, start + 500); i++) {
+        const text = `${pick(PEOPLE)}: I ${pick(VERBS)} the ${pick(THINGS)} in the ${pick(ROOMS)} (note ${i}, order ${Math.floor(random() * 1e6)})`;
+        inputs.push({ content: text, source: 'context_archived', source_event_ids: [`ev-${i}`], created_at: t0 + i * 60_000 });
+      }
+      stores.documents.insertPrepared(await stores.documents.prepare(inputs));
+    }
+    // 10k entities and 50k relations between them.
+    const names = Array.from({ length: ENTITIES }, (_, i) => `${pick(THINGS)}-${i}`);
+    const types = ['located_in', 'belongs_to', 'likes', 'part_of', 'near', 'used_by'];
+    for (let start = 0; start < RELATIONS; start += 1000) {
+      const triples = [];
+      for (let i = start; i < Math.min(RELATIONS, start + 1000); i++) {
+        const a = names[i % ENTITIES];
+        const b = names[Math.floor(random() * ENTITIES)];
+        if (a !== b) triples.push({ subject: a, relation: `${pick(types)}_${i % 7}`, object: b, sentence: `${a} ${b} ${i}` });
+      }
+      await stores.graph.commit(triples, { source_event_id: `ev-${start}`, timestamp: t0 + start });
+    }
+
+    const recall = new MemoryRecall({
+      window: stores.window,
+      documents: stores.documents,
+      graph: stores.graph,
+      embedder,
+      tokens: (text) => analyzer.tokens(text),
+    });
+    const queries = Array.from({ length: QUERIES }, (_, i) =>
+      i % 3 === 0 ? `where is the ${pick(THINGS)} ${pick(names)}` : `who ${pick(VERBS)} the ${pick(THINGS)} in the ${pick(ROOMS)}?`,
+    );
+    for (const q of queries.slice(0, 20)) await recall.recall(q, 3);
+    for (const k of [3, 10]) {
+      const times = [];
+      for (const q of queries) {
+        const started = performance.now();
+        await recall.recall(q, k);
+        times.push(performance.now() - started);
+      }
+      times.sort((a, b) => a - b);
+      emit({
+        name: `memory_recall_ms_k${k}`,
+        unit: 'ms',
+        value: round(percentile(times, 95)),
+        p50: round(percentile(times, 50)),
+        p95: round(percentile(times, 95)),
+        n: times.length,
+        what: `recall for prompts (top ${k}, all paths, neighbour widening) over ${DOCUMENTS} documents, ${ENTITIES} entities, ${RELATIONS} relations; value is p95`,
+        goal: 'p95 <= 25',
+        goal_met: percentile(times, 95) <= 25,
+      });
+    }
+    await embedder.close();
+
+    // Ingestion through the daemon's own memory service.
+    const memory = new MemoryService({
+      database: () => store.database('ingest'),
+      limits: () => ({ max_context_size: 30, prompt_documents: 3 }),
+      clock: systemClock,
+      log,
+    });
+    await memory.start();
+    const started = performance.now();
+    for (let i = 0; i < INGEST; i++) {
+      const input = i % 2 === 0 ? ZH[i % ZH.length] : `I ${pick(VERBS)} the ${pick(THINGS)} in the ${pick(ROOMS)} today.`;
+      await memory.remember({
+        id: `in-${i}`,
+        timestamp: t0 + i * 1000,
+        source: 'cli',
+        channel: 'cli',
+        peer: pick(PEOPLE),
+        input,
+        response: 'Noted.',
+        tools: [],
+      });
+    }
+    const seconds = (performance.now() - started) / 1000;
+    await memory.stop();
+    emit({
+      name: 'memory_ingest_events_per_s',
+      unit: 'events/s',
+      value: Math.round(INGEST / seconds),
+      n: INGEST,
+      what: 'turns stored through MemoryService.remember: durable append (synchronous=FULL), extraction into the graph, pruning at 30',
+    });
+  } finally {
+    await store.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
