@@ -20,7 +20,7 @@ import {
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describeError, HomeAgentError } from '../shared/errors.js';
-import { extractArchive, sniffArchive } from './model-archive.js';
+import { extractArchive, sniffArchive } from '../shared/safe-archive.js';
 import { type DownloadProgress, downloadFile, redactUrl } from './model-download.js';
 import { MANIFEST_FILE, MODEL_FILE, type ModelManifest, readModelManifest } from './model-manifest.js';
 import { OnnxEmbedder } from './onnx-embedder.js';
@@ -119,7 +119,14 @@ export async function installModel(options: InstallModelOptions): Promise<Instal
       if (!format) throw failed(shownSource, 'it is neither a directory nor a .tar.gz or .zip archive');
       const unpacked = join(staging, 'unpacked');
       mkdirSync(unpacked);
-      await extractArchive(archive, format, unpacked, maxBytes, shownSource);
+      await extractArchive(archive, format, unpacked, {
+        maxBytes,
+        // A model has a handful of files; anything far beyond that is not a model archive.
+        maxEntries: 1000,
+        keepExecutable: false,
+        fail: (why, cause) =>
+          new HomeAgentError('HA_ERR_EMBED_INSTALL', `cannot unpack ${shownSource}: ${why}`, cause === undefined ? {} : { cause }),
+      });
       root = manifestRoot(unpacked, shownSource);
       // Nothing is wrong with the archive, but `unpacked` is where the files are; drop the copy.
       if (remote) rmSync(archive, { force: true });
