@@ -3,35 +3,11 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type CmdAllowEntry, type CommandCheck, checkCommand, type ProgramLookup } from '../../../../plugins/cmd/policy.js';
 import { systemProgramLookup } from '../../../../plugins/cmd/program-lookup.js';
+import { defaultConfig } from '../../../../src/config/loader.js';
 import { tempDir } from '../../fixtures/support.js';
 
-/** The default allowlist of src/config/schema.ts. */
-const DEFAULT_ALLOW: CmdAllowEntry[] = [
-  'cat',
-  'date',
-  'df',
-  'du',
-  'echo',
-  'file',
-  'find',
-  'free',
-  'grep',
-  'head',
-  'hostname',
-  'id',
-  'ls',
-  'ping',
-  'ps',
-  'sed',
-  'sort',
-  'stat',
-  'tail',
-  'uname',
-  'uniq',
-  'uptime',
-  'wc',
-  'whoami',
-].map((program) => ({ program }));
+/** The default allowlist, read from the configuration schema so the tests follow it. */
+const DEFAULT_ALLOW: CmdAllowEntry[] = defaultConfig().plugin.cmd.allow;
 
 /** Every bare name is "installed" as /usr/bin/<name>: argument rules are tested apart from the machine. */
 const fakeLookup: ProgramLookup = {
