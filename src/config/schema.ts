@@ -343,6 +343,90 @@ const AgentSchema = Type.Object(
       maximum: 86400000,
       ...agentMeta('How long a dangerous call waits for the owner to confirm it before it is forgotten.'),
     }),
+    onnx_model_path: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...agentMeta(
+        'Directory of a Chinese dependency-parser ONNX model (model.onnx + parser.json) used to read facts from what people say. Empty: the built-in rule parser.',
+        { requires_restart: true },
+      ),
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const memoryMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: 'memory', ...extra });
+const HOUR_MS = 3600000;
+const intervalMs = (loop: string, defaultMs: number, description: string) =>
+  Type.Integer({
+    default: defaultMs,
+    minimum: 10000,
+    maximum: 7 * 24 * HOUR_MS,
+    ...memoryMeta(`Milliseconds between two passes of the ${loop} maintenance loop: ${description}`, { requires_restart: true }),
+  });
+
+const MemorySchema = Type.Object(
+  {
+    embedder: Type.String({
+      default: 'hash',
+      pattern: '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$',
+      ...memoryMeta(
+        "Embedder for memory vectors: 'hash' (built in, no download) or the name of a model installed with `homeagentctl models install`. Vectors of another embedder are re-embedded in the background.",
+        { requires_restart: true },
+      ),
+    }),
+    no_memory_channels: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      default: [],
+      maxItems: 256,
+      ...memoryMeta('Input channels whose conversations are never archived into documents or read for facts.'),
+    }),
+    distill_interval_ms: intervalMs('distill', 30 * 60000, 'cold documents become facts in the graph.'),
+    archive_interval_ms: intervalMs('archive', 60 * 60000, 'force-prune an oversized window, re-embed stale vectors, reindex.'),
+    merge_interval_ms: intervalMs('merge', 120 * 60000, 'similar entities are proposed for merging.'),
+    review_interval_ms: intervalMs('review', 120 * 60000, 'low-confidence relations are reviewed.'),
+    merge_similarity: Type.Number({
+      default: 0.75,
+      minimum: 0.5,
+      maximum: 1,
+      ...memoryMeta('Entities at least this similar (name bigram Jaccard or embedding cosine) are proposed for merging.', {
+        requires_restart: true,
+      }),
+    }),
+    merge_pairs_per_tick: Type.Integer({
+      default: 5,
+      minimum: 1,
+      maximum: 100,
+      ...memoryMeta('Similar entity pairs proposed to the agent per merge pass.', { requires_restart: true }),
+    }),
+    review_below: Type.Number({
+      default: 0.6,
+      minimum: 0,
+      maximum: 1,
+      ...memoryMeta('Relations with a lower confidence are sent for review.', { requires_restart: true }),
+    }),
+    consolidation_channel: Type.Boolean({
+      default: true,
+      ...memoryMeta(
+        'Send merge proposals and doubtful facts to the agent as tasks on the internal self channel (needs an LLM); otherwise they are only logged.',
+      ),
+    }),
+    conversation_log_days: Type.Integer({
+      default: 7,
+      minimum: 0,
+      maximum: 3650,
+      ...memoryMeta('Days the raw conversation log (JSONL under <data_dir>/memory/raw) is kept; 0 turns the log off.', {
+        requires_restart: true,
+      }),
+    }),
+    conversation_log_file_mb: Type.Integer({
+      default: 8,
+      minimum: 1,
+      maximum: 1024,
+      ...memoryMeta('A raw conversation log file is rotated before it grows past this many MiB (and daily).', {
+        requires_restart: true,
+      }),
+    }),
   },
   { additionalProperties: false },
 );
@@ -460,6 +544,7 @@ const CoreSchema = Type.Object(
     supervisor: SupervisorSchema,
     llm: LlmSchema,
     agent: AgentSchema,
+    memory: MemorySchema,
     plugins: PluginsSchema,
   },
   { additionalProperties: false, default: {} },

@@ -173,7 +173,7 @@ async function distillDocument(
 ): Promise<{ removed: boolean; relations: number }> {
   const text = doc.content.trim() !== '' ? doc.content : doc.summary;
   const speaker = doc.origin?.peer ?? '';
-  const triples = text.trim() === '' ? [] : ctx.analyzer.extract(text, speaker !== '' ? { speaker } : {});
+  const triples = text.trim() === '' ? [] : await ctx.analyzer.extract(text, speaker !== '' ? { speaker } : {});
   if (triples.length === 0) return { removed: false, relations: 0 };
   const eventId = doc.origin?.event_id ?? (doc.source_event_ids.length === 1 ? doc.source_event_ids[0] : undefined);
   const commit = await ctx.graph.commit(

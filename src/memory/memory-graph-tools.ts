@@ -209,7 +209,7 @@ export function graphTools(deps: MemoryToolDeps): ToolDefinition[] {
           if (sentence === undefined) {
             throw new ToolError({ reason: 'required', field: 'triples', detail: 'pass triples or sentence_text', hint: TRIPLE_HINT });
           }
-          triples = deps.analyzer.extract(sentence, provenance.speaker !== undefined ? { speaker: provenance.speaker } : {});
+          triples = await deps.analyzer.extract(sentence, provenance.speaker !== undefined ? { speaker: provenance.speaker } : {});
           extracted = true;
           if (triples.length === 0) {
             throw new ToolError({

@@ -39,6 +39,15 @@ export interface PluginMemoryApi {
   ): Promise<void>;
 }
 
+/** What a running MemoryService is made of. */
+export interface MemoryParts {
+  stores: MemoryStores;
+  recall: MemoryRecall;
+  analyzer: TextAnalyzer;
+  embedder: Embedder;
+  maintenance: MemoryMaintenance;
+}
+
 /** A finished turn as the agent hands it over. */
 export interface RememberedTurn {
   id: string;
@@ -142,6 +151,16 @@ export class MemoryService implements Service {
     };
   }
 
+  /**
+   * The running parts, for the control methods (`homeagentctl memory …`); throws
+   * HA_ERR_UNAVAILABLE while the service is stopped.
+   */
+  parts(): MemoryParts {
+    const { stores, recall } = this.#require();
+    if (!this.#analyzer || !this.#embedder || !this.#maintenance) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'memory is not running');
+    return { stores, recall, analyzer: this.#analyzer, embedder: this.#embedder, maintenance: this.#maintenance };
+  }
+
   #require(): { stores: MemoryStores; recall: MemoryRecall } {
     if (!this.#stores || !this.#recall) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'memory is not running');
     return { stores: this.#stores, recall: this.#recall };
@@ -172,7 +191,7 @@ export class MemoryService implements Service {
       tools_used: turn.tools.map((t) => t.tool),
       tool_results: turn.tools,
     });
-    const triples = analyzer.extract(turn.input, { speaker: turn.peer });
+    const triples = await analyzer.extract(turn.input, { speaker: turn.peer });
     if (triples.length > 0) {
       await stores.graph.commit(triples, { source_event_id: turn.id, timestamp: turn.timestamp, session: turn.channel });
     }

@@ -84,7 +84,7 @@ async function createStoreMemory(scope: EvalScope, options: StoreMemoryOptions):
         peer: event.speaker,
         input,
       });
-      const triples = analyzer.extract(event.text, { speaker: event.speaker });
+      const triples = await analyzer.extract(event.text, { speaker: event.speaker });
       if (triples.length > 0) {
         await stores.graph.commit(triples, {
           source_event_id: event.source_id,
