@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent, inputText } from './agent/agent.js';
 import { ConfirmationGate } from './agent/confirmation-gate.js';
-import { ConversationBuffer } from './agent/conversation-buffer.js';
 import { Persona } from './agent/persona.js';
 import { PromptBuilder } from './agent/prompt-builder.js';
 import { StageRegistry } from './agent/stage-registry.js';
@@ -29,13 +28,15 @@ import { SettingsRegistry } from './config/settings-registry.js';
 import { EventBus } from './events/event-bus.js';
 import { InputScheduler } from './io/input-scheduler.js';
 import { IoManager } from './io/io-manager.js';
+import type { InputEvent } from './io/types.js';
 import { LuaAdapterLibrary } from './llm/lua/lua-adapter.js';
 import { luaModelFactory } from './llm/lua/lua-model.js';
 import { createModelFactory } from './llm/model-factory.js';
 import { ProviderManager } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
 import { runMemoryEvalCommand } from './memory/eval/memory-eval-command.js';
-import { MemoryService } from './memory/memory-service.js';
+import { registerMemoryMethods } from './memory/memory-methods.js';
+import { MemoryService, type RecordedInput, SELF_CHANNEL, SELF_SOURCE } from './memory/memory-service.js';
 import { ControlRegistry } from './plugin/control-registry.js';
 import { HttpRouteRegistry } from './plugin/http-routes.js';
 import { PluginHost } from './plugin/plugin-host.js';
@@ -209,11 +210,48 @@ async function run(configFile: string | undefined): Promise<number> {
     log: agentLog,
     gate: confirmations,
   });
+  const memoryLog = logs.child('memory');
   const memory = new MemoryService({
     database: () => store.database('memory'),
     limits: () => settings.config().core.agent,
+    memory: () => settings.config().core.memory,
+    dataDir: paths.dataDir,
+    parserModelPath: () => settings.config().core.agent.onnx_model_path,
+    // ToolDefinition.no_memory / cleaner decide what of a tool's result memory keeps.
+    toolPolicy: (name) => tools.get(name),
+    // Merge proposals and doubtful facts become queued inputs on the internal self channel. Not
+    // awaited: the receipt only comes once the agent has finished the task.
+    selfInput: (text) => {
+      if (!providers.configured()) return false;
+      void scheduler
+        .submit(
+          {
+            id: randomUUID(),
+            source: SELF_SOURCE,
+            channel: SELF_CHANNEL,
+            type: 'text',
+            payload: text,
+            meta: {},
+            received_at: clock.now(),
+            level: 0,
+          },
+          { origin: 'builtin' },
+        )
+        .then((receipt) => {
+          if (receipt.status !== 'done') memoryLog.warn({ receipt }, 'a memory upkeep task did not run');
+        });
+      return true;
+    },
     clock,
-    log: logs.child('memory'),
+    log: memoryLog,
+  });
+  const memoryInput = (input: InputEvent): RecordedInput => ({
+    id: input.id,
+    timestamp: input.received_at,
+    source: input.source,
+    channel: input.channel,
+    peer: typeof input.meta.peer === 'string' ? input.meta.peer : input.source,
+    input: inputText(input),
   });
   tools.addProvider({ owner: 'memory', tools: () => memory.tools() });
   const skills = new SkillLibrary();
@@ -257,6 +295,8 @@ async function run(configFile: string | undefined): Promise<number> {
     stages,
     io: {
       channelFor: (input) => {
+        // The self channel's answers are for the logs only.
+        if (input.channel === SELF_CHANNEL) return undefined;
         const name = io.route(input);
         const channel = name === undefined ? undefined : io.channel(name);
         return channel && { name: channel.name, synchronous: channel.synchronous, description: channel.description };
@@ -272,22 +312,13 @@ async function run(configFile: string | undefined): Promise<number> {
       toolSummary: () => tools.summaryByOwner(),
       sections: [() => skills.promptIndex()],
     }),
-    conversation: new ConversationBuffer(),
+    conversation: memory.conversation(),
     slots: async (input) => {
       const block = await memory.promptBlock(inputText(input));
       return block === undefined ? {} : { document_recall: block };
     },
-    remember: (turn) =>
-      memory.remember({
-        id: turn.input.id,
-        timestamp: turn.input.received_at,
-        source: turn.input.source,
-        channel: turn.input.channel,
-        peer: typeof turn.input.meta.peer === 'string' ? turn.input.meta.peer : turn.input.source,
-        input: turn.text,
-        response: turn.answer,
-        tools: turn.tools,
-      }),
+    recordInput: (input) => memory.recordInput(memoryInput(input)),
+    remember: (turn) => memory.remember({ ...memoryInput(turn.input), input: turn.text, response: turn.answer, tools: turn.tools }),
     confirmations,
     events,
     limits: () => {
@@ -343,6 +374,7 @@ async function run(configFile: string | undefined): Promise<number> {
     },
   });
   registerPluginMethods(control, plugins);
+  registerMemoryMethods(control, memory, { logs, clock });
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
   for (const service of [store, settings, watchdog, lua, memory, io, scheduler, plugins]) runner.add(service);
   registerKernelMethods({

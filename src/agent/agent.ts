@@ -12,6 +12,7 @@ import type { EventBus } from '../events/event-bus.js';
 import type { InputEvent, OutputEvent, TaskControl, TaskResult, TaskRunner } from '../io/types.js';
 import {
   addUsage,
+  type ChatMessage,
   collectStream,
   EMPTY_USAGE,
   type GenerateResult,
@@ -24,7 +25,6 @@ import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { describeError } from '../shared/errors.js';
 import type { ConfirmationGate, PendingConfirmation } from './confirmation-gate.js';
-import type { ConversationBuffer } from './conversation-buffer.js';
 import type { ChannelFacts, PromptBuilder, PromptSlots } from './prompt-builder.js';
 import type { Stage, StageContext, ToolOutcome } from './types.js';
 
@@ -50,6 +50,14 @@ export interface AgentTools {
   }>;
 }
 
+/** Earlier exchanges of a conversation channel, put between the system prompt and the input. */
+export interface ConversationHistory {
+  /** Oldest first; `exclude` is the input being answered (a persistent history may already hold it). */
+  messages(channel: string, options?: { exclude?: string }): ChatMessage[];
+  /** Told of each finished exchange, for histories that keep their own copy. */
+  add?(channel: string, exchange: { user: string; assistant: string }): void;
+}
+
 export interface AgentLimits {
   max_tool_turns: number;
   temperature: number;
@@ -67,7 +75,12 @@ export interface AgentOptions {
   prompt: PromptBuilder;
   /** Memory slots for the prompt; the memory subsystem provides them later. */
   slots?: (input: InputEvent) => Promise<PromptSlots>;
-  conversation: ConversationBuffer;
+  conversation: ConversationHistory;
+  /**
+   * Called with every input before anything else happens to it (the memory makes it durable), so
+   * an input acknowledged by a turn that dies half-way is not lost. Failures are logged, never fatal.
+   */
+  recordInput?: (input: InputEvent) => Promise<void>;
   /** Called with every finished turn (the memory stores it); its failures are logged, never fatal. */
   remember?: (turn: FinishedTurn) => Promise<void>;
   /** Holds dangerous calls for the owner's `/confirm <code>`; the agent tells the person and runs confirmed calls. */
@@ -102,6 +115,7 @@ export class Agent implements TaskRunner {
     const ctx = newStageContext(control.task_id, input);
     const sent = new Set<string>();
     const finish = (text: string) => this.#finish(ctx, input, channel, userText, text, sent);
+    await this.#record(input, ctx);
 
     // A confirmation is the person's own decision: it runs the held call exactly, without asking the model.
     const confirmation = this.#o.confirmations?.match(input) ?? { kind: 'none' };
@@ -115,7 +129,7 @@ export class Agent implements TaskRunner {
     const system = this.#o.prompt.build({ source: input.source, channel, slots, now: new Date(this.#o.clock.now()) });
     ctx.messages = [
       { role: 'system', content: system },
-      ...this.#o.conversation.messages(input.channel),
+      ...this.#o.conversation.messages(input.channel, { exclude: input.id }),
       { role: 'user', content: userText },
     ];
     if (await this.#o.stages.run('pre_action', ctx)) return finish(ctx.response ?? '');
@@ -175,6 +189,16 @@ export class Agent implements TaskRunner {
             : `You have used the ${max_tool_turns} tool rounds allowed for one request. Answer the person now without tools, saying what is done and what is not.`,
         });
       }
+    }
+  }
+
+  async #record(input: InputEvent, ctx: StageContext): Promise<void> {
+    if (!this.#o.recordInput) return;
+    try {
+      await this.#o.recordInput(input);
+    } catch (error) {
+      this.#o.log.error({ input_id: input.id, err: error }, 'memory could not record the input');
+      ctx.errors.push(`memory: ${describeError(error)}`);
     }
   }
 
@@ -265,7 +289,7 @@ export class Agent implements TaskRunner {
       }
     }
     // Confirmation codes stay out of the conversation the model sees again.
-    if (modelAnswer) this.#o.conversation.add(input.channel, { user: userText, assistant: modelAnswer });
+    if (modelAnswer) this.#o.conversation.add?.(input.channel, { user: userText, assistant: modelAnswer });
     if (this.#o.remember) {
       try {
         await this.#o.remember({

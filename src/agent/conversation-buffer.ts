@@ -1,6 +1,8 @@
 /**
- * Recent exchanges per conversation channel, in memory and bounded, so that a follow-up question
- * has its context. The memory subsystem replaces this with the persistent context window.
+ * Recent exchanges per conversation channel, in process memory and bounded, so that a follow-up
+ * question has its context. The daemon reads its history from the persistent context window
+ * instead (src/memory/window-conversation.ts); this is the history for an agent without memory
+ * (tests, benchmarks).
  */
 import type { ChatMessage } from '../llm/spec/index.js';
 

@@ -21,6 +21,7 @@ import {
   formatSettingList,
   formatStatus,
 } from './format.js';
+import { MEMORY_OPTIONS, type MemoryCommand, type MemoryFlags, memoryFlagsUsed, parseMemoryCommand, runMemory } from './memory.js';
 import { runModels } from './models.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
 
@@ -41,6 +42,15 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
   plugins uninstall NAME    remove an installed plugin
   plugins health [NAME]     health ping of each plugin (exit 1 when one fails)
   backup [FILE] [--db NAME] online backup of a database (default: state, into <data>/backups)
+  memory search TEXT [--limit N]
+                            what memory recalls for TEXT (as the prompts get it), with sources
+  memory stats              what memory holds: counts, embedder, maintenance, database size
+  memory entity NAME        an entity with its facts, their history and where each came from
+  memory forget --entity NAME [--hard [--yes]] | --event ID | --document ID
+                            forget an entity (its facts end, kept as history; --hard deletes
+                            them for good), a context event or a document
+  memory export [--out FILE]
+                            everything in memory as JSON Lines, to stdout or atomically to FILE
   models list|install SRC   embedding models in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
@@ -58,7 +68,10 @@ interface Invocation {
   exitCode?: (result: unknown) => number;
 }
 
-function plan(args: string[], options: { db?: string | undefined }): Invocation | 'version' | 'help' | 'chat' {
+function plan(
+  args: string[],
+  options: { db?: string | undefined; memory: MemoryFlags },
+): Invocation | { memory: MemoryCommand } | 'version' | 'help' | 'chat' {
   const [command, sub, ...rest] = args;
   const arity = (n: number, what: string) => {
     if (rest.length !== n) throw new UsageError(`${what}`);
@@ -99,6 +112,8 @@ function plan(args: string[], options: { db?: string | undefined }): Invocation 
     }
     case 'plugins':
       return planPlugins(sub, rest);
+    case 'memory':
+      return { memory: parseMemoryCommand(args.slice(1), options.memory) };
     case 'config':
       switch (sub) {
         case 'list':
@@ -203,12 +218,17 @@ async function main(argv: string[]): Promise<number> {
         db: { type: 'string' },
         message: { type: 'string', short: 'm' },
         help: { type: 'boolean', short: 'h' },
+        ...MEMORY_OPTIONS,
       },
       allowPositionals: true,
     });
     values = parsed.values;
-    invocation = values.help ? 'help' : plan(parsed.positionals, { db: values.db });
+    invocation = values.help ? 'help' : plan(parsed.positionals, { db: values.db, memory: parsed.values });
     if (values.message !== undefined && invocation !== 'chat') throw new UsageError('-m belongs to chat');
+    const stray = memoryFlagsUsed(parsed.values)[0];
+    if (stray !== undefined && !(typeof invocation === 'object' && 'memory' in invocation)) {
+      throw new UsageError(`--${stray} belongs to memory`);
+    }
   } catch (error) {
     process.stderr.write(`homeagentctl: ${describeError(error)}\n\n${USAGE}\n`);
     return EXIT_CODES.USAGE;
@@ -227,6 +247,14 @@ async function main(argv: string[]): Promise<number> {
 
   let client: RpcClient | undefined;
   try {
+    if (typeof invocation === 'object' && 'memory' in invocation) {
+      // It may ask before connecting (forget --hard) and pages through exports itself.
+      return await runMemory(invocation.memory, {
+        connect: () => RpcClient.connect(socket, Math.min(timeoutMs, 5000)),
+        json: values.json === true,
+        timeoutMs,
+      });
+    }
     client = await RpcClient.connect(socket, Math.min(timeoutMs, 5000));
     if (invocation === 'version') {
       const daemon = (await client.call('version', {}, timeoutMs)) as { version: string; node: string; sqlite: string };

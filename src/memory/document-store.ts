@@ -2,8 +2,8 @@
  * Documents: what left the context window (prune archives) and what the agent wrote on purpose
  * (doc_commit), searchable by BM25 over analyser tokens (FTS5), by vector, and by exact symbol.
  * Reading through {@link DocumentStore.take} consumes: doc_query hands the documents back to the
- * context timeline. Cold documents are distilled into the graph and removed only once the graph
- * holds and links what was distilled from them.
+ * context timeline. Cold documents are distilled into the graph and then stay, marked distilled,
+ * as the evidence of the facts read from them.
  */
 import type { Embedder } from '../embed/embedder.js';
 import type { Logger } from '../log/logger.js';
@@ -60,6 +60,8 @@ export interface StoredDocument {
   stored_at: number;
   last_access_at: number | null;
   access_count: number;
+  /** When the distill loop read it into the graph (it stays as the facts' evidence); null before. */
+  distilled_at: number | null;
 }
 
 /** A document ready to be written synchronously (inside another transaction if need be). */
@@ -86,13 +88,12 @@ export interface DistillationLink {
   sentence_ids: readonly number[];
 }
 
-export type DistillRemoval =
-  | { removed: true }
-  | {
-      removed: false;
-      /** `not_found`; `nothing_written`: no relation holds evidence from the document; `not_linked`: a claimed sentence does not name the document. */
-      reason: 'not_found' | 'nothing_written' | 'not_linked';
-    };
+/**
+ * `linked`: the graph holds relations with evidence from the document; `nothing_written`: no
+ * relation does (extraction found nothing); `not_linked`: a claimed sentence does not name the
+ * document (left undistilled, tried again); `not_found`: the document is gone.
+ */
+export type DistillMark = 'linked' | 'nothing_written' | 'not_linked' | 'not_found';
 
 export interface ColdDocumentQuery {
   /** Untouched (not stored, not accessed) for at least this long. Default 72 h. */
@@ -129,10 +130,11 @@ interface DocumentRow {
   stored_at: number;
   last_access_at: number | null;
   access_count: number;
+  distilled_at: number | null;
 }
 
 const DOCUMENT_COLUMNS =
-  'id, content, summary, tags, source, source_event_ids, media_refs, origin, created_at, stored_at, last_access_at, access_count';
+  'id, content, summary, tags, source, source_event_ids, media_refs, origin, created_at, stored_at, last_access_at, access_count, distilled_at';
 
 export class DocumentStore {
   readonly #options: DocumentStoreOptions;
@@ -189,6 +191,9 @@ export class DocumentStore {
           );
         const id = Number(result.lastInsertRowid);
         this.#sql.get('INSERT INTO documents_fts (rowid, content) VALUES (?, ?)').run(id, indexText);
+        for (const eventId of unique(input.source_event_ids ?? [])) {
+          this.#sql.get('INSERT OR IGNORE INTO document_events (event_id, document_id) VALUES (?, ?)').run(eventId, id);
+        }
         this.#sql.get('INSERT INTO documents_trigram (rowid, text) VALUES (?, ?)').run(id, symbolText(input.content, input.summary ?? ''));
         if (vector) this.#vectors.set(id, vector);
         return id;
@@ -315,13 +320,16 @@ export class DocumentStore {
     });
   }
 
-  /** Documents untouched for 72 h (since stored or last accessed) with at most 2 accesses, oldest first. */
+  /**
+   * Undistilled documents untouched for 72 h (since stored or last accessed) with at most 2
+   * accesses, oldest first.
+   */
   coldDocuments(query: ColdDocumentQuery = {}): StoredDocument[] {
     const cutoff = this.#options.clock.now() - (query.untouchedForMs ?? COLD_UNTOUCHED_MS);
     const rows = this.#sql
       .get(
         `SELECT ${DOCUMENT_COLUMNS} FROM documents
-         WHERE coalesce(last_access_at, stored_at) <= ? AND access_count <= ?
+         WHERE distilled_at IS NULL AND coalesce(last_access_at, stored_at) <= ? AND access_count <= ?
          ORDER BY coalesce(last_access_at, stored_at), id LIMIT ?`,
       )
       .all(cutoff, query.maxAccesses ?? COLD_MAX_ACCESSES, query.limit ?? 50) as DocumentRow[];
@@ -329,20 +337,20 @@ export class DocumentStore {
   }
 
   /**
-   * Deletes a distilled document only when the graph holds it: every sentence the distillation
-   * claims names this document, and at least one relation has evidence from a sentence of it.
-   * Otherwise the document stays (an extraction that found nothing must never lose it).
+   * Marks a document distilled once the distill loop has read it: it leaves the cold candidates
+   * and stays as the evidence of its facts. A claimed sentence that does not name the document
+   * leaves it undistilled (it is tried again); an extraction that found nothing still marks it, so
+   * it is not re-read every tick, and never loses it.
    */
-  removeIfDistilled(id: number, link: DistillationLink): DistillRemoval {
-    return this.#write((): DistillRemoval => {
-      if (this.#sql.get('SELECT 1 FROM documents WHERE id = ?').get(id) === undefined) return { removed: false, reason: 'not_found' };
+  markDistilled(id: number, link: DistillationLink): DistillMark {
+    return this.#write((): DistillMark => {
+      if (this.#sql.get('SELECT 1 FROM documents WHERE id = ?').get(id) === undefined) return 'not_found';
       const claimed = unique(link.sentence_ids);
-      if (claimed.length === 0) return { removed: false, reason: 'nothing_written' };
       for (const chunk of chunks(claimed, ID_CHUNK)) {
         const linked = this.#sql
           .get(`SELECT count(*) AS n FROM graph_sentences WHERE document_id = ? AND id IN (${placeholders(chunk.length)})`)
           .get(id, ...chunk) as { n: number };
-        if (linked.n !== chunk.length) return { removed: false, reason: 'not_linked' };
+        if (linked.n !== chunk.length) return 'not_linked';
       }
       const evidence = this.#sql
         .get(
@@ -350,10 +358,21 @@ export class DocumentStore {
            WHERE s.document_id = ?`,
         )
         .get(id) as { n: number };
-      if (evidence.n === 0) return { removed: false, reason: 'nothing_written' };
-      this.#delete(id);
-      return { removed: true };
+      this.#sql.get('UPDATE documents SET distilled_at = ? WHERE id = ?').run(this.#options.clock.now(), id);
+      return evidence.n > 0 ? 'linked' : 'nothing_written';
     });
+  }
+
+  /** The documents holding each event id (graph facts point at events). */
+  documentsOfEvents(eventIds: readonly string[]): Map<string, number[]> {
+    const out = new Map<string, number[]>();
+    for (const chunk of chunks(unique(eventIds), ID_CHUNK)) {
+      const rows = this.#sql
+        .get(`SELECT event_id, document_id FROM document_events WHERE event_id IN (${placeholders(chunk.length)})`)
+        .all(...chunk) as Array<{ event_id: string; document_id: number }>;
+      for (const row of rows) out.set(row.event_id, [...(out.get(row.event_id) ?? []), row.document_id]);
+    }
+    return out;
   }
 
   /** Documents whose vector is missing or from another embedder, for background re-embedding. */
@@ -430,6 +449,7 @@ export class DocumentStore {
     this.#sql.get('DELETE FROM documents WHERE id = ?').run(id);
     this.#sql.get('DELETE FROM documents_fts WHERE rowid = ?').run(id);
     this.#sql.get('DELETE FROM documents_trigram WHERE rowid = ?').run(id);
+    this.#sql.get('DELETE FROM document_events WHERE document_id = ?').run(id);
     this.#vectors.delete(id);
   }
 
@@ -501,5 +521,6 @@ function toDocument(row: DocumentRow): StoredDocument {
     stored_at: row.stored_at,
     last_access_at: row.last_access_at,
     access_count: row.access_count,
+    distilled_at: row.distilled_at,
   };
 }

@@ -7,7 +7,7 @@ import type { Logger } from '../log/logger.js';
 import type { TextAnalyzer } from '../nlp/types.js';
 import { describeError } from '../shared/errors.js';
 import type { ContextWindow } from './context-window.js';
-import type { DocumentStore, StoredDocument } from './document-store.js';
+import type { DistillMark, DocumentStore, StoredDocument } from './document-store.js';
 import type { GraphStore, SimilarEntityPair } from './graph-store.js';
 import type { GraphRelation } from './graph-types.js';
 
@@ -76,11 +76,13 @@ export interface ArchiveResult {
 export interface DistillResult {
   /** Cold documents tried. */
   documents: number;
-  /** Documents removed because the graph now holds and links what was read from them. */
-  removed: number;
-  /** Documents kept: nothing extracted, nothing written, or not linked back. */
-  kept: number;
-  /** Documents whose extraction or commit failed (kept, retried next pass). */
+  /** Documents whose facts the graph now holds and links back to them (marked distilled). */
+  linked: number;
+  /** Documents that yielded no fact (marked distilled too, so they are not re-read every tick). */
+  empty: number;
+  /** Documents whose facts were written but not linked back (left undistilled, retried next pass). */
+  unlinked: number;
+  /** Documents whose extraction or commit failed (left undistilled, retried next pass). */
   failed: number;
   relations: number;
 }
@@ -134,13 +136,14 @@ async function refreshVectors(
 
 /**
  * Reads triples out of cold documents into the graph (provenance: the document id, its event,
- * its original time) and removes a document only when the graph holds and links what was read
- * from it; a document that yielded nothing stays a document.
+ * its original time) and marks each document distilled. Documents are never removed here: they
+ * stay as the evidence of their facts and keep being found by recall (removing them cost most of
+ * the measured recall, docs/decisions/0003-memory-distillation.md).
  */
 export async function distillPass(ctx: MaintenanceContext, options: PassOptions): Promise<DistillResult> {
-  const result: DistillResult = { documents: 0, removed: 0, kept: 0, failed: 0, relations: 0 };
-  // Kept documents are still cold and come back first on every query: skip the ones already
-  // tried in this pass and widen the query until no untried cold document is left.
+  const result: DistillResult = { documents: 0, linked: 0, empty: 0, unlinked: 0, failed: 0, relations: 0 };
+  // Unlinked and failed documents stay cold and come back first on every query: skip the ones
+  // already tried in this pass and widen the query until no untried cold document is left.
   const tried = new Set<number>();
   for (;;) {
     const room = options.drain ? ctx.limits.distillBatch : Math.min(ctx.limits.distillBatch, ctx.limits.distillPerTick - tried.size);
@@ -154,8 +157,9 @@ export async function distillPass(ctx: MaintenanceContext, options: PassOptions)
       try {
         const outcome = await distillDocument(ctx, doc, options.signal);
         result.relations += outcome.relations;
-        if (outcome.removed) result.removed++;
-        else result.kept++;
+        if (outcome.mark === 'linked') result.linked++;
+        else if (outcome.mark === 'nothing_written') result.empty++;
+        else if (outcome.mark === 'not_linked') result.unlinked++;
       } catch (error) {
         if (options.signal.aborted) throw error;
         result.failed++;
@@ -170,11 +174,11 @@ async function distillDocument(
   ctx: MaintenanceContext,
   doc: StoredDocument,
   signal: AbortSignal,
-): Promise<{ removed: boolean; relations: number }> {
+): Promise<{ mark: DistillMark; relations: number }> {
   const text = doc.content.trim() !== '' ? doc.content : doc.summary;
   const speaker = doc.origin?.peer ?? '';
   const triples = text.trim() === '' ? [] : await ctx.analyzer.extract(text, speaker !== '' ? { speaker } : {});
-  if (triples.length === 0) return { removed: false, relations: 0 };
+  if (triples.length === 0) return { mark: ctx.documents.markDistilled(doc.id, { sentence_ids: [] }), relations: 0 };
   const eventId = doc.origin?.event_id ?? (doc.source_event_ids.length === 1 ? doc.source_event_ids[0] : undefined);
   const commit = await ctx.graph.commit(
     triples,
@@ -186,11 +190,11 @@ async function distillDocument(
     },
     { signal },
   );
-  const removal = ctx.documents.removeIfDistilled(doc.id, { sentence_ids: commit.sentence_ids });
-  if (!removal.removed) ctx.log.debug({ document_id: doc.id, reason: removal.reason }, 'distilled document kept');
-  return { removed: removal.removed, relations: commit.relation_ids.length };
+  const mark = ctx.documents.markDistilled(doc.id, { sentence_ids: commit.sentence_ids });
+  if (mark === 'not_linked')
+    ctx.log.warn({ document_id: doc.id }, 'facts read from a document do not link back to it; it stays undistilled');
+  return { mark, relations: commit.relation_ids.length };
 }
-
 /**
  * Merges what needs no judgement (exact normalised duplicates), hands similar pairs to the LLM
  * (no-merge marks are honoured by the graph's query) and drops expired no-merge marks.

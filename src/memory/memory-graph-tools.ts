@@ -2,7 +2,7 @@
  * The memory_* tools: recall for the model, and the graph corrections it may make (commit, merge,
  * edit, purge, delete) plus a look at what the graph holds. See memory-tools.ts for the set.
  */
-import type { Triple } from '../nlp/types.js';
+import type { TextAnalyzer } from '../nlp/types.js';
 import { type ToolContext, type ToolDefinition, ToolError } from '../shared/tool.js';
 import { MAX_RELATION_TYPE_LENGTH } from './graph-core.js';
 import { normalizeName, normalizeRelationType } from './graph-names.js';
@@ -26,7 +26,7 @@ export interface MemoryToolDeps {
   stores: MemoryStores;
   recall: MemoryRecall;
   /** Reads triples from `sentence_text` when memory_commit gets no triples (src/nlp TextAnalyzer). */
-  analyzer: { extract(text: string, options?: { speaker?: string }): Triple[] };
+  analyzer: Pick<TextAnalyzer, 'extract'>;
   clock: { now(): number };
 }
 

@@ -133,6 +133,29 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 2,
+    name: 'distilled documents stay as evidence; documents by event',
+    up(db) {
+      db.exec(`
+        -- A distilled document is kept as the evidence of the facts read from it (removing it lost
+        -- most of what recall finds, see docs/decisions/0003-memory-distillation.md); only
+        -- undistilled ones are cold candidates.
+        ALTER TABLE documents ADD COLUMN distilled_at INTEGER;
+        DROP INDEX documents_by_touch;
+        CREATE INDEX documents_cold ON documents (coalesce(last_access_at, stored_at)) WHERE distilled_at IS NULL;
+        -- Which document holds an event: graph facts point at events, recall ranks documents.
+        CREATE TABLE document_events (
+          event_id    TEXT    NOT NULL,
+          document_id INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+          PRIMARY KEY (event_id, document_id)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX document_events_by_document ON document_events (document_id);
+        INSERT OR IGNORE INTO document_events (event_id, document_id)
+          SELECT e.value, d.id FROM documents d, json_each(d.source_event_ids) e;
+      `);
+    },
+  },
 ];
 
 /** Applies the memory migrations and returns the connection the memory stores share. */

@@ -1,30 +1,77 @@
 /**
  * The household memory as one service: opens memory.db, builds the text analyzer (jieba loads on
- * the first text that needs it, not at start), the embedder, the three layers, recall, the tools
- * and the maintenance loops. The agent gives it every finished turn (`remember`) and asks it for
- * the prompt's memory block (`promptBlock`).
+ * the first text that needs it, not at start), the embedder, the three layers, recall, the tools,
+ * the maintenance loops and the raw conversation log. The agent records each input before the
+ * model sees it (`recordInput`), gives it the finished turn (`remember`), reads its history from
+ * the window (`conversation`) and asks for the prompt's memory block (`promptBlock`).
  */
+import { join, resolve } from 'node:path';
+import { defaultConfig } from '../config/loader.js';
+import type { Config } from '../config/schema.js';
 import { cosine, type Embedder } from '../embed/embedder.js';
 import { HashEmbedder } from '../embed/hash-embedder.js';
+import { OnnxEmbedder } from '../embed/onnx-embedder.js';
 import type { Logger } from '../log/logger.js';
+import { createDependencyParser } from '../nlp/create-dependency-parser.js';
+import type { DependencyParser } from '../nlp/dependency-parser.js';
 import { createTextAnalyzer } from '../nlp/text-analyzer.js';
 import type { TextAnalyzer } from '../nlp/types.js';
 import type { Clock } from '../shared/clock.js';
-import { HomeAgentError } from '../shared/errors.js';
+import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ToolDefinition } from '../shared/tool.js';
 import type { ManagedDatabase } from '../store/database.js';
-import { MemoryMaintenance } from './maintenance.js';
+import { ConversationLog } from './conversation-log.js';
+import { MemoryMaintenance, type TimerScheduler } from './maintenance.js';
+import { blockMergeTool } from './memory-block-merge-tool.js';
 import { type MemoryStores, openMemoryStores } from './memory-stores.js';
+import type { MemoryPolicy, PolicyLookup } from './memory-text.js';
 import { memoryTools } from './memory-tools.js';
-import { MemoryRecall } from './recall.js';
+import { MemoryRecall, type RecallOptions } from './recall.js';
+import { consolidationTask, reviewTask } from './self-tasks.js';
+import { WindowConversation } from './window-conversation.js';
+
+/** core.memory. */
+export type MemorySettings = Config['core']['memory'];
+
+/** The internal channel maintenance talks to the agent on; never remembered. */
+export const SELF_CHANNEL = 'self';
+/** The source of inputs on {@link SELF_CHANNEL}. */
+export const SELF_SOURCE = '_consolidation_';
+
+const NO_MEMORY: MemoryPolicy = { no_memory: true };
 
 export interface MemoryServiceOptions {
   database: () => ManagedDatabase;
   /** core.agent.max_context_size and core.agent.prompt_documents, read when used. */
   limits: () => { max_context_size: number; prompt_documents: number };
+  /**
+   * core.memory, read when used (no_memory_channels and consolidation_channel apply at once; the
+   * embedder, intervals, merge and review limits and the raw log at start). Default: the schema defaults.
+   */
+  memory?: () => MemorySettings;
+  /** The data directory: models in <data>/models, the raw log in <data>/memory/raw. Without it: hash embedder, no raw log. */
+  dataDir?: string;
+  /** Each tool's memory policy (ToolDefinition.no_memory and cleaner), by tool name. */
+  toolPolicy?: PolicyLookup;
+  /**
+   * Hands a task to the agent on {@link SELF_CHANNEL} (merge proposals, doubtful facts) when
+   * core.memory.consolidation_channel is on; without it they are only logged. True when the task
+   * was queued; false (e.g. no language model) means not taken: logged as if the channel were off.
+   * A throw fails the pass: the same pairs and relations come again at the next one.
+   */
+  selfInput?: (text: string) => boolean | Promise<boolean>;
+  /**
+   * core.agent.onnx_model_path, read at start: the dependency-parser model directory (relative to
+   * <data>/models); empty: the rule parser.
+   */
+  parserModelPath?: () => string;
+  /** Recall tuning for the evaluation's ablation runs (`homeagent memory-eval --fusion ...`); defaults otherwise. */
+  recall?: Partial<Pick<RecallOptions, 'fusion' | 'neighbours' | 'itemChars' | 'charsPerItem' | 'paths'>>;
   clock: Clock;
   log: Logger;
+  /** The maintenance loops' timers (tests pass one that never fires and run the loops by hand). */
+  timers?: TimerScheduler;
 }
 
 /**
@@ -48,14 +95,18 @@ export interface MemoryParts {
   maintenance: MemoryMaintenance;
 }
 
-/** A finished turn as the agent hands it over. */
-export interface RememberedTurn {
+/** An input as it arrives, before the model sees it. */
+export interface RecordedInput {
   id: string;
   timestamp: number;
   source: string;
   channel: string;
   peer: string;
   input: string;
+}
+
+/** A finished turn as the agent hands it over. */
+export interface RememberedTurn extends RecordedInput {
   response: string;
   tools: Array<{ tool: string; text: string }>;
 }
@@ -63,65 +114,115 @@ export interface RememberedTurn {
 export class MemoryService implements Service {
   readonly name = 'memory';
   readonly #o: MemoryServiceOptions;
+  readonly #defaults: MemorySettings;
   #analyzer: TextAnalyzer | undefined;
   #embedder: Embedder | undefined;
   #stores: MemoryStores | undefined;
   #recall: MemoryRecall | undefined;
   #maintenance: MemoryMaintenance | undefined;
+  #rawLog: ConversationLog | undefined;
   #tools: ToolDefinition[] = [];
+  #parser: DependencyParser | undefined;
 
   constructor(options: MemoryServiceOptions) {
     this.#o = options;
+    this.#defaults = defaultConfig().core.memory;
   }
 
   async start(signal?: AbortSignal): Promise<void> {
     const { clock, log } = this.#o;
-    const analyzer = createTextAnalyzer();
-    const embedder = new HashEmbedder({ tokens: (text) => analyzer.tokens(text) });
-    const stores = openMemoryStores({
-      database: this.#o.database(),
-      embedder,
-      indexText: (text) => analyzer.indexText(text),
-      scorer: async (query, texts) => {
-        const [q, ...vectors] = await embedder.embed([query, ...texts]);
-        return vectors.map((v) => (q ? cosine(q, v) : 0));
-      },
-      clock,
-      log,
-      maxContextSize: this.#o.limits().max_context_size,
-    });
-    const recall = new MemoryRecall({
-      window: stores.window,
-      documents: stores.documents,
-      graph: stores.graph,
-      embedder,
-      tokens: (text) => analyzer.tokens(text),
-    });
-    const maintenance = new MemoryMaintenance({
-      window: stores.window,
-      documents: stores.documents,
-      graph: stores.graph,
-      analyzer,
-      // Until the self-input channel exists, similar entities and doubtful relations are only logged.
-      proposeConsolidation: (pairs) => log.info({ pairs: pairs.length }, 'similar entities could be merged'),
-      reviewRelations: (relations) => log.info({ relations: relations.length }, 'low-confidence relations to review'),
-      clock,
+    const settings = this.#settings();
+    const modelPath = this.#o.parserModelPath?.() ?? '';
+    const parser = createDependencyParser({
+      modelPath: modelPath === '' || this.#o.dataDir === undefined ? modelPath : resolve(this.#o.dataDir, 'models', modelPath),
       log,
     });
-    await maintenance.start(signal ?? new AbortController().signal);
-    this.#analyzer = analyzer;
-    this.#embedder = embedder;
-    this.#stores = stores;
-    this.#recall = recall;
-    this.#maintenance = maintenance;
-    this.#tools = memoryTools({ stores, recall, analyzer, clock, embedder });
+    const analyzer = createTextAnalyzer({ parser });
+    let created: Embedder | undefined;
+    let rawLog: ConversationLog | undefined;
+    try {
+      const embedder = await this.#createEmbedder(settings.embedder, analyzer, signal);
+      created = embedder;
+      const stores = openMemoryStores({
+        database: this.#o.database(),
+        embedder,
+        indexText: (text) => analyzer.indexText(text),
+        scorer: async (query, texts) => {
+          const [q, ...vectors] = await embedder.embed([query, ...texts]);
+          return vectors.map((v) => (q ? cosine(q, v) : 0));
+        },
+        clock,
+        log,
+        maxContextSize: this.#o.limits().max_context_size,
+        channelPolicy: (channel) => this.#channelPolicy(channel),
+        toolPolicy: (tool) => this.#o.toolPolicy?.(tool),
+      });
+      const recall = new MemoryRecall({
+        window: stores.window,
+        documents: stores.documents,
+        graph: stores.graph,
+        embedder,
+        tokens: (text) => analyzer.tokens(text),
+        ...this.#o.recall,
+      });
+      const maintenance = new MemoryMaintenance({
+        window: stores.window,
+        documents: stores.documents,
+        graph: stores.graph,
+        analyzer,
+        proposeConsolidation: async (pairs) => {
+          if (!(await this.#toSelf(consolidationTask(pairs)))) {
+            log.info({ pairs: pairs.map((p) => [p.a.name, p.b.name]) }, 'similar entities could be merged');
+          }
+        },
+        reviewRelations: async (relations) => {
+          if (!(await this.#toSelf(reviewTask(relations)))) {
+            log.info({ relations: relations.map((r) => r.id) }, 'low-confidence relations to review');
+          }
+        },
+        clock,
+        log,
+        ...(this.#o.timers !== undefined && { timers: this.#o.timers }),
+        intervals: {
+          distill: settings.distill_interval_ms,
+          archive: settings.archive_interval_ms,
+          merge: settings.merge_interval_ms,
+          review: settings.review_interval_ms,
+        },
+        limits: {
+          mergeThreshold: settings.merge_similarity,
+          mergePairs: settings.merge_pairs_per_tick,
+          reviewBelow: settings.review_below,
+        },
+      });
+      rawLog = this.#rawLogFor(settings);
+      await rawLog?.start();
+      await maintenance.start(signal ?? new AbortController().signal);
+      this.#parser = parser;
+      this.#analyzer = analyzer;
+      this.#embedder = embedder;
+      this.#stores = stores;
+      this.#recall = recall;
+      this.#maintenance = maintenance;
+      this.#rawLog = rawLog;
+      this.#tools = [...memoryTools({ stores, recall, analyzer, clock, embedder }), blockMergeTool({ graph: stores.graph, clock })];
+    } catch (error) {
+      await rawLog?.stop();
+      await created?.close();
+      await parser.close?.();
+      throw error;
+    }
   }
 
   async stop(): Promise<void> {
     await this.#maintenance?.stop();
+    await this.#parser?.close?.();
+    this.#parser = undefined;
+    await this.#rawLog?.stop();
     await this.#embedder?.close();
     this.#tools = [];
     this.#maintenance = undefined;
+    this.#rawLog = undefined;
     this.#recall = undefined;
     this.#stores = undefined;
     this.#embedder = undefined;
@@ -171,31 +272,68 @@ export class MemoryService implements Service {
     return this.#tools;
   }
 
+  /** The agent's conversation history, read from the context window (empty while stopped). */
+  conversation(options: { maxExchanges?: number; maxChars?: number } = {}): WindowConversation {
+    return new WindowConversation({ ...options, events: () => this.#stores?.window.events() ?? [] });
+  }
+
   /**
-   * Stores a finished turn in the context window (durably, before it returns), reads facts from
-   * what the person said into the graph, and prunes the window when it is over its size.
+   * Stores the input in the context window before the model is called; durable when this
+   * returns, so a kill -9 during the turn loses nothing that was acknowledged. An input already
+   * recorded is left as it is.
+   */
+  async recordInput(input: RecordedInput): Promise<void> {
+    const window = this.#stores?.window;
+    if (!window || window.get(input.id)) return;
+    window.append({
+      id: input.id,
+      timestamp: input.timestamp,
+      source: input.source,
+      channel: input.channel,
+      peer: input.peer,
+      input: input.input,
+    });
+  }
+
+  /**
+   * Completes the turn's event with the answer and tool results (or stores the whole turn when
+   * its input was not recorded), reads facts from what the person said into the graph unless the
+   * channel is no_memory, writes the raw log, and prunes the window when it is over its size.
+   * A turn already completed is left as it is.
    */
   async remember(turn: RememberedTurn): Promise<void> {
     const stores = this.#stores;
     const analyzer = this.#analyzer;
     if (!stores || !analyzer) return;
-    if (stores.window.get(turn.id)) return;
-    stores.window.append({
-      id: turn.id,
-      timestamp: turn.timestamp,
-      source: turn.source,
-      channel: turn.channel,
-      peer: turn.peer,
-      input: turn.input,
-      response: turn.response,
-      tools_used: turn.tools.map((t) => t.tool),
-      tool_results: turn.tools,
-    });
-    const triples = await analyzer.extract(turn.input, { speaker: turn.peer });
-    if (triples.length > 0) {
-      await stores.graph.commit(triples, { source_event_id: turn.id, timestamp: turn.timestamp, session: turn.channel });
+    const existing = stores.window.get(turn.id);
+    if (existing && (existing.response !== '' || existing.tools_used.length > 0)) return;
+    const finished = { response: turn.response, tools_used: turn.tools.map((t) => t.tool), tool_results: turn.tools };
+    if (existing) stores.window.complete(turn.id, finished);
+    else
+      stores.window.append({
+        id: turn.id,
+        timestamp: turn.timestamp,
+        source: turn.source,
+        channel: turn.channel,
+        peer: turn.peer,
+        input: turn.input,
+        ...finished,
+      });
+
+    const noMemory = this.#channelPolicy(turn.channel)?.no_memory === true;
+    if (!noMemory) {
+      this.#writeRawLog(turn);
+      const triples = await analyzer.extract(turn.input, { speaker: turn.peer });
+      if (triples.length > 0) {
+        await stores.graph.commit(triples, { source_event_id: turn.id, timestamp: turn.timestamp, session: turn.channel });
+      }
     }
-    if (stores.window.size() > this.#o.limits().max_context_size) await stores.window.prune(turn.input);
+    const maxSize = this.#o.limits().max_context_size;
+    if (stores.window.size() > maxSize) {
+      // Scored the way the window scores its events: the cleaned text with its speaker.
+      const current = stores.window.get(turn.id);
+      await stores.window.prune(current ? stores.window.similarityText(current) || turn.input : turn.input, { maxSize });
+    }
   }
 
   /**
@@ -212,5 +350,74 @@ export class MemoryService implements Service {
     return result.items
       .map((item) => `- (${new Date(item.at).toISOString().slice(0, 10)}) ${item.text.replace(/\s*\n\s*/g, ' / ')}`)
       .join('\n');
+  }
+
+  #settings(): MemorySettings {
+    return this.#o.memory?.() ?? this.#defaults;
+  }
+
+  /** Read on every use, so `config set core.memory.no_memory_channels` applies to the next turn. */
+  #channelPolicy(channel: string): MemoryPolicy | undefined {
+    if (channel === SELF_CHANNEL || this.#settings().no_memory_channels.includes(channel)) return NO_MEMORY;
+    return undefined;
+  }
+
+  /** True when the task went to the agent. */
+  async #toSelf(text: string): Promise<boolean> {
+    const send = this.#o.selfInput;
+    if (!send || !this.#settings().consolidation_channel) return false;
+    return await send(text);
+  }
+
+  /** The configured embedder; a model that cannot be loaded leaves the house on the built-in one, loudly. */
+  async #createEmbedder(name: string, analyzer: TextAnalyzer, signal: AbortSignal | undefined): Promise<Embedder> {
+    const hash = () => new HashEmbedder({ tokens: (text) => analyzer.tokens(text) });
+    if (name === 'hash') return hash();
+    const fix = `install it with \`homeagentctl models install <dir|url> --name ${name}\` or set core.memory.embedder to hash`;
+    if (this.#o.dataDir === undefined) {
+      this.#o.log.warn(
+        { model: name },
+        `embedding model ${name} cannot be used without a data directory; using the built-in hash embedder`,
+      );
+      return hash();
+    }
+    const dir = join(this.#o.dataDir, 'models', name);
+    try {
+      const embedder = await OnnxEmbedder.create(dir, signal ? { signal } : {});
+      this.#o.log.info({ model: name, fingerprint: embedder.fingerprint }, 'embedding model loaded');
+      return embedder;
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      this.#o.log.warn(
+        { model: name, dir, error: describeError(error) },
+        `embedding model ${name} could not be loaded; using the built-in hash embedder until it is fixed (${fix})`,
+      );
+      return hash();
+    }
+  }
+
+  #rawLogFor(settings: MemorySettings): ConversationLog | undefined {
+    if (this.#o.dataDir === undefined || settings.conversation_log_days <= 0) return undefined;
+    return new ConversationLog({
+      directory: join(this.#o.dataDir, 'memory', 'raw'),
+      clock: this.#o.clock,
+      log: this.#o.log,
+      retentionMs: settings.conversation_log_days * 24 * 3600 * 1000,
+      maxFileBytes: settings.conversation_log_file_mb * 1024 * 1024,
+    });
+  }
+
+  /** The turn as the person and the model saw it, minus results of no_memory tools. Failures only log (inside the log). */
+  #writeRawLog(turn: RememberedTurn): void {
+    const rawLog = this.#rawLog;
+    if (!rawLog) return;
+    const common = { event_id: turn.id, channel: turn.channel, peer: turn.peer, session: turn.channel };
+    rawLog.append({ ...common, role: 'user', content: turn.input, timestamp: turn.timestamp });
+    const now = this.#o.clock.now();
+    for (const result of turn.tools) {
+      if (this.#o.toolPolicy?.(result.tool)?.no_memory) continue;
+      rawLog.append({ ...common, role: 'tool', tool: result.tool, content: result.text, timestamp: now });
+    }
+    if (turn.response !== '') rawLog.append({ ...common, role: 'assistant', content: turn.response, timestamp: now });
   }
 }

@@ -17,6 +17,9 @@ export type PolicyLookup = (name: string) => MemoryPolicy | undefined;
 /** The parts of a context event the memory text is made from. */
 export interface MemoryTextSource {
   channel: string;
+  /** Who spoke and where the input came from: a peer other than the source names the speaker. */
+  peer?: string;
+  source?: string;
   branch: string;
   input: string;
   response: string;
@@ -108,7 +111,21 @@ export function memoryText(source: MemoryTextSource, options: MemoryTextOptions,
   if (channel?.no_memory) return '';
   const parts = [applyCleaner(text, channel, `channel:${source.channel}`, options)];
   for (const result of memoryToolResults(source.tool_results, options)) parts.push(result.text);
-  return cleanChatText(joinParts(parts));
+  const cleaned = cleanChatText(joinParts(parts));
+  const speaker = speakerOf(source);
+  if (speaker === undefined || cleaned === '' || cleaned.startsWith(`${speaker}:`) || cleaned.startsWith(`${speaker}：`)) return cleaned;
+  return `${speaker}: ${cleaned}`;
+}
+
+/**
+ * Who said an input, when it is a person (a chat peer, a recognised speaker) rather than the
+ * source itself: memory keeps "Alice: ..." so that both recall ("what did Alice say about ...")
+ * and the prompt know whose words they are. The agent's own answers carry no name.
+ */
+function speakerOf(source: MemoryTextSource): string | undefined {
+  if (source.branch === 'agent' || source.input.trim() === '') return undefined;
+  const peer = source.peer?.trim() ?? '';
+  return peer !== '' && peer !== source.source ? peer : undefined;
 }
 
 /** The tool results that may enter memory, each through its tool's cleaner. */

@@ -46,8 +46,13 @@ export interface RecallOptions {
   perPath?: number;
   /** Neighbouring documents in time added to a document hit. Default 3 on each side. */
   neighbours?: number;
-  /** Largest text of one item (neighbours included). Default 600 characters. */
+  /** Largest text of one item (neighbours included). Default 1,000 characters. */
   itemChars?: number;
+  /**
+   * The whole list's character budget is this times the number of items asked for (default 390:
+   * 3,900 characters for 10 items). Items are widened in rank order within what is left.
+   */
+  charsPerItem?: number;
   /** Below this best cosine, with no lexical, symbol or graph hit, recall abstains. Default 0.2. */
   minVectorScore?: number;
   /** The paths used (all by default); fewer for ablation runs of the evaluation. */
@@ -56,7 +61,9 @@ export interface RecallOptions {
 
 /** RRF's constant: ranks deeper than about this count for little. */
 const RRF_K = 60;
-const PATH_WEIGHTS = { lexical: 1, vector: 0.3, symbol: 1.2, graph: 0.3, window: 1 } as const;
+// The window's events are scored among themselves only (their best is always 1 after scaling),
+// so the window counts for less than the document index that holds everything older.
+const PATH_WEIGHTS = { lexical: 1, vector: 0.3, symbol: 1.2, graph: 0.3, window: 0.3 } as const;
 export type RecallPath = keyof typeof PATH_WEIGHTS;
 type PathName = RecallPath;
 export const RECALL_PATHS = Object.keys(PATH_WEIGHTS) as RecallPath[];
@@ -73,12 +80,14 @@ export class MemoryRecall {
 
   constructor(options: RecallOptions) {
     this.#o = {
-      // Measured on locomo-dev (homeagent memory-eval): weighted fusion, three neighbours each side
-      // and 600-character items recall the most while k = 10 stays well under 4,000 characters.
+      // Measured on locomo-dev (homeagent memory-eval): weighted fusion, up to three neighbours each
+      // side, items up to 1,000 characters within 390 per item overall recall the most under the
+      // 4,000-character goal for k = 10.
       fusion: 'weighted',
       perPath: 30,
       neighbours: 3,
-      itemChars: 600,
+      itemChars: 1000,
+      charsPerItem: 390,
       minVectorScore: 0.2,
       paths: RECALL_PATHS,
       ...options,
@@ -140,44 +149,60 @@ export class MemoryRecall {
     // Items never repeat what an earlier item already carries (widening makes neighbours overlap).
     const items: RecallItem[] = [];
     const covered = new Set<string>();
+    // One character budget for the whole list: the best hits get the widest context, and enough
+    // stays for each later item to carry at least its own text.
+    const budget = this.#o.charsPerItem * limit;
+    let used = 0;
     for (const [key, score] of fused) {
       if (items.length >= limit) break;
       const candidate = candidates.get(key);
       if (!candidate) continue;
       if (candidate.item.sources.length > 0 && candidate.item.sources.every((id) => covered.has(id))) continue;
-      const item = candidate.document ? this.#widen(candidate.document, score, covered) : { ...candidate.item, score };
+      const reserve = (limit - items.length - 1) * RESERVED_ITEM_CHARS;
+      const allowance = Math.max(RESERVED_ITEM_CHARS, Math.min(this.#o.itemChars, budget - used - reserve));
+      const item = candidate.document ? this.#widen(candidate.document, score, covered, allowance) : { ...candidate.item, score };
       for (const id of item.sources) covered.add(id);
+      used += item.text.length;
       items.push(item);
     }
     return { items, abstain: false };
   }
 
   /** A document with its neighbours in time, while the item stays within the character budget. */
-  #widen(doc: StoredDocument, score: number, covered: ReadonlySet<string>): RecallItem {
+  #widen(doc: StoredDocument, score: number, covered: ReadonlySet<string>, itemChars: number): RecallItem {
     const base = documentItem(doc);
-    const { neighbours, itemChars } = this.#o;
+    const { neighbours } = this.#o;
     if (neighbours <= 0 || base.text.length >= itemChars) return { ...base, score, text: cut(base.text, itemChars) };
     const around = this.#o.documents.adjacent(doc, neighbours);
     const fresh = (d: StoredDocument) => !d.source_event_ids.some((id) => covered.has(id));
-    let before = around.before.filter(fresh);
-    let after = around.after.filter(fresh);
+    const sides = { before: around.before.filter(fresh), after: around.after.filter(fresh) };
     let text = base.text;
     const sources = [...base.sources];
-    // Alternate after/before so the answer that usually follows a question comes first.
-    while (before.length + after.length > 0) {
-      const next = after.shift() ?? before.shift();
+    // Alternate after/before, after first: the answer usually follows the question. A side whose
+    // next neighbour does not fit is closed (skipping it would join words said apart).
+    let side: 'before' | 'after' = 'after';
+    while (sides.before.length + sides.after.length > 0) {
+      if (sides[side].length === 0) side = side === 'after' ? 'before' : 'after';
+      const next = sides[side].shift();
       if (!next) break;
       const piece = documentText(next);
-      if (text.length + piece.length + 1 > itemChars) break;
-      text = next.created_at < doc.created_at ? `${piece}\n${text}` : `${text}\n${piece}`;
-      sources.push(...next.source_event_ids);
-      [before, after] = [after, before];
+      if (text.length + piece.length + 1 > itemChars) sides[side] = [];
+      else {
+        text = side === 'before' ? `${piece}\n${text}` : `${text}\n${piece}`;
+        sources.push(...next.source_event_ids);
+      }
+      side = side === 'after' ? 'before' : 'after';
     }
     return { ...base, score, text, sources };
   }
 
+  /**
+   * Facts about the entities the query names, walked to depth 2. A fact whose sentence came from
+   * a stored document votes for that document (it is ranked, widened and cited like any other
+   * document hit); a fact without one is an item of its own.
+   */
   #graphPath(query: string): Candidate[] {
-    const { graph, tokens } = this.#o;
+    const { graph, tokens, documents } = this.#o;
     const words = [...new Set(tokens(query))].filter((w) => w.length >= 2);
     if (words.length === 0) return [];
     const seeds = graph.resolve(words);
@@ -187,12 +212,31 @@ export class MemoryRecall {
       { depth: 2, nodeBudget: 40 },
     );
     const relations = walk.relations.slice(0, this.#o.perPath);
+    const eventIds = relations.flatMap((r) => (r.sentence?.source_event_id ? [r.sentence.source_event_id] : []));
+    const byEvent = eventIds.length > 0 ? documents.documentsOfEvents(eventIds) : new Map<string, number[]>();
+    const docIds = relations.map((r) => {
+      const sentence = r.sentence;
+      if (!sentence) return undefined;
+      return sentence.source_event_id ? (byEvent.get(sentence.source_event_id)?.[0] ?? undefined) : (sentence.document_id ?? undefined);
+    });
+    const docs = new Map(documents.get(docIds.filter((id): id is number => id !== undefined)).map((d) => [d.id, d]));
     const out: Candidate[] = [];
-    for (const relation of relations) {
+    const seen = new Set<string>();
+    for (const [i, relation] of relations.entries()) {
+      const doc = docs.get(docIds[i] ?? -1);
+      if (doc) {
+        const key = `d${doc.id}`;
+        if (!seen.has(key)) out.push({ key, item: documentItem(doc), document: doc });
+        seen.add(key);
+        continue;
+      }
       const sentence = relation.sentence;
       const fact = `${relation.source.name} ${relation.type.replace(/_/g, ' ')} ${relation.target.name}`;
+      const key = sentence?.source_event_id ? `e${sentence.source_event_id}` : `r${relation.id}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
       out.push({
-        key: sentence?.source_event_id ? `e${sentence.source_event_id}` : `r${relation.id}`,
+        key,
         item: {
           kind: 'fact',
           text: sentence ? `${fact} ("${sentence.text}")` : fact,
@@ -241,6 +285,9 @@ export class MemoryRecall {
     );
   }
 }
+
+/** What each item still to come is guaranteed of the list's budget (a turn is about 150 characters). */
+const RESERVED_ITEM_CHARS = 150;
 
 /** How much the cosine counts next to the (0..1 scaled) BM25 score when ranking window events. */
 const WINDOW_VECTOR_SHARE = 0.5;

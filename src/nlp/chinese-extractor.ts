@@ -1,8 +1,11 @@
 /**
  * The Extract stage for Chinese: reads subject–predicate–object candidates off dependency arcs.
- * Scores follow the arc that carried the object (VOB 0.9, FOB 0.85, IOB 0.8, POB 0.75, a
+ * Each kind of arc that carries the object has a score (VOB 0.9, FOB 0.85, IOB 0.8, POB 0.75, a
  * coordinated object 0.7). Arcs from the rule parser are only as good as its POS templates, so
  * their scores are mapped linearly onto the template range 0.45–0.7 and the method says `template`.
+ * Arcs from a model land in 0.75–0.9 (method `dependency`): the arc kind sets the ceiling
+ * (0.75 + (score − 0.6) / 2: VOB 0.9 … COO 0.8) and the model's own certainty, the product of the
+ * head probabilities of the arcs the fact rests on, scales it down towards 0.75.
  */
 import type { Candidate, SpeakerContext } from './candidate.js';
 import { CHINESE_COUNT_WORD, objectTypeFor, parseNumber, SPEAKER_TOKENS } from './candidate.js';
@@ -28,8 +31,16 @@ const NO_FACT_VERBS = new Set('希望 觉得 认为 说 知道 相信 以为 猜
 /** A name is not a pronoun or a verb phrase (妈妈叫我吃饭 is a request, not a name). */
 const NOT_IN_NAMES = /^(?:r|v)/;
 
+const round2 = (x: number): number => Math.round(x * 100) / 100;
+
 function templateScore(arcScore: number): number {
-  return Math.round((0.45 + (arcScore - 0.7) * 1.25) * 100) / 100;
+  return round2(0.45 + (arcScore - 0.7) * 1.25);
+}
+
+/** `certainty` is the product of head probabilities (1 when the parse carries none). */
+function modelScore(arcScore: number, certainty: number): number {
+  const ceiling = 0.75 + (arcScore - 0.6) / 2;
+  return round2(0.75 + (ceiling - 0.75) * Math.min(1, Math.max(0, certainty)));
 }
 
 class ParseReader {
@@ -55,6 +66,11 @@ class ParseReader {
 
   label(i: number): DependencyLabel | undefined {
     return this.parse.arcs[i]?.label;
+  }
+
+  /** How sure the parser was of the heads of these words (the product; 1 without model scores). */
+  certainty(nodes: readonly number[]): number {
+    return nodes.reduce((p, i) => p * (this.parse.arcs[i]?.confidence ?? 1), 1);
   }
 
   childrenOf(i: number, label?: DependencyLabel): number[] {
@@ -160,11 +176,12 @@ class ParseReader {
 export function extractFromChineseParse(parse: DependencyParse, context: SpeakerContext): Candidate[] {
   const reader = new ParseReader(parse, context);
   const method = parse.source === 'model' ? 'dependency' : 'template';
-  const score = (arcScore: number): number => (parse.source === 'model' ? arcScore : templateScore(arcScore));
+  const score = (arcScore: number, nodes: readonly number[]): number =>
+    parse.source === 'model' ? modelScore(arcScore, reader.certainty(nodes)) : templateScore(arcScore);
   const out: Candidate[] = [];
-  const push = (subject: string, relation: string, objectSurface: string, arcScore: number, object = objectSurface): void => {
+  const push: Push = (subject, relation, objectSurface, arcScore, nodes, object = objectSurface) => {
     if (subject === '' || objectSurface === '' || relation === '') return;
-    const candidate: Candidate = { subject, relation, object, objectSurface, confidence: score(arcScore), method };
+    const candidate: Candidate = { subject, relation, object, objectSurface, confidence: score(arcScore, nodes), method };
     const objectType = objectTypeFor(relation);
     if (objectType !== undefined) candidate.objectType = objectType;
     out.push(candidate);
@@ -194,7 +211,8 @@ export function extractFromChineseParse(parse: DependencyParse, context: Speaker
   return out;
 }
 
-type Push = (subject: string, relation: string, objectSurface: string, arcScore: number, object?: string) => void;
+/** `nodes`: the words whose arcs the fact rests on (subject, object, and a complement between). */
+type Push = (subject: string, relation: string, objectSurface: string, arcScore: number, nodes: readonly number[], object?: string) => void;
 
 function extractPredicate(reader: ParseReader, node: number, subjectNode: number, push: Push): void {
   const subject = reader.subjectText(subjectNode);
@@ -209,13 +227,16 @@ function extractPredicate(reader: ParseReader, node: number, subjectNode: number
   const age = AGE_WORD.exec(predicate);
   if (age !== null) {
     const value = parseNumber(age[1] ?? '');
-    if (value !== undefined) push(subject, 'age', age[1] ?? '', AGE_SCORE, String(value));
+    if (value !== undefined) push(subject, 'age', age[1] ?? '', AGE_SCORE, [subjectNode], String(value));
     return;
   }
 
-  const pushWithCoordinates = (object: number, relation: string, arcScore: number): void => {
-    push(subject, relation, reader.phrase(object).text, arcScore);
-    for (const conjunct of reader.childrenOf(object, 'COO')) push(subject, relation, reader.phrase(conjunct).text, ARC_SCORES.COO ?? 0.7);
+  /** `via`: a complement or preposition between the predicate and the object. */
+  const pushWithCoordinates = (object: number, relation: string, arcScore: number, via: readonly number[] = []): void => {
+    const nodes = [subjectNode, ...via, object];
+    push(subject, relation, reader.phrase(object).text, arcScore, nodes);
+    for (const conjunct of reader.childrenOf(object, 'COO'))
+      push(subject, relation, reader.phrase(conjunct).text, ARC_SCORES.COO ?? 0.7, [...nodes, conjunct]);
   };
 
   let found = false;
@@ -231,28 +252,29 @@ function extractPredicate(reader: ParseReader, node: number, subjectNode: number
       const attribute = split === undefined ? undefined : chineseAttribute(split[1]);
       // 我的工作是X names an attribute; 我的丈夫是一名厨师 says what the husband does.
       if (split !== undefined && attribute !== undefined && (!isJob || attribute !== split[1]))
-        push(split[0], attribute, phrase.text, ARC_SCORES.VOB ?? 0.9);
-      else if (isJob) push(subject, 'occupation', phrase.text, ARC_SCORES.VOB ?? 0.9);
-      else push(subject, negated ? '不是' : 'is', phrase.text, ARC_SCORES.VOB ?? 0.9);
+        push(split[0], attribute, phrase.text, ARC_SCORES.VOB ?? 0.9, [subjectNode, object]);
+      else if (isJob) push(subject, 'occupation', phrase.text, ARC_SCORES.VOB ?? 0.9, [subjectNode, object]);
+      else push(subject, negated ? '不是' : 'is', phrase.text, ARC_SCORES.VOB ?? 0.9, [subjectNode, object]);
       continue;
     }
     const relation = chineseRelation(predicate, negated);
     if (relation === 'name' && reader.phraseHasTag(object, NOT_IN_NAMES)) continue;
-    if (moved !== undefined) push(reader.subjectText(moved), relation, reader.phrase(object).text, ARC_SCORES.VOB ?? 0.9);
+    if (moved !== undefined) push(reader.subjectText(moved), relation, reader.phrase(object).text, ARC_SCORES.VOB ?? 0.9, [moved, object]);
     else pushWithCoordinates(object, relation, ARC_SCORES.VOB ?? 0.9);
   }
   for (const label of ['FOB', 'IOB'] as const) {
     for (const object of reader.childrenOf(node, label)) {
       found = true;
-      push(subject, chineseRelation(predicate, negated), reader.phrase(object).text, ARC_SCORES[label] ?? 0.8);
+      push(subject, chineseRelation(predicate, negated), reader.phrase(object).text, ARC_SCORES[label] ?? 0.8, [subjectNode, object]);
     }
   }
   for (const complement of reader.childrenOf(node, 'CMP')) {
     for (const object of reader.childrenOf(complement, 'POB')) {
       found = true;
       const relation = chineseRelation(predicate + reader.word(complement), negated);
-      if (moved !== undefined) push(reader.subjectText(moved), relation, reader.phrase(object).text, ARC_SCORES.POB ?? 0.75);
-      else pushWithCoordinates(object, relation, ARC_SCORES.POB ?? 0.75);
+      if (moved !== undefined)
+        push(reader.subjectText(moved), relation, reader.phrase(object).text, ARC_SCORES.POB ?? 0.75, [moved, complement, object]);
+      else pushWithCoordinates(object, relation, ARC_SCORES.POB ?? 0.75, [complement]);
     }
   }
   if (negated) return;
@@ -260,6 +282,7 @@ function extractPredicate(reader: ParseReader, node: number, subjectNode: number
   for (const preposition of reader.childrenOf(node, 'ADV')) {
     const relation = chinesePlaceRelation(reader.word(preposition), predicate);
     if (relation === undefined || (found && relation !== 'works_at')) continue;
-    for (const object of reader.childrenOf(preposition, 'POB')) pushWithCoordinates(object, relation, ARC_SCORES.POB ?? 0.75);
+    for (const object of reader.childrenOf(preposition, 'POB'))
+      pushWithCoordinates(object, relation, ARC_SCORES.POB ?? 0.75, [preposition]);
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The Parse stage of extraction. A parser turns one tagged sentence into dependency arcs; the
- * extractor reads only arcs, so a model-based parser (ONNX, later) and the rule parser are
- * interchangeable. Labels follow the LTP/HIT convention used by Chinese dependency treebanks.
+ * extractor reads only arcs, so the model parser (onnx-dependency-parser.ts) and the rule parser
+ * are interchangeable. Labels follow the LTP/HIT convention used by Chinese dependency treebanks.
  */
 import type { TaggedWord } from './types.js';
 
@@ -31,6 +31,8 @@ export interface DependencyArc {
   /** 1-based index of the head word; 0 for the head of the sentence. */
   head: number;
   label: DependencyLabel;
+  /** Model parses: the probability (0..1) the model gave this head. Absent from rule parses. */
+  confidence?: number;
 }
 
 export interface DependencyParse {
@@ -40,8 +42,19 @@ export interface DependencyParse {
   source: ParseSource;
 }
 
-/** Parses one tagged sentence. Implementations must return exactly one arc per word. */
+/**
+ * Parses one tagged sentence. Implementations must return exactly one arc per word. The rule
+ * parser answers synchronously; a model parser answers with a promise (its inference runs in a
+ * worker thread), so callers `await` the result either way.
+ */
 export interface DependencyParser {
+  /** What the parser aims for; each parse says what it really came from (a model may fall back to rules). */
   readonly source: ParseSource;
-  parse(words: readonly TaggedWord[]): DependencyParse;
+  parse(words: readonly TaggedWord[]): DependencyParse | Promise<DependencyParse>;
+  /** Frees what the parser holds (a worker thread, a model); absent when there is nothing to free. */
+  close?(): Promise<void>;
+}
+
+export function isDependencyLabel(name: string): name is DependencyLabel {
+  return Object.hasOwn(DEPENDENCY_LABELS, name);
 }

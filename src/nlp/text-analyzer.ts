@@ -20,14 +20,18 @@ import { TripleVerifier } from './triple-verifier.js';
 import type { TaggedWord, TextAnalyzer, Triple } from './types.js';
 
 export interface TextAnalyzerOptions {
-  /** The Chinese dependency parser; the rule parser when absent. */
+  /**
+   * The Chinese dependency parser (see createDependencyParser); the rule parser when absent. The
+   * analyzer only borrows it: whoever created the parser closes it.
+   */
   parser?: DependencyParser;
 }
 
 /** Candidates for one cleaned sentence, before verification. */
-function candidatesFor(sentence: string, parser: DependencyParser, context: SpeakerContext): Candidate[] {
+async function candidatesFor(sentence: string, parser: DependencyParser, context: SpeakerContext): Promise<Candidate[]> {
   if (hasHan(sentence)) {
-    return [...chinesePersonalFacts(sentence, context), ...extractFromChineseParse(parser.parse(tagChinese(sentence)), context)];
+    const parse = await parser.parse(tagChinese(sentence));
+    return [...chinesePersonalFacts(sentence, context), ...extractFromChineseParse(parse, context)];
   }
   return [...englishPersonalFacts(sentence, context), ...extractEnglish(sentence, context)];
 }
@@ -42,7 +46,7 @@ export function createTextAnalyzer(options: TextAnalyzerOptions = {}): TextAnaly
     tag(text: string): TaggedWord[] {
       return splitSentences(text).flatMap((sentence) => (hasHan(sentence) ? tagChinese(sentence) : tagEnglish(sentence)));
     },
-    extract(text: string, extractOptions?: { speaker?: string }): Triple[] {
+    async extract(text: string, extractOptions?: { speaker?: string }): Promise<Triple[]> {
       const context: SpeakerContext = { speaker: extractOptions?.speaker?.trim() || undefined };
       const verifier = new TripleVerifier(context);
       const triples: Triple[] = [];
@@ -50,7 +54,7 @@ export function createTextAnalyzer(options: TextAnalyzerOptions = {}): TextAnaly
         if (isBoilerplate(sentence)) continue;
         const cleaned = stripChatTemplate(sentence);
         if (isQuestion(cleaned, hasHan(cleaned))) continue;
-        triples.push(...verifier.verify(candidatesFor(cleaned, parser, context), sentence));
+        triples.push(...verifier.verify(await candidatesFor(cleaned, parser, context), sentence));
       }
       return triples;
     },

@@ -33,6 +33,9 @@ export interface TextAnalyzer {
   /** Up to `k` keywords by TF-IDF. */
   keywords(text: string, k: number): string[];
   tag(text: string): TaggedWord[];
-  /** Subject–predicate–object triples with their sentences, after verification. */
-  extract(text: string, options?: { speaker?: string }): Triple[];
+  /**
+   * Subject–predicate–object triples with their sentences, after verification. Asynchronous
+   * because a model parser answers from its worker thread; with the rule parser it settles at once.
+   */
+  extract(text: string, options?: { speaker?: string }): Promise<Triple[]>;
 }

@@ -1,20 +1,18 @@
 /**
- * The daemon's memory as the evaluation measures it: a fresh data directory with its own
- * memory.db, the real context window, document store, graph, extraction and recall, fed the way
- * the agent feeds them (each turn an event with its speaker as peer, extraction into the graph,
- * a prune whenever the window is over its size).
+ * The daemon's memory as the evaluation measures it: a MemoryService on a fresh memory.db in a
+ * temporary directory, fed through the calls the agent makes (recordInput when a turn arrives,
+ * remember when it is done: window, extraction into the graph, pruning into documents) and asked
+ * through the recall that builds prompts. Time follows the conversation, so what is archived and
+ * distilled gets the times it would have had; settling runs every maintenance loop to completion.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cosine } from '../../embed/embedder.js';
-import { HashEmbedder } from '../../embed/hash-embedder.js';
 import type { LogManager } from '../../log/logger.js';
-import { createTextAnalyzer } from '../../nlp/text-analyzer.js';
 import type { Clock } from '../../shared/clock.js';
 import { Store } from '../../store/store.js';
-import { openMemoryStores } from '../memory-stores.js';
-import { type FusionMethod, MemoryRecall, type RecallPath } from '../recall.js';
+import { MemoryService } from '../memory-service.js';
+import type { FusionMethod, RecallPath } from '../recall.js';
 import type { EvalMemory, EvalMemoryFactory, EvalScope } from './eval-memory.js';
 
 export interface StoreMemoryOptions {
@@ -32,10 +30,12 @@ export function storeMemoryFactory(options: StoreMemoryOptions): EvalMemoryFacto
   return (scope) => createStoreMemory(scope, options);
 }
 
+/** The maintenance loops run only when settle() asks: their timers never fire. */
+const noTimers = { set: () => undefined, clear: () => {} };
+
 async function createStoreMemory(scope: EvalScope, options: StoreMemoryOptions): Promise<EvalMemory> {
   const dir = mkdtempSync(join(tmpdir(), 'ha-memory-eval-'));
-  // Time stands just after the conversation, as if the household asked its questions then.
-  let now = scope.last_timestamp + 60_000;
+  let now = 0;
   const clock: Clock = { now: () => now, monotonic: () => performance.now() };
   const log = options.logs.child('memory-eval');
   const store = new Store({
@@ -45,65 +45,56 @@ async function createStoreMemory(scope: EvalScope, options: StoreMemoryOptions):
     log,
     clock,
   });
-  await store.start();
-  const analyzer = createTextAnalyzer();
-  const embedder = new HashEmbedder({ tokens: (text) => analyzer.tokens(text) });
-  const stores = openMemoryStores({
-    database: store.database('memory'),
-    embedder,
-    indexText: (text) => analyzer.indexText(text),
-    scorer: async (query, texts) => {
-      const [q, ...vectors] = await embedder.embed([query, ...texts]);
-      return vectors.map((v) => (q ? cosine(q, v) : 0));
+  const memory = new MemoryService({
+    database: () => store.database('memory'),
+    limits: () => ({ max_context_size: options.maxContextSize ?? 30, prompt_documents: 3 }),
+    recall: {
+      ...(options.fusion !== undefined && { fusion: options.fusion }),
+      ...(options.neighbours !== undefined && { neighbours: options.neighbours }),
+      ...(options.itemChars !== undefined && { itemChars: options.itemChars }),
+      ...(options.paths !== undefined && { paths: options.paths }),
     },
+    timers: noTimers,
     clock,
     log,
-    ...(options.maxContextSize === undefined ? {} : { maxContextSize: options.maxContextSize }),
   });
-  const recall = new MemoryRecall({
-    window: stores.window,
-    documents: stores.documents,
-    graph: stores.graph,
-    embedder,
-    tokens: (text) => analyzer.tokens(text),
-    ...(options.fusion === undefined ? {} : { fusion: options.fusion }),
-    ...(options.neighbours === undefined ? {} : { neighbours: options.neighbours }),
-    ...(options.itemChars === undefined ? {} : { itemChars: options.itemChars }),
-    ...(options.paths === undefined ? {} : { paths: options.paths }),
-  });
+  try {
+    await store.start();
+    await memory.start();
+  } catch (error) {
+    await store.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 
   return {
     async ingest(event) {
       now = Math.max(now, event.timestamp);
-      const input = `${event.speaker}: ${event.text}`;
-      stores.window.append({
+      const input = {
         id: event.source_id,
         timestamp: event.timestamp,
         source: 'conversation',
         channel: event.conversation_id,
         peer: event.speaker,
-        input,
-      });
-      const triples = await analyzer.extract(event.text, { speaker: event.speaker });
-      if (triples.length > 0) {
-        await stores.graph.commit(triples, {
-          source_event_id: event.source_id,
-          timestamp: event.timestamp,
-          session: `${event.conversation_id}#${event.session}`,
-        });
-      }
-      if (stores.window.size() > (options.maxContextSize ?? 30)) await stores.window.prune(input);
+        input: event.text,
+      };
+      await memory.recordInput(input);
+      // A conversation turn between two people gets no answer from the agent.
+      await memory.remember({ ...input, response: '', tools: [] });
     },
     async settle() {
+      // The household asks its questions just after the conversation.
       now = scope.last_timestamp + 60_000;
-      await stores.documents.refreshStaleVectors(100_000);
+      const report = await memory.parts().maintenance.runAll();
+      const failed = Object.entries(report).filter(([, outcome]) => !outcome.ok);
+      if (failed.length > 0) throw new Error(`memory maintenance failed: ${failed.map(([loop]) => loop).join(', ')}`);
     },
     async recall(query, k) {
-      const result = await recall.recall(query, k);
+      const result = await memory.parts().recall.recall(query, k);
       return result.items.map((item) => ({ text: item.text, sources: item.sources, score: item.score }));
     },
     async close() {
-      await embedder.close();
+      await memory.stop();
       await store.stop();
       rmSync(dir, { recursive: true, force: true });
     },

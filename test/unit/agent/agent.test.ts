@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { Agent, type AgentIo } from '../../../src/agent/agent.js';
+import { Agent, type AgentIo, type ConversationHistory, type FinishedTurn, inputText } from '../../../src/agent/agent.js';
 import { ConfirmationGate } from '../../../src/agent/confirmation-gate.js';
 import { ConversationBuffer } from '../../../src/agent/conversation-buffer.js';
 import { Persona } from '../../../src/agent/persona.js';
@@ -11,12 +11,15 @@ import { StageRegistry } from '../../../src/agent/stage-registry.js';
 import { ToolExecutor } from '../../../src/agent/tool-executor.js';
 import { ToolRegistry } from '../../../src/agent/tool-registry.js';
 import { EventBus, type EventMap } from '../../../src/events/event-bus.js';
-import type { OutputEvent, TaskControl } from '../../../src/io/types.js';
+import type { InputEvent, OutputEvent, TaskControl } from '../../../src/io/types.js';
 import { LlmError } from '../../../src/llm/spec/index.js';
 import { LogManager } from '../../../src/log/logger.js';
+import { MemoryService } from '../../../src/memory/memory-service.js';
 import { systemClock } from '../../../src/shared/clock.js';
 import { ToolError } from '../../../src/shared/tool.js';
+import { Store } from '../../../src/store/store.js';
 import { call, MockModel } from '../../helpers/mock-model.js';
+import { captureLogs, silentLogs, tempDir } from '../fixtures/support.js';
 import { makeInput } from './fixtures/helpers.js';
 
 const logs = new LogManager({ level: 'silent', levels: {} });
@@ -24,7 +27,7 @@ const logs = new LogManager({ level: 'silent', levels: {} });
 interface Rig {
   agent: Agent;
   model: MockModel;
-  conversation: ConversationBuffer;
+  conversation: ConversationHistory;
   tools: ToolRegistry;
   stages: StageRegistry;
   sent: OutputEvent[];
@@ -33,13 +36,22 @@ interface Rig {
   setConfigured(value: boolean): void;
 }
 
-function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number; gate?: ConfirmationGate } = {}): Rig {
+interface RigOptions {
+  maxTurns?: number;
+  gate?: ConfirmationGate;
+  conversation?: ConversationHistory;
+  recordInput?: (input: InputEvent) => Promise<void>;
+  remember?: (turn: FinishedTurn) => Promise<void>;
+  logs?: LogManager;
+}
+
+function rig(t: { teardown(fn: () => void): void }, options: RigOptions = {}): Rig {
   const dir = mkdtempSync(join(tmpdir(), 'ha-agent-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const defaultPersona = join(dir, 'default.md');
   writeFileSync(defaultPersona, 'You are the test persona.');
   const model = new MockModel();
-  const log = logs.child('agent');
+  const log = (options.logs ?? logs).child('agent');
   const tools = new ToolRegistry({ log });
   const stages = new StageRegistry(log);
   const executor = new ToolExecutor({
@@ -64,7 +76,7 @@ function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number
     },
   };
   let id = 0;
-  const conversation = new ConversationBuffer();
+  const conversation = options.conversation ?? new ConversationBuffer();
   const agent = new Agent({
     model,
     modelConfigured: () => configured,
@@ -77,6 +89,8 @@ function rig(t: { teardown(fn: () => void): void }, options: { maxTurns?: number
       toolSummary: () => tools.summaryByOwner(),
     }),
     conversation,
+    ...(options.recordInput && { recordInput: options.recordInput }),
+    ...(options.remember && { remember: options.remember }),
     ...(options.gate ? { confirmations: options.gate } : {}),
     events,
     limits: () => ({ max_tool_turns: options.maxTurns ?? 10, temperature: 0.7, max_tokens: 1000 }),
@@ -393,4 +407,91 @@ t.test('on an asynchronous channel the request is sent even when the model alrea
   await r.agent.run(makeInput({ source: 'qq', channel: 'qq', payload: 'write it' }), control('task-q'));
   t.equal(r.sent.length, 1, 'only the request was delivered by the kernel');
   t.match(String(r.sent[0]?.payload), /^\[Confirmation needed\] The assistant wants to run files_write/);
+});
+
+t.test('the input is recorded before the model is called, for every kind of turn', async (t) => {
+  const recorded: Array<{ id: string; requestsBefore: number }> = [];
+  let r: Rig | undefined;
+  r = rig(t, {
+    recordInput: async (input) => {
+      recorded.push({ id: input.id, requestsBefore: r?.model.requests.length ?? -1 });
+    },
+  });
+  r.model.push({ text: 'Hello.' });
+  await r.agent.run(makeInput({ id: 'in-a', payload: 'hi' }), control());
+  t.same(recorded, [{ id: 'in-a', requestsBefore: 0 }], 'recorded while the model had not been asked yet');
+
+  r.stages.register('intent', 'on_input', (ctx) => {
+    ctx.response = 'Light on.';
+  });
+  await r.agent.run(makeInput({ id: 'in-b', payload: 'light on' }), control());
+  r.setConfigured(false);
+  await r.agent.run(makeInput({ id: 'in-c', payload: 'anything' }), control());
+  t.same(
+    recorded.map((x) => x.id),
+    ['in-a', 'in-b', 'in-c'],
+    'turns answered by a stage or offline are recorded too',
+  );
+});
+
+t.test('a failing recordInput is logged and the turn goes on', async (t) => {
+  const captured = captureLogs();
+  const r = rig(t, {
+    logs: captured.logs,
+    recordInput: async () => {
+      throw new Error('disk full');
+    },
+  });
+  r.model.push({ text: 'Still here.' });
+  const result = await r.agent.run(makeInput({ id: 'in-x', payload: 'hi' }), control());
+  t.equal(result.text, 'Still here.');
+  const record = captured.records().find((rec) => rec.msg === 'memory could not record the input');
+  t.match(record, { input_id: 'in-x' });
+});
+
+t.test('with the memory as history: follow-ups see earlier exchanges from the context window, the input once', async (t) => {
+  const dir = tempDir(t);
+  const store = new Store({
+    databases: [{ name: 'memory', file: join(dir, 'memory.db'), synchronous: 'FULL' }],
+    busyTimeoutMs: 2000,
+    startupCheck: 'quick',
+    log: silentLogs().child('store'),
+    clock: systemClock,
+  });
+  await store.start();
+  const memory = new MemoryService({
+    database: () => store.database('memory'),
+    limits: () => ({ max_context_size: 30, prompt_documents: 3 }),
+    clock: systemClock,
+    log: silentLogs().child('memory'),
+    timers: { set: () => undefined, clear: () => {} },
+  });
+  await memory.start();
+  t.teardown(async () => {
+    await memory.stop();
+    await store.stop();
+  });
+  const asTurn = (input: InputEvent) => ({
+    id: input.id,
+    timestamp: input.received_at,
+    source: input.source,
+    channel: input.channel,
+    peer: typeof input.meta.peer === 'string' ? input.meta.peer : input.source,
+    input: inputText(input),
+  });
+  const r = rig(t, {
+    conversation: memory.conversation(),
+    recordInput: (input) => memory.recordInput(asTurn(input)),
+    remember: (turn) => memory.remember({ ...asTurn(turn.input), response: turn.answer, tools: turn.tools }),
+  });
+  r.model.push({ text: 'It is 21 degrees.' }, { text: 'Yes.' });
+  await r.agent.run(makeInput({ id: 'w-1', received_at: 1000, payload: 'How warm is it?' }), control());
+  await r.agent.run(makeInput({ id: 'w-2', received_at: 2000, payload: 'Is that warm?' }), control());
+  const second = (r.model.requests[1]?.messages ?? []).filter((m) => m.role !== 'system');
+  t.same(second, [
+    { role: 'user', content: 'How warm is it?' },
+    { role: 'assistant', content: 'It is 21 degrees.' },
+    { role: 'user', content: 'Is that warm?' },
+  ]);
+  t.match(memory.parts().stores.window.get('w-2'), { input: 'Is that warm?', response: 'Yes.' }, 'the turn is completed in the window');
 });

@@ -171,47 +171,59 @@ t.test('access counts and cold documents: 72 h untouched, at most 2 accesses', a
   );
 });
 
-t.test('take consumes; removeIfDistilled deletes only what the graph holds and links back', async (t) => {
-  const { documents, graph } = openStores(t, tempDir(t));
+t.test('take consumes; markDistilled keeps the document as evidence and takes it out of the cold candidates', async (t) => {
+  const { documents, graph, clock } = openStores(t, tempDir(t));
   const doc = await documents.insert({ content: 'Alice lives in Paris.', source: 'context_archived', source_event_ids: ['e1'] });
   const other = await documents.insert({ content: 'Bob likes tea.', source: 'context_archived' });
-
-  t.same(documents.removeIfDistilled(12345, { sentence_ids: [1] }), { removed: false, reason: 'not_found' });
+  clock.advance(72 * HOUR);
   t.same(
-    documents.removeIfDistilled(doc.id, { sentence_ids: [] }),
-    { removed: false, reason: 'nothing_written' },
-    'extraction found nothing',
+    documents.coldDocuments().map((d) => d.id),
+    [doc.id, other.id],
   );
 
+  t.equal(documents.markDistilled(12345, { sentence_ids: [1] }), 'not_found');
   const bob = await graph.commit([{ subject: 'Bob', relation: 'likes', object: 'tea', sentence: 'Bob likes tea.' }], {
     document_id: other.id,
   });
-  t.same(documents.removeIfDistilled(doc.id, bob), { removed: false, reason: 'not_linked' }, 'sentences of another document');
+  t.equal(documents.markDistilled(doc.id, bob), 'not_linked', 'sentences of another document');
+  t.same(documents.get([doc.id])[0]?.distilled_at, null, 'not linked: left undistilled');
 
   // A sentence linked to the document, but its relation is gone: nothing in the graph holds the content.
   const purged = await graph.commit([{ subject: 'Alice', relation: 'visited', object: 'Rome', sentence: 'Alice visited Rome.' }], {
     document_id: doc.id,
   });
   graph.purge({ relation_type: 'visited' }, 'hard');
-  t.same(documents.removeIfDistilled(doc.id, purged), { removed: false, reason: 'nothing_written' });
-  t.equal(documents.count(), 2, 'both documents are still there');
+  t.equal(documents.markDistilled(doc.id, purged), 'nothing_written');
 
   const alice = await graph.commit([{ subject: 'Alice', relation: 'lives_in', object: 'Paris', sentence: 'Alice lives in Paris.' }], {
     document_id: doc.id,
     source_event_id: 'e1',
   });
-  t.same(documents.removeIfDistilled(doc.id, alice), { removed: true });
-  t.same(documents.get([doc.id]), []);
-  t.same(documents.searchLexical('Paris', 5), [], 'gone from the index too');
-  t.equal(graph.relationsOf('Alice')[0]?.sentence?.document_id, doc.id, 'the graph still names the document it came from');
+  t.equal(documents.markDistilled(doc.id, alice), 'linked');
+  t.equal(documents.get([doc.id])[0]?.distilled_at, clock.now(), 'marked with the time');
+  t.equal(documents.count(), 2, 'both documents are still there');
+  t.same(
+    documents.searchLexical('Paris', 5).map((h) => h.id),
+    [doc.id],
+    'still found by recall',
+  );
+  t.same(
+    documents.coldDocuments().map((d) => d.id),
+    [other.id],
+    'a distilled document is no longer a cold candidate',
+  );
+  t.same(documents.documentsOfEvents(['e1', 'e404']), new Map([['e1', [doc.id]]]), 'documents by event');
+  t.equal(graph.relationsOf('Alice')[0]?.sentence?.document_id, doc.id, 'the graph names the document it came from');
 
   const taken = documents.take([other.id, 999]);
   t.same(
     taken.map((d) => d.content),
     ['Bob likes tea.'],
   );
-  t.equal(documents.count(), 0);
+  t.equal(documents.count(), 1);
   t.same(documents.take([other.id]), []);
+  t.same(documents.take([doc.id]).length, 1);
+  t.same(documents.documentsOfEvents(['e1']), new Map(), 'a taken document no longer holds its events');
 });
 
 t.test('rebuildIndex re-tokenises every document; list pages in id order', async (t) => {

@@ -1,37 +1,105 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { MemoryService } from '../../../src/memory/memory-service.js';
-import { systemClock } from '../../../src/shared/clock.js';
+import { defaultConfig } from '../../../src/config/loader.js';
+import type { TimerScheduler } from '../../../src/memory/maintenance.js';
+import { MemoryService, type MemorySettings, type RememberedTurn, SELF_CHANNEL } from '../../../src/memory/memory-service.js';
+import type { MemoryPolicy } from '../../../src/memory/memory-text.js';
 import { Store } from '../../../src/store/store.js';
-import { silentLogs, tempDir } from '../fixtures/support.js';
+import { writeTinyModel } from '../embed/fixtures/tiny-model.js';
+import { captureLogs, silentLogs, type Teardown, tempDir } from '../fixtures/support.js';
+import { HOUR, ManualClock, T0 } from './fixtures/memory-fixture.js';
 
-async function service(t: Parameters<typeof tempDir>[0]) {
-  const dir = tempDir(t);
-  const log = silentLogs().child('memory');
+/** Maintenance never runs on its own: the tests run the loops by hand. */
+const noTimers: TimerScheduler = { set: () => undefined, clear: () => {} };
+
+interface RigOptions {
+  dir?: string;
+  settings?: Partial<MemorySettings>;
+  maxContext?: number;
+  toolPolicy?: (tool: string) => MemoryPolicy | undefined;
+  withSelfInput?: boolean;
+  /** What selfInput answers: false = not taken (no language model). */
+  selfInputTakes?: boolean;
+  withDataDir?: boolean;
+}
+
+interface Rig {
+  memory: MemoryService;
+  store: Store;
+  dir: string;
+  clock: ManualClock;
+  /** Change to simulate `config set core.memory.*`. */
+  settings: MemorySettings;
+  logs: ReturnType<typeof captureLogs>;
+  selfTasks: string[];
+  stop(): Promise<void>;
+}
+
+async function rig(t: Teardown, options: RigOptions = {}): Promise<Rig> {
+  const dir = options.dir ?? tempDir(t);
+  const logs = captureLogs();
+  const clock = new ManualClock(T0);
   const store = new Store({
     databases: [{ name: 'memory', file: join(dir, 'memory.db'), synchronous: 'FULL' }],
     busyTimeoutMs: 2000,
     startupCheck: 'quick',
-    log,
-    clock: systemClock,
+    log: silentLogs().child('store'),
+    clock,
   });
   await store.start();
+  const settings: MemorySettings = { ...defaultConfig().core.memory, ...options.settings };
+  const selfTasks: string[] = [];
   const memory = new MemoryService({
     database: () => store.database('memory'),
-    limits: () => ({ max_context_size: 30, prompt_documents: 3 }),
-    clock: systemClock,
-    log,
+    limits: () => ({ max_context_size: options.maxContext ?? 30, prompt_documents: 3 }),
+    memory: () => settings,
+    ...(options.withDataDir !== false && { dataDir: dir }),
+    ...(options.toolPolicy && { toolPolicy: options.toolPolicy }),
+    ...(options.withSelfInput && {
+      selfInput: (text: string) => {
+        selfTasks.push(text);
+        return options.selfInputTakes ?? true;
+      },
+    }),
+    clock,
+    log: logs.logs.child('memory'),
+    timers: noTimers,
   });
   await memory.start();
-  t.teardown(async () => {
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
     await memory.stop();
     await store.stop();
-  });
-  return memory;
+  };
+  t.teardown(stop);
+  return { memory, store, dir, clock, settings, logs, selfTasks, stop };
+}
+
+let turnCounter = 0;
+function turn(overrides: Partial<RememberedTurn> = {}): RememberedTurn {
+  turnCounter++;
+  return {
+    id: `turn-${turnCounter}`,
+    timestamp: T0 + turnCounter * 1000,
+    source: 'cli',
+    channel: 'cli',
+    peer: 'Anna',
+    input: `note number ${turnCounter}`,
+    response: 'Noted.',
+    tools: [],
+    ...overrides,
+  };
+}
+
+function warnings(r: Rig): Array<Record<string, unknown>> {
+  return r.logs.records().filter((rec) => rec.level === 40 || rec.level === 'warn');
 }
 
 t.test('turns are remembered, recalled into the prompt block, and reachable by plugins', async (t) => {
-  const memory = await service(t);
+  const { memory } = await rig(t);
   t.equal(await memory.promptBlock('anything'), await memory.promptBlock('anything'), 'stable before any memory');
   t.ok(
     memory.tools().some((tool) => tool.name === 'memory_recall'),
@@ -70,4 +138,291 @@ t.test('turns are remembered, recalled into the prompt block, and reachable by p
   await memory.stop();
   t.same(memory.tools(), [], 'no tools once stopped');
   await t.rejects(plugin.recall('boiler'), { code: 'HA_ERR_UNAVAILABLE' });
+  t.same(memory.conversation().messages('cli'), [], 'no history while stopped');
+});
+
+t.test('recordInput stores the input before the answer; remember completes the same event once', async (t) => {
+  const { memory } = await rig(t);
+  const window = memory.parts().stores.window;
+  const input = { id: 'ev-1', timestamp: T0, source: 'cli', channel: 'cli', peer: 'Anna', input: 'I live in Oslo.' };
+  await memory.recordInput(input);
+  t.match(window.get('ev-1'), { input: 'I live in Oslo.', response: '', peer: 'Anna', timestamp: T0 }, 'in the window at once');
+  t.notOk(memory.parts().stores.graph.entity('Oslo'), 'facts are read only once the turn is done');
+  await memory.recordInput({ ...input, input: 'changed' });
+  t.equal(window.get('ev-1')?.input, 'I live in Oslo.', 'recording again changes nothing');
+
+  await memory.remember({ ...input, response: 'Nice city.', tools: [{ tool: 'weather', text: 'Oslo: 4 °C' }] });
+  t.match(window.get('ev-1'), { input: 'I live in Oslo.', response: 'Nice city.', tools_used: ['weather'] });
+  t.equal(window.size(), 1, 'the same event, not a second one');
+  t.ok(memory.parts().stores.graph.entity('Oslo'), 'facts read from what the person said');
+
+  await memory.remember({ ...input, response: 'Another answer.', tools: [] });
+  t.equal(window.get('ev-1')?.response, 'Nice city.', 'a completed turn is not completed again');
+});
+
+t.test('the history for the agent comes from the window', async (t) => {
+  const { memory } = await rig(t);
+  const conversation = memory.conversation();
+  await memory.recordInput({ id: 'q1', timestamp: T0, source: 'cli', channel: 'cli', peer: 'Anna', input: 'How warm is it?' });
+  t.same(conversation.messages('cli'), [], 'an input still being answered is not history');
+  await memory.remember({ ...turn({ id: 'q1', input: 'How warm is it?', response: 'It is 21 degrees.' }), timestamp: T0 });
+  await memory.recordInput({ id: 'q2', timestamp: T0 + 1000, source: 'cli', channel: 'cli', peer: 'Anna', input: 'Is that warm?' });
+  t.same(conversation.messages('cli', { exclude: 'q2' }), [
+    { role: 'user', content: 'How warm is it?' },
+    { role: 'assistant', content: 'It is 21 degrees.' },
+  ]);
+});
+
+t.test('embedder: hash by default; a missing or broken model warns with the fix and falls back to hash', async (t) => {
+  const plain = await rig(t);
+  t.match(plain.memory.parts().embedder.fingerprint, /^hash-ngram-/);
+  t.same(warnings(plain), []);
+
+  const missing = await rig(t, { settings: { embedder: 'no-such-model' } });
+  t.match(missing.memory.parts().embedder.fingerprint, /^hash-ngram-/, 'the house keeps working');
+  const warning = warnings(missing).find((w) => w.model === 'no-such-model');
+  t.ok(warning, 'a warning names the model');
+  t.match(String(warning?.msg), /homeagentctl models install/, 'and says how to fix it');
+  t.match(String(warning?.error), /does not exist/, 'and what is wrong');
+
+  const dir = tempDir(t);
+  writeTinyModel(join(dir, 'models', 'broken'), { manifest: { dim: 24 } });
+  const broken = await rig(t, { dir, settings: { embedder: 'broken' } });
+  t.match(broken.memory.parts().embedder.fingerprint, /^hash-ngram-/);
+  t.ok(
+    warnings(broken).some((w) => w.model === 'broken'),
+    'a model that does not load warns too',
+  );
+});
+
+t.test('an installed model is used, and the archive pass re-embeds documents and entities of the old embedder', async (t) => {
+  const dir = tempDir(t);
+  writeTinyModel(join(dir, 'models', 'tiny'));
+  const before = await rig(t, { dir, maxContext: 11 });
+  for (let i = 0; i < 14; i++) {
+    await before.memory.remember(turn({ input: i === 0 ? 'My sister moved to Shanghai last year.' : `the living room lamp is on ${i}` }));
+  }
+  const { documents, graph } = before.memory.parts().stores;
+  t.ok(documents.count() > 0, 'documents were archived with hash vectors');
+  t.ok(graph.entity('Shanghai'), 'an entity with a hash vector');
+  await before.stop();
+
+  const after = await rig(t, { dir, maxContext: 11, settings: { embedder: 'tiny' } });
+  const parts = after.memory.parts();
+  t.match(parts.embedder.fingerprint, /^onnx:/, 'the installed model');
+  t.ok(parts.stores.documents.staleVectorCount() > 0, 'the old vectors are stale');
+  t.ok(parts.stores.graph.staleVectorCount() > 0);
+  const outcome = await parts.maintenance.runLoop('archive', { drain: true });
+  t.ok(outcome.ok);
+  t.ok(outcome.ok && outcome.result.document_vectors > 0, 'document vectors re-embedded');
+  t.ok(outcome.ok && outcome.result.entity_vectors > 0, 'entity vectors re-embedded');
+  t.equal(parts.stores.documents.staleVectorCount(), 0);
+  t.equal(parts.stores.graph.staleVectorCount(), 0);
+});
+
+t.test('a no_memory channel is kept in the window but never archived nor read for facts; config changes apply at once', async (t) => {
+  const r = await rig(t, { maxContext: 11, settings: { no_memory_channels: ['diary'] } });
+  const { stores } = r.memory.parts();
+  await r.memory.remember(turn({ channel: 'diary', input: 'I live in Oslo.' }));
+  t.ok(
+    stores.window.events().some((e) => e.channel === 'diary'),
+    'the turn is in the window (the conversation needs it)',
+  );
+  t.notOk(stores.graph.entity('Oslo'), 'no facts from a no_memory channel');
+  for (let i = 0; i < 12; i++) await r.memory.remember(turn({ channel: 'diary', input: `private thought ${i}` }));
+  t.equal(stores.documents.count(), 0, 'pruned without a document');
+  t.ok(stores.window.size() <= 11);
+
+  await r.memory.remember(turn({ channel: SELF_CHANNEL, input: 'Merge "Bob" and "Bobby"? Bob lives in Bergen.' }));
+  t.notOk(stores.graph.entity('Bergen'), 'the self channel is always no_memory');
+
+  r.settings.no_memory_channels = [];
+  await r.memory.remember(turn({ channel: 'diary', input: 'I live in Trondheim.' }));
+  t.ok(stores.graph.entity('Trondheim'), 'removing the channel from the list applies to the next turn');
+  for (let i = 0; i < 12; i++) await r.memory.remember(turn({ channel: 'diary', input: `open thought ${i}` }));
+  t.ok(stores.documents.count() > 0, 'and its turns are archived again');
+});
+
+t.test('results of no_memory tools stay out of memory text, documents and the raw log', async (t) => {
+  const r = await rig(t, {
+    maxContext: 11,
+    toolPolicy: (tool) => (tool === 'vault_read' ? { no_memory: true } : undefined),
+  });
+  const { stores } = r.memory.parts();
+  const first = turn({
+    input: 'What is the alarm code and the weather?',
+    response: 'Done.',
+    tools: [
+      { tool: 'vault_read', text: 'alarm code 9931' },
+      { tool: 'weather', text: 'sunny, 21 degrees' },
+    ],
+  });
+  await r.memory.remember(first);
+  const event = stores.window.get(first.id);
+  t.ok(event);
+  const text = event ? stores.window.similarityText(event) : '';
+  t.match(text, /sunny, 21 degrees/, 'other tools count');
+  t.notMatch(text, /9931/, 'the no_memory tool does not');
+  for (let i = 0; i < 12; i++) await r.memory.remember(turn());
+  const archived = stores.documents.list({ limit: 100 }).find((d) => d.source_event_ids.includes(first.id));
+  t.ok(archived, 'the turn was archived');
+  t.match(archived?.content, /sunny/);
+  t.notMatch(JSON.stringify(archived), /9931/, 'not in the document, nor its origin');
+  const raw = readdirSync(join(r.dir, 'memory', 'raw'))
+    .map((f) => readFileSync(join(r.dir, 'memory', 'raw', f), 'utf8'))
+    .join('');
+  t.match(raw, /sunny/);
+  t.notMatch(raw, /9931/, 'nor in the raw log');
+});
+
+t.test('the raw conversation log: user, tool and assistant records of every remembered turn', async (t) => {
+  const r = await rig(t, { settings: { no_memory_channels: ['diary'] } });
+  await r.memory.remember(
+    turn({
+      id: 'raw-1',
+      channel: 'qq:7',
+      peer: 'Bo',
+      input: 'Lights off please',
+      response: 'Off.',
+      tools: [{ tool: 'light_set', text: 'ok' }],
+    }),
+  );
+  await r.memory.remember(turn({ id: 'raw-2', channel: 'diary', input: 'secret diary line' }));
+  await r.memory.remember(turn({ id: 'raw-3', input: 'no answer', response: '' }));
+  const dir = join(r.dir, 'memory', 'raw');
+  const lines = readdirSync(dir).flatMap((f) =>
+    readFileSync(join(dir, f), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>),
+  );
+  t.match(lines, [
+    { role: 'user', content: 'Lights off please', event_id: 'raw-1', channel: 'qq:7', peer: 'Bo' },
+    { role: 'tool', tool: 'light_set', content: 'ok', event_id: 'raw-1', channel: 'qq:7', peer: 'Bo' },
+    { role: 'assistant', content: 'Off.', event_id: 'raw-1', channel: 'qq:7', peer: 'Bo' },
+    { role: 'user', content: 'no answer', event_id: 'raw-3' },
+  ]);
+  t.equal(lines.length, 4, 'a no_memory channel is not logged; an empty answer has no record');
+
+  const off = await rig(t, { settings: { conversation_log_days: 0 } });
+  await off.memory.remember(turn());
+  t.notOk(existsSync(join(off.dir, 'memory', 'raw')), 'days 0 turns the log off');
+  const noData = await rig(t, { withDataDir: false });
+  await noData.memory.remember(turn());
+  t.notOk(existsSync(join(noData.dir, 'memory', 'raw')), 'no data directory, no log');
+});
+
+t.test('similar entities become one task on the self channel; memory_block_merge stops the proposal', async (t) => {
+  const r = await rig(t, { withSelfInput: true });
+  const { stores, maintenance } = r.memory.parts();
+  await stores.graph.commit([
+    { subject: 'Grandmother Ingrid Larsen', relation: 'lives_in', object: 'Bergen' },
+    { subject: 'Grandmother Ingrid Larson', relation: 'likes', object: 'coffee' },
+  ]);
+  const outcome = await maintenance.runLoop('merge');
+  t.ok(outcome.ok && outcome.result.proposed.length > 0, 'the pair is proposed');
+  t.equal(r.selfTasks.length, 1, 'one task for the whole pass');
+  const task = r.selfTasks[0] ?? '';
+  t.match(task, /"Grandmother Ingrid Larsen"/);
+  t.match(task, /"Grandmother Ingrid Larson"/);
+  t.match(task, /letter pairs|meanings/, 'says why they look alike');
+  t.match(task, /memory_merge/);
+  t.match(task, /memory_block_merge/);
+  t.ok(task.length < 1200, 'short');
+
+  const block = r.memory.tools().find((tool) => tool.name === 'memory_block_merge');
+  t.ok(block, 'the tool that answers "different things" is offered');
+  const context = { signal: new AbortController().signal, task_id: 'self-1', call_id: 'c1', source: 'x', channel: SELF_CHANNEL };
+  const marked = (await block?.execute(
+    { a: 'Grandmother Ingrid Larsen', b: 'Grandmother Ingrid Larson', reason: 'two people' },
+    context,
+  )) as Record<string, unknown>;
+  t.match(marked, { marked: true, until: new Date(T0 + 180 * 24 * HOUR).toISOString().slice(0, 10) });
+  t.ok(stores.graph.isNoMerge('Grandmother Ingrid Larsen', 'Grandmother Ingrid Larson'));
+  const unknown = await Promise.resolve()
+    .then(() => block?.execute({ a: 'Grandmother Ingrid Larsen', b: 'Nobody' }, context))
+    .catch((error: unknown) => error);
+  t.match(unknown, { info: { reason: 'not_found', field: 'b' } }, 'an unknown name is a readable tool error');
+
+  const again = await maintenance.runLoop('merge');
+  t.ok(again.ok && again.result.proposed.length === 0, 'the marked pair is not proposed again');
+  t.equal(r.selfTasks.length, 1, 'no new task');
+});
+
+t.test('low-confidence relations become one review task; without the channel both are only logged', async (t) => {
+  const r = await rig(t, { withSelfInput: true });
+  const { stores, maintenance } = r.memory.parts();
+  await stores.graph.commit(
+    [{ subject: 'Anna', relation: 'works_as', object: 'pilot', confidence: 0.3, sentence: 'Anna maybe works as a pilot.' }],
+    {
+      source_event_id: 'ev-9',
+    },
+  );
+  const outcome = await maintenance.runLoop('review');
+  t.ok(outcome.ok && outcome.result.reviewed === 1);
+  t.equal(r.selfTasks.length, 1);
+  t.match(r.selfTasks[0], /Anna works_as pilot \(confidence 0\.30, from "Anna maybe works as a pilot\."\)/);
+  t.match(r.selfTasks[0], /memory_commit.*memory_edit.*memory_purge/s);
+
+  const quiet = await rig(t, { withSelfInput: true, settings: { consolidation_channel: false } });
+  const q = quiet.memory.parts();
+  await q.stores.graph.commit([
+    { subject: 'Grandmother Ingrid Larsen', relation: 'lives_in', object: 'Bergen' },
+    { subject: 'Grandmother Ingrid Larson', relation: 'likes', object: 'coffee', confidence: 0.3 },
+  ]);
+  await q.maintenance.runLoop('merge');
+  await q.maintenance.runLoop('review');
+  t.same(quiet.selfTasks, [], 'consolidation_channel off: nothing sent');
+  const messages = quiet.logs.records().map((rec) => rec.msg);
+  t.ok(messages.includes('similar entities could be merged'), 'merge proposals logged');
+  t.ok(messages.includes('low-confidence relations to review'), 'review logged');
+
+  const refused = await rig(t, { withSelfInput: true, selfInputTakes: false });
+  const f = refused.memory.parts();
+  await f.stores.graph.commit([{ subject: 'Anna', relation: 'works_as', object: 'pilot', confidence: 0.3 }]);
+  await f.maintenance.runLoop('review');
+  t.equal(refused.selfTasks.length, 1, 'offered');
+  t.ok(
+    refused.logs.records().some((rec) => rec.msg === 'low-confidence relations to review'),
+    'not taken (no language model): logged as when the channel is off',
+  );
+});
+
+t.test('a failing self input leaves the relations unreviewed for the next pass', async (t) => {
+  const dir = tempDir(t);
+  const clock = new ManualClock(T0);
+  const store = new Store({
+    databases: [{ name: 'memory', file: join(dir, 'memory.db'), synchronous: 'FULL' }],
+    busyTimeoutMs: 2000,
+    startupCheck: 'quick',
+    log: silentLogs().child('store'),
+    clock,
+  });
+  await store.start();
+  let fail = true;
+  const sent: string[] = [];
+  const memory = new MemoryService({
+    database: () => store.database('memory'),
+    limits: () => ({ max_context_size: 30, prompt_documents: 3 }),
+    selfInput: (text) => {
+      if (fail) throw new Error('scheduler full');
+      sent.push(text);
+      return true;
+    },
+    clock,
+    log: silentLogs().child('memory'),
+    timers: noTimers,
+  });
+  await memory.start();
+  t.teardown(async () => {
+    await memory.stop();
+    await store.stop();
+  });
+  const { stores, maintenance } = memory.parts();
+  await stores.graph.commit([{ subject: 'Anna', relation: 'works_as', object: 'pilot', confidence: 0.3 }]);
+  t.notOk((await maintenance.runLoop('review')).ok, 'the pass fails');
+  fail = false;
+  const retry = await maintenance.runLoop('review');
+  t.ok(retry.ok && retry.result.reviewed === 1, 'and the relation comes again');
+  t.equal(sent.length, 1);
 });

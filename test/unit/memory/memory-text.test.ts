@@ -74,3 +74,14 @@ t.test('channel and tool policies: cleaners, no_memory, failing cleaners', async
   );
   t.same(errors, ['channel:broken'], 'a throwing cleaner drops its text and is reported');
 });
+
+t.test('what a person said carries their name; the agent, the source itself and no peer carry none', async (t) => {
+  t.equal(memoryText(event({ peer: 'Alice', source: 'qq' }), {}), 'Alice: the input');
+  t.equal(memoryText(event({ peer: 'Alice', source: 'qq', branch: 'cold_storage' }), {}), 'Alice: the input\nthe response');
+  t.equal(memoryText(event({ peer: 'Alice', source: 'qq', branch: 'agent' }), {}), 'the response', "the agent's answer");
+  t.equal(memoryText(event({ peer: 'cli', source: 'cli' }), {}), 'the input', 'the peer is only the source');
+  t.equal(memoryText(event({ peer: '', source: 'qq' }), {}), 'the input');
+  t.equal(memoryText(event({ peer: 'Alice', source: 'qq', input: '[09:00] Alice: hi' }), {}), 'Alice: hi', 'the template goes first');
+  t.equal(memoryText(event({ peer: 'Alice', source: 'qq', input: 'Alice: hi' }), {}), 'Alice: hi', 'never named twice');
+  t.equal(memoryText(event({ peer: 'Alice', source: 'qq', input: '   ', response: '' }), {}), '', 'nothing said, no name');
+});

@@ -15,11 +15,11 @@ t.test('fusion arithmetic', async (t) => {
         { key: 'b', score: 5 },
       ],
     ],
-    ['window', [{ key: 'b', score: 1 }]],
+    ['symbol', [{ key: 'b', score: 1 }]],
   ] as const);
   const rrf = fuseRrf(ranked as never);
   t.equal(rrf[0]?.[0], 'b', 'found by two paths beats first place in one');
-  t.ok(Math.abs((rrf[0]?.[1] ?? 0) - (1 / 62 + 1 / 61)) < 1e-12);
+  t.ok(Math.abs((rrf[0]?.[1] ?? 0) - (1 / 62 + 1.2 / 61)) < 1e-12, 'weighted by path');
   const weighted = fuseWeighted(ranked as never);
   t.same(
     weighted.map(([key]) => key),
@@ -79,4 +79,49 @@ t.test('recall finds archived and recent memories with their provenance, widens 
 
   const never = await recall.recall('zebra quantum saxophone', 3);
   t.same(never, { items: [], abstain: true }, 'nothing relevant: abstain instead of offering noise');
+});
+
+t.test('a fact from the graph votes for the document it was said in; the list keeps one character budget', async (t) => {
+  const s = openStores(t, tempDir(t), { maxSize: 11, embedder: new HashEmbedder() as never });
+  const lines = Array.from({ length: 40 }, (_, i) => `turn ${i} ${'filler words '.repeat(8)}`);
+  lines[5] = 'Dana moved to Lisbon last spring';
+  for (const [i, text] of lines.entries()) {
+    s.window.append({ id: `ev-${i}`, timestamp: T0 + i * HOUR, source: 'chat', channel: 'family', peer: 'Dana', input: text });
+  }
+  await s.window.prune('filler');
+  await s.graph.commit([{ subject: 'Dana', relation: 'lives_in', object: 'Lisbon', sentence: 'Dana moved to Lisbon last spring' }], {
+    source_event_id: 'ev-5',
+    timestamp: T0 + 5 * HOUR,
+  });
+  const graphOnly = new MemoryRecall({
+    window: s.window,
+    documents: s.documents,
+    graph: s.graph,
+    embedder: s.embedder,
+    tokens,
+    paths: ['graph'],
+  });
+  const found = await graphOnly.recall('Lisbon', 3);
+  t.equal(found.items[0]?.kind, 'document', 'the fact is answered with the document that holds its event');
+  t.ok(found.items[0]?.sources.includes('ev-5'));
+  t.match(found.items[0]?.text, /Dana: Dana moved to Lisbon|Dana moved to Lisbon/);
+
+  const budgeted = new MemoryRecall({
+    window: s.window,
+    documents: s.documents,
+    graph: s.graph,
+    embedder: s.embedder,
+    tokens,
+    charsPerItem: 200,
+    itemChars: 600,
+  });
+  const many = await budgeted.recall('turn filler words', 5);
+  t.equal(many.items.length, 5);
+  const total = many.items.reduce((sum, item) => sum + item.text.length, 0);
+  t.ok(total <= 5 * 200 + 150, `the list stays within its budget (${total})`);
+  t.ok((many.items[0]?.sources.length ?? 0) > 1, 'the best hit is widened');
+  t.ok(
+    many.items.every((item) => item.text.length <= 600),
+    'no item beyond its own limit',
+  );
 });

@@ -12,15 +12,15 @@ const analyzer = createTextAnalyzer();
 const brief = (triples: Triple[]): string[] => triples.map((x) => `${x.subject} | ${x.relation} | ${x.object}`);
 
 t.test('the speaker: 我 / I / my become options.speaker, or stay the literal token', async (t) => {
-  t.same(brief(analyzer.extract('我住在成都。', { speaker: '王芳' })), ['王芳 | lives_in | 成都']);
-  t.same(brief(analyzer.extract('我住在成都。')), ['我 | lives_in | 成都']);
-  t.same(brief(analyzer.extract('我女儿喜欢跳舞。', { speaker: '王芳' })), ['王芳的女儿 | likes | 跳舞']);
-  t.same(brief(analyzer.extract('我女儿喜欢跳舞。')), ['我的女儿 | likes | 跳舞']);
-  t.same(brief(analyzer.extract('My son plays soccer.', { speaker: 'Alice' })), ["Alice's son | play | soccer"]);
-  t.same(brief(analyzer.extract('My son plays soccer.')), ['my son | play | soccer']);
-  t.same(brief(analyzer.extract('I live in Austin.', { speaker: 'Alice' })), ['Alice | lives_in | Austin']);
-  t.same(brief(analyzer.extract('My favorite color is blue.', { speaker: 'Alice' })), ['Alice | favorite color | blue']);
-  t.same(brief(analyzer.extract('I live in Austin.', { speaker: '  ' })), ['I | lives_in | Austin'], 'a blank speaker is no speaker');
+  t.same(brief(await analyzer.extract('我住在成都。', { speaker: '王芳' })), ['王芳 | lives_in | 成都']);
+  t.same(brief(await analyzer.extract('我住在成都。')), ['我 | lives_in | 成都']);
+  t.same(brief(await analyzer.extract('我女儿喜欢跳舞。', { speaker: '王芳' })), ['王芳的女儿 | likes | 跳舞']);
+  t.same(brief(await analyzer.extract('我女儿喜欢跳舞。')), ['我的女儿 | likes | 跳舞']);
+  t.same(brief(await analyzer.extract('My son plays soccer.', { speaker: 'Alice' })), ["Alice's son | play | soccer"]);
+  t.same(brief(await analyzer.extract('My son plays soccer.')), ['my son | play | soccer']);
+  t.same(brief(await analyzer.extract('I live in Austin.', { speaker: 'Alice' })), ['Alice | lives_in | Austin']);
+  t.same(brief(await analyzer.extract('My favorite color is blue.', { speaker: 'Alice' })), ['Alice | favorite color | blue']);
+  t.same(brief(await analyzer.extract('I live in Austin.', { speaker: '  ' })), ['I | lives_in | Austin'], 'a blank speaker is no speaker');
 });
 
 t.test('unresolved pronouns are rejected, the speaker is not', async (t) => {
@@ -34,24 +34,24 @@ t.test('unresolved pronouns are rejected, the speaker is not', async (t) => {
     'His car is a Tesla.',
     'I love it.',
   ]) {
-    t.same(analyzer.extract(text), [], text);
+    t.same(await analyzer.extract(text), [], text);
   }
-  t.same(brief(analyzer.extract('我喜欢你的猫。')), [], '你的猫: owned by the addressee, unresolved');
-  t.same(brief(analyzer.extract('My wife loves me.')), ['my wife | likes | I'], '"me" is the speaker, resolved like "I"');
+  t.same(brief(await analyzer.extract('我喜欢你的猫。')), [], '你的猫: owned by the addressee, unresolved');
+  t.same(brief(await analyzer.extract('My wife loves me.')), ['my wife | likes | I'], '"me" is the speaker, resolved like "I"');
 });
 
 t.test('chat templates are stripped before extraction and system notices skipped', async (t) => {
-  const triples = analyzer.extract('2024-05-01 12:00:00 张三：我住在杭州。');
+  const triples = await analyzer.extract('2024-05-01 12:00:00 张三：我住在杭州。');
   t.same(brief(triples), ['我 | lives_in | 杭州']);
   t.equal(triples[0]?.sentence, '2024-05-01 12:00:00 张三：我住在杭州。', 'the sentence is the text as said');
-  t.same(brief(analyzer.extract('[12:03] Bob: I live in Denver.')), ['I | lives_in | Denver']);
-  t.same(analyzer.extract('李四撤回了一条消息'), []);
-  t.same(analyzer.extract('[图片][表情]'), []);
-  t.same(analyzer.extract('Messages and calls are end-to-end encrypted. I live in Oslo.').length, 1, 'only the notice is skipped');
+  t.same(brief(await analyzer.extract('[12:03] Bob: I live in Denver.')), ['I | lives_in | Denver']);
+  t.same(await analyzer.extract('李四撤回了一条消息'), []);
+  t.same(await analyzer.extract('[图片][表情]'), []);
+  t.same((await analyzer.extract('Messages and calls are end-to-end encrypted. I live in Oslo.')).length, 1, 'only the notice is skipped');
 });
 
 t.test('several sentences give triples with their own sentence; questions among them give none', async (t) => {
-  const triples = analyzer.extract('我叫李娜。你住在哪里？我在医院上班。\nMy son is 7 years old. Where do you live?');
+  const triples = await analyzer.extract('我叫李娜。你住在哪里？我在医院上班。\nMy son is 7 years old. Where do you live?');
   t.same(brief(triples), ['我 | name | 李娜', '我 | works_at | 医院', 'my son | age | 7']);
   t.same(
     triples.map((x) => x.sentence),
@@ -60,10 +60,10 @@ t.test('several sentences give triples with their own sentence; questions among 
 });
 
 t.test('types: personal facts mark the subject a person, canonical relations their object', async (t) => {
-  const [age] = analyzer.extract('我今年35岁。');
+  const [age] = await analyzer.extract('我今年35岁。');
   t.equal(age?.subject_type, 'person');
   t.equal(age?.object_type, 'number');
-  const [home] = analyzer.extract('外婆住在乡下。');
+  const [home] = await analyzer.extract('外婆住在乡下。');
   t.equal(home?.object_type, 'place');
   t.equal(home?.subject_type, undefined, 'the template path does not guess subject types');
 });
@@ -129,13 +129,13 @@ t.test('the rule parser gives one arc per word, one head, and no cycles', async 
 });
 
 t.test('rule-parser arcs score in the template range: VOB 0.7, POB 0.51, coordinated 0.45', async (t) => {
-  const scores = (text: string) => analyzer.extract(text).map((x) => [x.object, x.confidence, x.method]);
-  t.same(scores('妈妈喜欢游泳和跑步。'), [
+  const scores = async (text: string) => (await analyzer.extract(text)).map((x) => [x.object, x.confidence, x.method]);
+  t.same(await scores('妈妈喜欢游泳和跑步。'), [
     ['游泳', 0.7, 'template'],
     ['跑步', 0.45, 'template'],
   ]);
-  t.same(scores('外婆住在乡下。'), [['乡下', 0.51, 'template']]);
-  t.same(scores('我住在乡下。'), [['乡下', 0.95, 'personal']], 'a personal fact outranks the same template triple');
+  t.same(await scores('外婆住在乡下。'), [['乡下', 0.51, 'template']]);
+  t.same(await scores('我住在乡下。'), [['乡下', 0.95, 'personal']], 'a personal fact outranks the same template triple');
 });
 
 /** A parser with the same interface as the coming ONNX parser: it returns arcs a model would. */
@@ -190,12 +190,32 @@ t.test('a model parser behind the same interface: method dependency, arc scores 
     ],
   });
   const model = createTextAnalyzer({ parser });
-  const scores = (text: string) =>
-    model.extract(text).map((x) => `${x.subject} | ${x.relation} | ${x.object} | ${x.confidence} | ${x.method}`);
-  t.same(scores('妈妈喜欢游泳和跑步。'), ['妈妈 | likes | 游泳 | 0.9 | dependency', '妈妈 | likes | 跑步 | 0.7 | dependency']);
-  t.same(scores('外婆住在乡下。'), ['外婆 | lives_in | 乡下 | 0.75 | dependency']);
-  t.same(scores('妈妈把钥匙放在鞋柜上。'), ['钥匙 | 放在 | 鞋柜 | 0.9 | dependency'], 'what 把 moves is the subject of the place');
-  t.same(scores('晚饭我吃了。'), ['我 | 吃 | 晚饭 | 0.85 | dependency']);
+  const scores = async (text: string) =>
+    (await model.extract(text)).map((x) => `${x.subject} | ${x.relation} | ${x.object} | ${x.confidence} | ${x.method}`);
+  // Arcs without a model probability count as certain: each arc kind gets its ceiling.
+  t.same(await scores('妈妈喜欢游泳和跑步。'), ['妈妈 | likes | 游泳 | 0.9 | dependency', '妈妈 | likes | 跑步 | 0.8 | dependency']);
+  t.same(await scores('外婆住在乡下。'), ['外婆 | lives_in | 乡下 | 0.83 | dependency']);
+  t.same(await scores('妈妈把钥匙放在鞋柜上。'), ['钥匙 | 放在 | 鞋柜 | 0.9 | dependency'], 'what 把 moves is the subject of the place');
+  t.same(await scores('晚饭我吃了。'), ['我 | 吃 | 晚饭 | 0.88 | dependency']);
+});
+
+t.test('model scores: the head probabilities of the arcs a fact rests on pull it from its ceiling towards 0.75', async (t) => {
+  const arcs = (subject: number, object: number, punctuation: number): DependencyArc[] => [
+    { head: 2, label: 'SBV', confidence: subject },
+    { head: 0, label: 'HED', confidence: 0.99 },
+    { head: 2, label: 'VOB', confidence: object },
+    { head: 2, label: 'WP', confidence: punctuation },
+  ];
+  const scoreOf = async (subject: number, object: number, punctuation = 1): Promise<number | undefined> => {
+    const parser = new FixedArcsParser({ '妈妈 喜欢 游泳 。': arcs(subject, object, punctuation) });
+    const [triple] = await createTextAnalyzer({ parser }).extract('妈妈喜欢游泳。');
+    return triple?.confidence;
+  };
+  t.equal(await scoreOf(1, 1), 0.9, 'certain arcs: the VOB ceiling');
+  t.equal(await scoreOf(0.5, 1), 0.83, '0.75 + 0.15 × 0.5, rounded');
+  t.equal(await scoreOf(0.5, 0.5), 0.79, 'both arcs count: 0.75 + 0.15 × 0.25');
+  t.equal(await scoreOf(0, 1), 0.75, 'never below the model floor');
+  t.equal(await scoreOf(1, 1, 0.1), 0.9, 'arcs the fact does not rest on do not count');
 });
 
 t.test('arcs with a cycle (a model can be wrong) end extraction quietly, without hanging', async (t) => {
@@ -208,5 +228,5 @@ t.test('arcs with a cycle (a model can be wrong) end extraction quietly, without
       { head: 2, label: 'COO' },
     ],
   });
-  t.same(createTextAnalyzer({ parser }).extract('外婆住在乡下。'), []);
+  t.same(await createTextAnalyzer({ parser }).extract('外婆住在乡下。'), []);
 });

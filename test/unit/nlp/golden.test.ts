@@ -21,7 +21,7 @@ for (const set of SETS) {
     const cases = loadCases(set.file);
     t.ok(cases.length >= set.minCases, `${cases.length} sentences (at least ${set.minCases})`);
     t.ok(cases.reduce((n, c) => n + c.expected.length, 0) >= set.minCases * 0.9, 'enough expected triples to measure');
-    const result = score(analyzer, cases);
+    const result = await score(analyzer, cases);
     t.comment(
       `${set.file}: P ${result.precision.toFixed(3)} R ${result.recall.toFixed(3)} (${result.truePositives}/${result.produced} produced, ${result.expected} expected)`,
     );
@@ -34,14 +34,14 @@ for (const set of SETS) {
 t.test('questions, greetings, commands, unresolved pronouns and template text yield nothing', async (t) => {
   const { zh, en } = loadNoFacts();
   t.ok(zh.length >= 20 && en.length >= 20, 'at least 20 sentences per language');
-  for (const sentence of [...zh, ...en]) t.same(analyzer.extract(sentence), [], sentence);
+  for (const sentence of [...zh, ...en]) t.same(await analyzer.extract(sentence), [], sentence);
 });
 
 t.test('every triple carries its exact sentence, a known method and a score in its range', async (t) => {
   const ranges: Record<string, [number, number]> = { template: [0.45, 0.7], english: [0.45, 0.7], personal: [0.95, 0.95] };
   for (const file of ['zh-golden.json', 'en-golden.json']) {
     for (const c of loadCases(file)) {
-      for (const triple of analyzer.extract(c.text, c.speaker === undefined ? undefined : { speaker: c.speaker })) {
+      for (const triple of await analyzer.extract(c.text, c.speaker === undefined ? undefined : { speaker: c.speaker })) {
         const range = ranges[triple.method];
         if (range === undefined) {
           t.fail(`unknown method ${triple.method}`);

@@ -6,9 +6,8 @@ import { createTextAnalyzer } from '../../../src/nlp/text-analyzer.js';
 const analyzer = createTextAnalyzer();
 
 /** The personal triples of a sentence as "relation object". */
-function personal(text: string, speaker?: string): string[] {
-  return analyzer
-    .extract(text, speaker === undefined ? undefined : { speaker })
+async function personal(text: string, speaker?: string): Promise<string[]> {
+  return (await analyzer.extract(text, speaker === undefined ? undefined : { speaker }))
     .filter((x) => x.method === 'personal')
     .map((x) => `${x.subject} ${x.relation} ${x.object}`);
 }
@@ -27,7 +26,7 @@ t.test('Chinese phrasings, each with its canonical relation', async (t) => {
     ['我是一名护士。', '我 occupation 护士'],
     ['我在一家银行上班。', '我 works_at 银行'],
   ];
-  for (const [text, triple] of cases) t.same(personal(text), [triple], text);
+  for (const [text, triple] of cases) t.same(await personal(text), [triple], text);
 });
 
 t.test('English phrasings, each with its canonical relation', async (t) => {
@@ -45,44 +44,44 @@ t.test('English phrasings, each with its canonical relation', async (t) => {
     ['I am a teacher.', 'I occupation teacher'],
     ['I work at Google.', 'I works_at Google'],
   ];
-  for (const [text, triple] of cases) t.same(personal(text), [triple], text);
+  for (const [text, triple] of cases) t.same(await personal(text), [triple], text);
 });
 
 t.test('the speaker name replaces the literal token; scores are the personal score', async (t) => {
   t.same(
-    personal('我叫王芳，今年32岁。', 'user-42'),
+    await personal('我叫王芳，今年32岁。', 'user-42'),
     ['user-42 name 王芳', 'user-42 age 32'],
     'a clause without 我 continues about the speaker',
   );
-  t.same(personal('My name is Carol and I am 35 years old.', 'user-7'), ['user-7 name Carol', 'user-7 age 35']);
-  t.same(personal('我叫王芳。', '王芳'), [], 'naming the speaker by the name it already has is a self-loop');
-  for (const triple of analyzer.extract('我叫张伟。I live in Portland.')) {
+  t.same(await personal('My name is Carol and I am 35 years old.', 'user-7'), ['user-7 name Carol', 'user-7 age 35']);
+  t.same(await personal('我叫王芳。', '王芳'), [], 'naming the speaker by the name it already has is a self-loop');
+  for (const triple of await analyzer.extract('我叫张伟。I live in Portland.')) {
     t.equal(triple.confidence, PERSONAL_CONFIDENCE);
     t.equal(triple.subject_type, 'person');
   }
 });
 
 t.test('lists split into one like each', async (t) => {
-  t.same(personal('我喜欢游泳和跑步。'), ['我 likes 游泳', '我 likes 跑步']);
-  t.same(personal('I love hiking and swimming.'), ['I likes hiking', 'I likes swimming']);
+  t.same(await personal('我喜欢游泳和跑步。'), ['我 likes 游泳', '我 likes 跑步']);
+  t.same(await personal('I love hiking and swimming.'), ['I likes hiking', 'I likes swimming']);
 });
 
 t.test('look-alikes that are not personal facts', async (t) => {
-  t.same(personal('我叫了外卖。'), [], '叫了 is ordering, not a name');
-  t.same(personal('妈妈叫我吃饭。'), [], 'someone else calls me');
-  t.same(personal('我是一个好人。'), [], '一个好人 is no job');
-  t.same(personal("I'm a vegetarian."), [], 'no job either');
-  t.same(personal('我最喜欢的颜色是蓝色。'), [], '最喜欢的 is an attribute, not a like');
-  t.same(personal('我们住在杭州。'), [], '我们 is not the speaker alone');
-  t.same(personal('I love you.'), [], 'an unresolved object');
+  t.same(await personal('我叫了外卖。'), [], '叫了 is ordering, not a name');
+  t.same(await personal('妈妈叫我吃饭。'), [], 'someone else calls me');
+  t.same(await personal('我是一个好人。'), [], '一个好人 is no job');
+  t.same(await personal("I'm a vegetarian."), [], 'no job either');
+  t.same(await personal('我最喜欢的颜色是蓝色。'), [], '最喜欢的 is an attribute, not a like');
+  t.same(await personal('我们住在杭州。'), [], '我们 is not the speaker alone');
+  t.same(await personal('I love you.'), [], 'an unresolved object');
 });
 
 t.test('moving supersedes living: both give lives_in, which is single-valued, like age', async (t) => {
-  const before = analyzer.extract('I live in Beijing.')[0];
-  const after = analyzer.extract('I moved to Shanghai.')[0];
+  const [before] = await analyzer.extract('I live in Beijing.');
+  const [after] = await analyzer.extract('I moved to Shanghai.');
   t.equal(before?.relation, 'lives_in');
   t.equal(after?.relation, before?.relation);
-  t.equal(analyzer.extract('我搬到了上海。')[0]?.relation, 'lives_in');
+  t.equal((await analyzer.extract('我搬到了上海。'))[0]?.relation, 'lives_in');
   t.ok(SINGLE_VALUED_RELATIONS.has('lives_in'));
   t.ok(SINGLE_VALUED_RELATIONS.has('age'));
   t.notOk(SINGLE_VALUED_RELATIONS.has('likes'));
