@@ -2,7 +2,9 @@
 // of 10,000 documents, 10,000 entities and 50,000 relations (goal p95 <= 25 ms on this machine).
 // memory_ingest_events_per_s: finished turns stored through MemoryService.remember (durable
 // append, extraction into the graph, pruning), Chinese and English mixed.
-import { mkdtempSync, rmSync } from 'node:fs';
+// memory_eval_recall_at_k: `homeagent memory-eval` on ../shared/data/locomo-dev (goal at k = 10:
+// recall >= 0.75, >= 1.2x the BM25 baseline, <= 4,000 prompt characters).
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +33,43 @@ function rng(seed) {
     s = (s * 1664525 + 1013904223) >>> 0;
     return s / 2 ** 32;
   };
+}
+
+/** The memory-eval figures on ../shared/data/locomo-dev (skipped with a line when the data is absent). */
+async function memoryEval(emit, LogManager) {
+  const data = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared', 'data', 'locomo-dev');
+  if (!existsSync(data)) {
+    process.stderr.write(`memory-eval skipped: ${data} not found\n`);
+    return;
+  }
+  const { runMemoryEval } = await load('memory/eval/run-memory-eval.js');
+  const { storeMemoryFactory } = await load('memory/eval/store-memory.js');
+  const result = await runMemoryEval({
+    dir: data,
+    ks: [5, 10],
+    memoryName: 'homeagent',
+    memoryFactory: storeMemoryFactory({ logs: new LogManager({ level: 'silent', levels: {} }) }),
+  });
+  for (const k of result.ks) {
+    const mine = result.memory.by_k[k].overall;
+    const base = result.baseline.by_k[k].overall;
+    emit({
+      name: `memory_eval_recall_at_${k}`,
+      unit: 'ratio',
+      value: mine.recall,
+      baseline_bm25: base.recall,
+      times_baseline: result.ratio[k].overall.recall,
+      mean_prompt_chars: mine.mean_chars,
+      p50_ms: mine.p50_ms,
+      p95_ms: mine.p95_ms,
+      n: result.questions,
+      what: `homeagent memory-eval on locomo-dev (${result.questions} questions of categories 1-4), through MemoryService with maintenance run to completion`,
+      ...(k === 10 && {
+        goal: 'recall@10 >= 0.75, >= 1.2x baseline, <= 4000 chars',
+        goal_met: mine.recall >= 0.75 && (result.ratio[k].overall.recall ?? 0) >= 1.2 && mine.mean_chars <= 4000,
+      }),
+    });
+  }
 }
 
 export async function run(emit) {
@@ -141,16 +180,10 @@ export async function run(emit) {
     const started = performance.now();
     for (let i = 0; i < INGEST; i++) {
       const input = i % 2 === 0 ? ZH[i % ZH.length] : `I ${pick(VERBS)} the ${pick(THINGS)} in the ${pick(ROOMS)} today.`;
-      await memory.remember({
-        id: `in-${i}`,
-        timestamp: t0 + i * 1000,
-        source: 'cli',
-        channel: 'cli',
-        peer: pick(PEOPLE),
-        input,
-        response: 'Noted.',
-        tools: [],
-      });
+      // As the agent does: the input is recorded when it arrives, completed when the turn ends.
+      const recorded = { id: `in-${i}`, timestamp: t0 + i * 1000, source: 'chat', channel: 'family', peer: pick(PEOPLE), input };
+      await memory.recordInput(recorded);
+      await memory.remember({ ...recorded, response: 'Noted.', tools: [] });
     }
     const seconds = (performance.now() - started) / 1000;
     await memory.stop();
@@ -159,8 +192,9 @@ export async function run(emit) {
       unit: 'events/s',
       value: Math.round(INGEST / seconds),
       n: INGEST,
-      what: 'turns stored through MemoryService.remember: durable append (synchronous=FULL), extraction into the graph, pruning at 30',
+      what: 'turns stored as the agent stores them (recordInput, then remember): durable writes (synchronous=FULL), extraction into the graph, pruning at 30',
     });
+    await memoryEval(emit, LogManager);
   } finally {
     await store.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -314,7 +314,7 @@ async function run(configFile: string | undefined): Promise<number> {
     }),
     conversation: memory.conversation(),
     slots: async (input) => {
-      const block = await memory.promptBlock(inputText(input));
+      const block = await memory.promptBlock(inputText(input), { inputId: input.id });
       return block === undefined ? {} : { document_recall: block };
     },
     recordInput: (input) => memory.recordInput(memoryInput(input)),

@@ -51,7 +51,7 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
                             them for good), a context event or a document
   memory export [--out FILE]
                             everything in memory as JSON Lines, to stdout or atomically to FILE
-  models list|install SRC   embedding models in <data>/models, without the daemon (models --help)
+  models list|install SRC   local models (embedders, parsers) in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
   version                   client and daemon versions

@@ -8,6 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import type {
+  EntityView as EntityResult,
+  ForgetResult,
+  EntityRelationView as RelationView,
+  MemoryStats as StatsResult,
+} from '../memory/memory-methods.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { bytes } from './format.js';
 
@@ -315,44 +321,6 @@ interface SearchResult {
   abstain: boolean;
   items: Array<{ kind: string; text: string; score: number; sources: string[]; at: string | null }>;
 }
-
-interface StatsResult {
-  window: { events: number; max_size: number };
-  documents: { total: number; vectors_current: number; vectors_stale: number };
-  entities: { total: number; aliases: number; vectors_current: number; vectors_stale: number };
-  relations: { current: number; history: number; types: Array<{ type: string; count: number }> };
-  sentences: number;
-  no_merge_marks: number;
-  hotspots: Array<{ name: string; type: string; mentions: number; degree: number }>;
-  embedder: { fingerprint: string; dim: number };
-  maintenance_intervals_ms: Record<string, number>;
-  database_bytes: number;
-}
-
-interface RelationView {
-  direction: 'out' | 'in';
-  subject: string;
-  relation: string;
-  object: string;
-  confidence: number;
-  valid_from: string | null;
-  valid_to: string | null;
-  evidence_count: number;
-  provenance: Array<{ text: string; source_event_id: string; document_id: number | null }>;
-}
-
-interface EntityResult {
-  entity: { name: string; type: string; aliases: string[]; mention_count: number };
-  current: RelationView[];
-  history: RelationView[];
-  truncated: boolean;
-}
-
-type ForgetResult =
-  | { target: 'entity'; mode: 'soft'; entity: string; relations_ended: number }
-  | { target: 'entity'; mode: 'hard'; entity: string; relations_removed: number; sentences_removed: number }
-  | { target: 'event'; event: string; from_window: boolean; documents_removed: number[]; facts_kept: number }
-  | { target: 'document'; document: number };
 
 /** `2024-05-06 08:00` from an ISO time. */
 function when(iso: string | null): string {

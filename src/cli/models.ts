@@ -1,12 +1,21 @@
 /**
- * `homeagentctl models`: installs and lists sentence-embedding models in `<data>/models`. Works on
- * the files directly, without the daemon (a download can take minutes and the daemon may not run);
- * a running daemon picks a model up when its configuration points at it.
+ * `homeagentctl models`: installs and lists local models in `<data>/models`: sentence-embedding
+ * models (memory vectors) and dependency-parser models (reading facts). Works on the files
+ * directly, without the daemon (a download can take minutes and the daemon may not run); the
+ * daemon uses a model once its configuration names it and it has been restarted.
  */
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { DownloadProgress } from '../embed/model-download.js';
-import { DEFAULT_MODEL_MAX_BYTES, installModel, listModels, type ModelListing } from '../embed/model-installer.js';
+import {
+  DEFAULT_MODEL_MAX_BYTES,
+  type InstalledModel,
+  installModel,
+  listModels,
+  type ModelDescription,
+  type ModelKind,
+  type ModelListing,
+} from '../embed/model-installer.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 
@@ -14,11 +23,13 @@ export const MODELS_USAGE = `usage: homeagentctl models list [--data-dir DIR] [-
        homeagentctl models install <DIR|FILE|URL> [--sha256 HEX] [--name NAME] [--max-mb N]
                                    [--no-check] [--data-dir DIR] [--json]
 
-  list      installed models with dimension, pooling, size and source
+  list      installed models with their kind (embedder or parser), details, size and source
   install   copy a model directory, or unpack a .tar.gz/.zip file or http(s) URL, into
-            <data>/models/<name>. The directory (or archive root) holds model.onnx,
-            tokenizer.json and embedder.json. --sha256 checks the archive, or model.onnx of a
-            directory. The model is test-loaded before it is moved into place (--no-check skips).
+            <data>/models/<name>. The directory (or archive root) holds either a
+            sentence-embedding model (model.onnx, tokenizer.json, embedder.json) or a
+            dependency-parser model (model.onnx, parser.json). --sha256 checks the archive, or
+            model.onnx of a directory. The model is test-loaded before it is moved into place
+            (--no-check skips). The output says which setting to change to use it.
 
 The data directory is --data-dir, $HOMEAGENT_DATA_DIR or ./data.`;
 
@@ -110,16 +121,8 @@ export async function runModels(argv: string[], io: ModelsIo = defaultIo(), sign
       ...(values['no-check'] ? { check: false } : {}),
       ...(signal ? { signal } : {}),
     }).finally(() => progress.done());
-    if (json) io.stdout.write(`${JSON.stringify({ ok: true, ...installed }, null, 2)}\n`);
-    else {
-      const m = installed.manifest;
-      io.stdout.write(
-        `${installed.replaced ? 'replaced' : 'installed'} model ${installed.name} in ${installed.dir}\n` +
-          `  dim ${m.dim}, ${m.pooling} pooling, max ${m.max_tokens} tokens, ${megabytes(installed.record.bytes)}\n` +
-          `  model.onnx sha256 ${installed.record.model_sha256}\n` +
-          (installed.record.fingerprint ? `  vectors ${installed.record.fingerprint}\n` : ''),
-      );
-    }
+    if (json) io.stdout.write(`${JSON.stringify({ ok: true, ...installed, use: useCommand(installed.kind, installed.name) }, null, 2)}\n`);
+    else io.stdout.write(formatInstalled(installed));
     return EXIT_CODES.OK;
   } catch (error) {
     const envelope =
@@ -132,14 +135,47 @@ export async function runModels(argv: string[], io: ModelsIo = defaultIo(), sign
   }
 }
 
+/**
+ * The setting that makes the daemon use a model. A relative core.agent.onnx_model_path is
+ * resolved against <data>/models, so the bare name works for a parser as for an embedder.
+ */
+export function useCommand(kind: ModelKind, name: string): string {
+  const key = kind === 'embedder' ? 'core.memory.embedder' : 'core.agent.onnx_model_path';
+  return `homeagentctl config set ${key} ${name}`;
+}
+
+export function formatInstalled(installed: InstalledModel): string {
+  const what = installed.kind === 'embedder' ? 'sentence-embedding model' : 'dependency-parser model';
+  const purpose = installed.kind === 'embedder' ? 'for memory vectors' : 'to read facts from what people say';
+  return (
+    `${installed.replaced ? 'replaced' : 'installed'} ${what} ${installed.name} in ${installed.dir}\n` +
+    `  ${details(installed, true)}, ${megabytes(installed.record.bytes)}\n` +
+    `  model.onnx sha256 ${installed.record.model_sha256}\n` +
+    (installed.record.fingerprint ? `  vectors ${installed.record.fingerprint}\n` : '') +
+    `to use it ${purpose}:\n` +
+    `  ${useCommand(installed.kind, installed.name)}\n` +
+    '  then restart HomeAgent (sudo systemctl restart homeagent)\n'
+  );
+}
+
+/** One line about the manifest; `full` adds the limits and table sizes (install output). */
+function details(model: ModelDescription, full = false): string {
+  if (model.kind === 'embedder') {
+    const m = model.manifest;
+    return `dim ${m.dim}, ${m.pooling} pooling${full ? `, max ${m.max_tokens} tokens` : ''}`;
+  }
+  const m = model.manifest;
+  return `${m.labels.length} labels, max ${m.max_words} words${full ? `, ${m.words} known words, ${m.tags} tags` : ''}`;
+}
+
 export function formatModelList(models: ModelListing[], modelsDir: string): string {
   if (models.length === 0) return `no models installed in ${modelsDir}`;
   const rows = models.map((m) =>
     m.manifest
-      ? [m.name, String(m.manifest.dim), m.manifest.pooling, megabytes(m.bytes), m.record?.source ?? '(copied by hand)']
-      : [m.name, '-', '-', megabytes(m.bytes), `unusable: ${m.problem ?? 'unknown'}`],
+      ? [m.name, m.kind, details(m), megabytes(m.bytes), m.record?.source ?? '(copied by hand)']
+      : [m.name, m.kind ?? '-', '-', megabytes(m.bytes), `unusable: ${m.problem}`],
   );
-  const header = ['NAME', 'DIM', 'POOLING', 'SIZE', 'SOURCE'];
+  const header = ['NAME', 'KIND', 'DETAILS', 'SIZE', 'SOURCE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   return [header, ...rows]
     .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] as number))).join('  '))

@@ -347,7 +347,7 @@ const AgentSchema = Type.Object(
       default: '',
       maxLength: 4096,
       ...agentMeta(
-        'Directory of a Chinese dependency-parser ONNX model (model.onnx + parser.json) used to read facts from what people say. Empty: the built-in rule parser.',
+        'Chinese dependency-parser ONNX model used to read facts from what people say: a name installed with `homeagentctl models install` (relative paths are resolved against <data_dir>/models) or an absolute directory holding model.onnx and parser.json. Empty: the built-in rule parser.',
         { requires_restart: true },
       ),
     }),

@@ -1,6 +1,8 @@
 /**
- * Installs sentence-embedding models into `<data>/models/<name>`: from a directory (copied), a
- * local .tar.gz/.zip, or an http(s) URL of one (downloaded). Everything happens in a hidden staging
+ * Installs local models into `<data>/models/<name>`: sentence-embedding models (embedder.json,
+ * see model-manifest.ts) and dependency-parser models (parser.json, docs/memory-parser.md), told
+ * apart by which manifest the folder holds. The source is a directory (copied), a local
+ * .tar.gz/.zip, or an http(s) URL of one (downloaded). Everything happens in a hidden staging
  * folder inside the models folder; the checksum, the manifest and a test load of the model are
  * checked there, and only then is the folder renamed into place, so a failed install never leaves
  * a half-written model where the daemon would look for one.
@@ -19,10 +21,14 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
+// Sideways within layer 2: the parser's manifest and loader live with the rest of the parser in nlp.
+import type { DependencyLabel } from '../nlp/dependency-parser.js';
+import { OnnxDependencyParser } from '../nlp/onnx-dependency-parser.js';
+import { PARSER_MANIFEST_FILE, type ParserManifest, readParserManifest } from '../nlp/parser-manifest.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { extractArchive, sniffArchive } from '../shared/safe-archive.js';
 import { type DownloadProgress, downloadFile, redactUrl } from './model-download.js';
-import { MANIFEST_FILE, MODEL_FILE, type ModelManifest, readModelManifest } from './model-manifest.js';
+import { MANIFEST_FILE, MODEL_FILE, type ModelManifest, readModelManifest, TOKENIZER_FILE } from './model-manifest.js';
 import { OnnxEmbedder } from './onnx-embedder.js';
 
 /** Written next to the model files: where it came from and the model's checksum. */
@@ -30,6 +36,33 @@ export const INSTALL_RECORD_FILE = 'install.json';
 /** Default limit for a download, an archive's unpacked size and a copied directory. */
 export const DEFAULT_MODEL_MAX_BYTES = 2 * 1024 ** 3;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** `embedder`: sentence vectors for memory (core.memory.embedder); `parser`: dependency parses (core.agent.onnx_model_path). */
+export type ModelKind = 'embedder' | 'parser';
+
+/** The manifest file that makes a folder a model of each kind; a folder holds exactly one of them. */
+export const MODEL_KIND_FILES: Readonly<Record<ModelKind, string>> = { embedder: MANIFEST_FILE, parser: PARSER_MANIFEST_FILE };
+const KINDS = Object.keys(MODEL_KIND_FILES) as ModelKind[];
+const EXPECTED_FILES =
+  `a sentence-embedding model (${MODEL_FILE}, ${TOKENIZER_FILE}, ${MANIFEST_FILE}) ` +
+  `or a dependency-parser model (${MODEL_FILE}, ${PARSER_MANIFEST_FILE})`;
+
+/**
+ * What a parser.json says, reduced to sizes: the word and tag tables can hold many thousand
+ * entries, and this is what `models list --json` prints.
+ */
+export interface ParserModelSummary {
+  name?: string;
+  /** Words with their own id (the unknown word not counted). */
+  words: number;
+  /** POS tags with their own id (the fallback entry 0 not counted). */
+  tags: number;
+  labels: readonly DependencyLabel[];
+  max_words: number;
+}
+
+/** A model's kind and its validated manifest. */
+export type ModelDescription = { kind: 'embedder'; manifest: ModelManifest } | { kind: 'parser'; manifest: ParserModelSummary };
 
 export interface InstallModelOptions {
   /** A model directory, a .tar.gz/.tgz/.zip file, or an http(s) URL of such an archive. */
@@ -42,41 +75,53 @@ export interface InstallModelOptions {
   sha256?: string;
   maxBytes?: number;
   onProgress?: (progress: DownloadProgress) => void;
-  /** Loads the staged model with ONNX Runtime and embeds a probe text before moving it (default true). */
+  /**
+   * Loads the staged model with ONNX Runtime before moving it (default true): an embedder embeds a
+   * probe text, a parser runs its probe sentence, exactly as the daemon will load them.
+   */
   check?: boolean;
   signal?: AbortSignal;
 }
 
 export interface InstallRecord {
   name: string;
+  /** Absent in records written before parser models could be installed (those are embedders). */
+  kind?: ModelKind;
   /** A local path, or the URL without credentials and query. */
   source: string;
   model_sha256: string;
   archive_sha256?: string;
-  /** Fingerprint of the vectors this model makes (from the test load). */
+  /** Fingerprint of the vectors an embedder makes (from the test load). */
   fingerprint?: string;
   bytes: number;
   installed_at: string;
 }
 
-export interface InstalledModel {
+export type InstalledModel = ModelDescription & {
   name: string;
   dir: string;
-  manifest: ModelManifest;
   record: InstallRecord;
   /** A model of that name was there before and has been replaced. */
   replaced: boolean;
-}
+};
 
-export interface ModelListing {
+interface ListingBase {
   name: string;
   dir: string;
-  manifest?: ModelManifest;
   record?: InstallRecord;
-  /** Why the folder is not a usable model (missing files, bad manifest). */
-  problem?: string;
   bytes: number;
 }
+
+interface UnusableListing {
+  /** Set when exactly one manifest file says what the folder was meant to be. */
+  kind?: ModelKind;
+  manifest?: undefined;
+  /** Why the folder is not a usable model: missing files, a bad manifest, both manifests or none. */
+  problem: string;
+}
+
+/** A usable model with its manifest, or a folder that is not one. */
+export type ModelListing = ListingBase & ((ModelDescription & { problem?: undefined }) | UnusableListing);
 
 export async function installModel(options: InstallModelOptions): Promise<InstalledModel> {
   const { source, modelsDir } = options;
@@ -98,6 +143,8 @@ export async function installModel(options: InstallModelOptions): Promise<Instal
     let root: string;
     let archiveSha: string | undefined;
     if (!remote && statSync(source).isDirectory()) {
+      // Before copying: a folder that is no model at all should not cost a copy of its contents.
+      modelKind(source);
       root = join(staging, 'model');
       copyTree(source, root, maxBytes);
     } else {
@@ -132,7 +179,8 @@ export async function installModel(options: InstallModelOptions): Promise<Instal
       if (remote) rmSync(archive, { force: true });
     }
 
-    const manifest = readModelManifest(root);
+    const description = await namingSource(root, shownSource, () => describeModel(root, shownSource));
+    const { kind, manifest } = description;
     const modelSha = await sha256File(join(root, MODEL_FILE));
     if (expected !== undefined && archiveSha === undefined && modelSha !== expected)
       throw checksum(join(source, MODEL_FILE), expected, modelSha);
@@ -141,16 +189,12 @@ export async function installModel(options: InstallModelOptions): Promise<Instal
 
     let fingerprint: string | undefined;
     if (options.check !== false) {
-      const embedder = await OnnxEmbedder.create(root, { threads: 1, ...(options.signal ? { signal: options.signal } : {}) });
-      try {
-        await embedder.embed(['HomeAgent model check'], options.signal);
-        fingerprint = embedder.fingerprint;
-      } finally {
-        await embedder.close();
-      }
+      if (kind === 'embedder') fingerprint = await namingSource(root, shownSource, () => checkEmbedder(root, options.signal));
+      else await namingSource(root, shownSource, () => checkParser(root, options.signal));
     }
     const record: InstallRecord = {
       name,
+      kind,
       source: shownSource,
       model_sha256: modelSha,
       ...(archiveSha === undefined ? {} : { archive_sha256: archiveSha }),
@@ -169,7 +213,7 @@ export async function installModel(options: InstallModelOptions): Promise<Instal
     }
     renameSync(root, target);
     if (previous) rmSync(previous, { recursive: true, force: true });
-    return { name, dir: target, manifest, record, replaced };
+    return { ...description, name, dir: target, record, replaced };
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
@@ -182,11 +226,13 @@ export function listModels(modelsDir: string): ModelListing[] {
   for (const entry of readdirSync(modelsDir, { withFileTypes: true })) {
     if (!entry.isDirectory() || entry.name.startsWith('.')) continue;
     const dir = join(modelsDir, entry.name);
-    const listing: ModelListing = { name: entry.name, dir, bytes: treeBytes(dir) };
+    let listing: ModelListing;
     try {
-      listing.manifest = readModelManifest(dir);
+      listing = { name: entry.name, dir, bytes: treeBytes(dir), ...describeModel(dir) };
     } catch (error) {
-      listing.problem = error instanceof HomeAgentError ? error.message : describeError(error);
+      const problem = error instanceof HomeAgentError ? error.message : describeError(error);
+      const kinds = manifestsIn(dir);
+      listing = { name: entry.name, dir, bytes: treeBytes(dir), problem, ...(kinds.length === 1 ? { kind: kinds[0] as ModelKind } : {}) };
     }
     try {
       listing.record = JSON.parse(readFileSync(join(dir, INSTALL_RECORD_FILE), 'utf8')) as InstallRecord;
@@ -196,6 +242,92 @@ export function listModels(modelsDir: string): ModelListing[] {
     out.push(listing);
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * Which kind of model a folder holds, told by its manifest file. Neither or both is an error
+ * naming the files each kind needs: guessing from other files would install a model the daemon
+ * then reads the wrong way.
+ */
+export function modelKind(dir: string, shown = dir): ModelKind {
+  const found = manifestsIn(dir);
+  if (found.length === 1) return found[0] as ModelKind;
+  if (found.length === 0)
+    throw new HomeAgentError(
+      'HA_ERR_EMBED_MODEL_MISSING',
+      `${shown} holds neither ${MANIFEST_FILE} nor ${PARSER_MANIFEST_FILE}; a model directory is ${EXPECTED_FILES}`,
+    );
+  throw new HomeAgentError(
+    'HA_ERR_EMBED_MANIFEST',
+    `${shown} holds both ${MANIFEST_FILE} and ${PARSER_MANIFEST_FILE}; a model directory is one model: ${EXPECTED_FILES}`,
+  );
+}
+
+function manifestsIn(dir: string): ModelKind[] {
+  return KINDS.filter((k) => existsSync(join(dir, MODEL_KIND_FILES[k])));
+}
+
+/** Reads and validates the folder's manifest with the validator of its kind; `shown` names the folder in kind errors. */
+export function describeModel(dir: string, shown = dir): ModelDescription {
+  const kind = modelKind(dir, shown);
+  if (kind === 'embedder') return { kind, manifest: readModelManifest(dir) };
+  return { kind, manifest: summarizeParser(readParserManifest(dir)) };
+}
+
+function summarizeParser(manifest: ParserManifest): ParserModelSummary {
+  return {
+    ...(manifest.name === undefined ? {} : { name: manifest.name }),
+    words: manifest.wordIds.size,
+    tags: manifest.tagIds.size,
+    labels: manifest.labels,
+    max_words: manifest.maxWords,
+  };
+}
+
+/** Errors about the staged copy name the source instead: the staging folder is gone by the time anyone reads them. */
+async function namingSource<T>(root: string, shown: string, run: () => T | Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof HomeAgentError && error.message.includes(root))
+      throw new HomeAgentError(error.code, error.message.replaceAll(root, shown), { cause: error });
+    throw error;
+  }
+}
+
+/** Loads the model in its worker and embeds a probe text; resolves with the vectors' fingerprint. */
+async function checkEmbedder(dir: string, signal: AbortSignal | undefined): Promise<string> {
+  const embedder = await OnnxEmbedder.create(dir, { threads: 1, ...(signal ? { signal } : {}) });
+  try {
+    await embedder.embed(['HomeAgent model check'], signal);
+    return embedder.fingerprint;
+  } finally {
+    await embedder.close();
+  }
+}
+
+const SILENT = { debug() {}, info() {}, warn() {} };
+
+/**
+ * Loads the parser the way the daemon does (worker thread, interface check, probe sentence with
+ * the largest ids). load() rejects with the load error where parse() would quietly fall back to
+ * rules, so a model the daemon could not use is refused here.
+ */
+async function checkParser(dir: string, signal: AbortSignal | undefined): Promise<void> {
+  const cancelled = () => new HomeAgentError('HA_ERR_ABORTED', 'the model check was cancelled', { cause: signal?.reason });
+  if (signal?.aborted) throw cancelled();
+  const parser = new OnnxDependencyParser({ dir, log: SILENT, threads: 1 });
+  const onAbort = () => void parser.close();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await parser.load();
+  } catch (error) {
+    if (signal?.aborted) throw cancelled();
+    throw error;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    await parser.close();
+  }
 }
 
 export async function sha256File(file: string): Promise<string> {
@@ -226,15 +358,17 @@ function checksum(what: string, expected: string, actual: string): HomeAgentErro
   return new HomeAgentError('HA_ERR_EMBED_CHECKSUM', `sha256 of ${what} is ${actual}, expected ${expected}; nothing was installed`);
 }
 
-/** The folder holding embedder.json: the archive root or its single top-level folder. */
+/** The folder holding a model manifest: the archive root or its single top-level folder. */
 function manifestRoot(unpacked: string, source: string): string {
-  if (existsSync(join(unpacked, MANIFEST_FILE))) return unpacked;
+  const hasManifest = (dir: string) => manifestsIn(dir).length > 0;
+  if (hasManifest(unpacked)) return unpacked;
   const entries = readdirSync(unpacked, { withFileTypes: true });
   const only = entries.length === 1 ? entries[0] : undefined;
-  if (only?.isDirectory() && existsSync(join(unpacked, only.name, MANIFEST_FILE))) return join(unpacked, only.name);
+  if (only?.isDirectory() && hasManifest(join(unpacked, only.name))) return join(unpacked, only.name);
   throw new HomeAgentError(
     'HA_ERR_EMBED_MODEL_MISSING',
-    `${source}: no ${MANIFEST_FILE} at the top of the archive or of its single top-level folder`,
+    `${source}: no ${MANIFEST_FILE} or ${PARSER_MANIFEST_FILE} at the top of the archive or of its single top-level folder; ` +
+      `a model is ${EXPECTED_FILES}`,
   );
 }
 

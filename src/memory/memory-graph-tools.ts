@@ -159,7 +159,8 @@ export function graphTools(deps: MemoryToolDeps): ToolDefinition[] {
         // Commas separate keywords; the analyser tokenises words, so they become plain spaces.
         const query = requiredText(args, 'query_intent', hint, 500).replace(/[,，、;；]+/g, ' ');
         const limit = integerArg(args, 'limit', { min: 1, max: 20, fallback: 5 });
-        const result = await deps.recall.recall(query, limit, context?.signal);
+        // The input being answered is in the window already; it is not a memory of itself.
+        const result = await deps.recall.recall(query, limit, context ? { signal: context.signal, exclude: [context.task_id] } : {});
         if (result.abstain || result.items.length === 0) return { items: [], no_record: true, say: NO_RECORD_SENTENCE };
         return {
           items: result.items.map((item) => ({

@@ -340,10 +340,13 @@ export class MemoryService implements Service {
    * The prompt's memory block for an input: the most relevant remembered items with their dates,
    * or, when nothing relevant exists, the instruction to say there is no record.
    */
-  async promptBlock(text: string, signal?: AbortSignal): Promise<string | undefined> {
+  async promptBlock(text: string, options: { inputId?: string; signal?: AbortSignal } = {}): Promise<string | undefined> {
     const recall = this.#recall;
     if (!recall || text.trim() === '') return undefined;
-    const result = await recall.recall(text, this.#o.limits().prompt_documents, signal);
+    const result = await recall.recall(text, this.#o.limits().prompt_documents, {
+      ...(options.signal && { signal: options.signal }),
+      ...(options.inputId !== undefined && { exclude: [options.inputId] }),
+    });
     if (result.abstain) {
       return 'Nothing in memory relates to this message. If it asks about something from the past, say you have no record of it rather than guessing.';
     }

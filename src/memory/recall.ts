@@ -94,7 +94,13 @@ export class MemoryRecall {
     };
   }
 
-  async recall(query: string, limit: number, signal?: AbortSignal): Promise<RecallResult> {
+  /**
+   * The `limit` most relevant items for `query`. `exclude` names events never to return: the input
+   * being answered is already in the window when its prompt is built, and it is no memory of itself.
+   */
+  async recall(query: string, limit: number, options: { signal?: AbortSignal; exclude?: readonly string[] } = {}): Promise<RecallResult> {
+    const { signal } = options;
+    const excluded = new Set(options.exclude ?? []);
     const { documents, window, embedder, perPath } = this.#o;
     const [queryVector] = await embedder.embed([query], signal);
     const ranked = new Map<PathName, Array<{ key: string; score: number }>>();
@@ -128,7 +134,8 @@ export class MemoryRecall {
     );
     for (const c of graphHits) if (!candidates.has(c.key)) candidates.set(c.key, c);
 
-    const windowHits = queryVector ? await this.#windowPath(window.events(), query, queryVector, signal) : [];
+    const windowEvents = window.events().filter((e) => !excluded.has(e.id));
+    const windowHits = queryVector ? await this.#windowPath(windowEvents, query, queryVector, signal) : [];
     ranked.set(
       'window',
       windowHits.map((c) => ({ key: c.key, score: c.item.score })),

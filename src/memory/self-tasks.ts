@@ -34,9 +34,8 @@ export function reviewTask(relations: readonly GraphRelation[]): string {
     'These facts were read with low confidence:',
     ...lines,
     'For each: if it is right, confirm it by calling memory_commit with the same subject, relation and object; ' +
-      'if a part is wrong, correct it with memory_edit; if it is wrong altogether, end it with memory_purge ' +
-      '(mode soft, subject_contains, relation_type and target_contains naming exactly this fact). ' +
-      'If you cannot tell, leave it. End with one short line per fact saying what you did.',
+      'if a part is wrong, correct it with memory_edit. Removing a fact needs the owner, who is not here: ' +
+      'if one is wrong altogether or you cannot tell, leave it and say so. End with one short line per fact saying what you did.',
   ].join('\n');
 }
 

@@ -5,12 +5,14 @@ import t from 'tap';
 import * as tar from 'tar';
 import { type InstallRecord, installModel, listModels } from '../../../src/embed/model-installer.js';
 import { expectErrorAsync, tempDir } from '../fixtures/support.js';
+import { LABELS, writeParserModel } from '../nlp/fixtures/parser-model.js';
 import { writeZip } from '../plugin/fixtures/zip-writer.js';
 import { startFileServer } from './fixtures/file-server.js';
 import { writeTinyModel } from './fixtures/tiny-model.js';
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 const FILES = ['embedder.json', 'install.json', 'model.onnx', 'tokenizer.json'];
+const PARSER_FILES = ['install.json', 'model.onnx', 'parser.json'];
 
 /** A model folder `tiny/` and archives of it. */
 async function setup(t: Parameters<typeof tempDir>[0]) {
@@ -34,6 +36,7 @@ t.test('a directory is copied in, checked by loading it, and recorded', async (t
   const { model, modelsDir } = await setup(t);
   const installed = await installModel({ source: model, modelsDir });
   t.equal(installed.name, 'tiny-embedder', 'named after the manifest');
+  t.equal(installed.kind, 'embedder', 'embedder.json makes it an embedder');
   t.equal(installed.dir, join(modelsDir, 'tiny-embedder'));
   t.same(entries(installed.dir), FILES, 'model files plus install.json');
   t.same(entries(modelsDir), ['tiny-embedder'], 'nothing else left in the models folder');
@@ -41,6 +44,7 @@ t.test('a directory is copied in, checked by loading it, and recorded', async (t
   t.equal(record.model_sha256, sha256(readFileSync(join(model, 'model.onnx'))), 'sha256 of model.onnx recorded');
   t.match(record.fingerprint, /^onnx:[0-9a-f]{16}:16:mean:norm$/, 'the test load gave the fingerprint');
   t.equal(record.source, model);
+  t.equal(record.kind, 'embedder', 'the kind is recorded');
   t.equal(installed.replaced, false);
 });
 
@@ -69,7 +73,7 @@ t.test('names are checked; an existing model is replaced whole', async (t) => {
   const second = writeTinyModel(join(root, 'second'), { dim: 8 }).dir;
   const replaced = await installModel({ source: second, modelsDir, check: false });
   t.equal(replaced.replaced, true, 'reported as replaced');
-  t.equal(replaced.manifest.dim, 8, 'the new manifest is in place');
+  t.match(replaced, { kind: 'embedder', manifest: { dim: 8 } }, 'the new manifest is in place');
   t.notOk(existsSync(join(replaced.dir, 'stale.txt')), 'no file of the old version survives');
   t.same(entries(modelsDir), ['tiny-embedder'], 'the old copy is gone');
 });
@@ -207,8 +211,160 @@ t.test('list shows installed, hand-copied and broken models', async (t) => {
     ['broken', 'by-hand', 'tiny-embedder'],
     'hidden folders skipped, sorted by name',
   );
-  t.match(list[0], { problem: /has no embedder\.json/ });
-  t.match(list[1], { manifest: { dim: 16 }, record: undefined });
-  t.match(list[2], { manifest: { dim: 16 }, record: { name: 'tiny-embedder' } });
+  t.match(list[0], { problem: /holds neither embedder\.json nor parser\.json/, manifest: undefined });
+  t.match(list[1], { kind: 'embedder', manifest: { dim: 16 }, record: undefined });
+  t.match(list[2], { kind: 'embedder', manifest: { dim: 16 }, record: { name: 'tiny-embedder' } });
   t.ok((list[2]?.bytes ?? 0) > 1000, 'size in bytes');
+});
+
+t.test('a parser directory is told apart by parser.json, validated, test-loaded and recorded', async (t) => {
+  const root = tempDir(t, 'ha-models-');
+  const source = writeParserModel(join(root, 'src', 'zh-parser'));
+  const modelsDir = join(root, 'data', 'models');
+  const installed = await installModel({ source, modelsDir });
+  t.equal(installed.kind, 'parser');
+  t.equal(installed.name, 'synthetic-parser', 'named after parser.json');
+  t.equal(installed.dir, join(modelsDir, 'synthetic-parser'));
+  t.same(entries(installed.dir), PARSER_FILES, 'model.onnx and parser.json plus install.json');
+  t.same(entries(modelsDir), ['synthetic-parser'], 'nothing else left in the models folder');
+  // The fixture's tables: 8 known words after <unk>, 10 tags after <unk>.
+  t.same(installed.manifest, { name: 'synthetic-parser', words: 8, tags: 10, labels: LABELS, max_words: 8 }, 'the manifest in brief');
+  const record = JSON.parse(readFileSync(join(installed.dir, 'install.json'), 'utf8')) as InstallRecord;
+  t.equal(record.kind, 'parser');
+  t.equal(record.model_sha256, sha256(readFileSync(join(source, 'model.onnx'))));
+  t.equal(record.fingerprint, undefined, 'no vector fingerprint for a parser');
+  t.same(
+    JSON.parse(readFileSync(join(installed.dir, 'parser.json'), 'utf8')),
+    JSON.parse(readFileSync(join(source, 'parser.json'), 'utf8')),
+  );
+
+  const tgz = join(root, 'parser.tar.gz');
+  await tar.c({ gzip: true, file: tgz, cwd: join(root, 'src'), portable: true }, ['zh-parser']);
+  const fromTgz = await installModel({ source: tgz, modelsDir, name: 'from-tgz' });
+  t.match(fromTgz, { kind: 'parser', name: 'from-tgz', record: { kind: 'parser', archive_sha256: sha256(readFileSync(tgz)) } });
+  t.same(entries(fromTgz.dir), PARSER_FILES, 'from an archive with one top folder');
+  const zip = join(root, 'parser.zip');
+  writeZip(
+    zip,
+    ['model.onnx', 'parser.json'].map((name) => ({ name, data: readFileSync(join(source, name)), deflate: true })),
+  );
+  const fromZip = await installModel({ source: zip, modelsDir, name: 'from-zip' });
+  t.match(fromZip, { kind: 'parser', name: 'from-zip' }, 'from an archive with the files at its root');
+});
+
+t.test('a parser the daemon could not use is refused with its own validator and test load', async (t) => {
+  const root = tempDir(t, 'ha-models-');
+  const modelsDir = join(root, 'data', 'models');
+  const cases: Array<{
+    why: string;
+    options: Parameters<typeof writeParserModel>[1];
+    code: Parameters<typeof expectErrorAsync>[2];
+    message: RegExp;
+  }> = [
+    {
+      why: 'a bad parser.json',
+      options: { manifest: { labels: ['HED', 'NOPE'] } },
+      code: 'HA_ERR_EMBED_MANIFEST',
+      message: /parser\.json: labels\[1\]/,
+    },
+    { why: 'no model.onnx', options: { files: ['parser.json'] }, code: 'HA_ERR_EMBED_MODEL_MISSING', message: /has no model\.onnx/ },
+    {
+      why: 'a word table smaller than the vocabulary',
+      options: { wordRows: 3 },
+      code: 'HA_ERR_EMBED_MODEL_LOAD',
+      message: /probe sentence/,
+    },
+    { why: 'arc_scores without the root column', options: { arcWidth: 'n' }, code: 'HA_ERR_EMBED_OUTPUT_SHAPE', message: /arc_scores/ },
+    {
+      why: 'other input names',
+      options: { inputNames: ['ids', 'tags'] },
+      code: 'HA_ERR_EMBED_MANIFEST',
+      message: /takes tag_ids and word_ids/,
+    },
+  ];
+  for (const [i, c] of cases.entries()) {
+    const dir = writeParserModel(join(root, `bad-${i}`), c.options);
+    const error = await expectErrorAsync(t, () => installModel({ source: dir, modelsDir, name: `bad-${i}` }), c.code);
+    t.match(error.message, c.message, c.why);
+    t.ok(error.message.includes(dir) && !error.message.includes('.staging-'), `the message names ${dir}, not the staging copy`);
+  }
+  // Without the test load only the manifest is checked: the broken table goes in, the bad manifest does not.
+  const unchecked = await installModel({ source: join(root, 'bad-2'), modelsDir, name: 'unchecked', check: false });
+  t.equal(unchecked.kind, 'parser');
+  await expectErrorAsync(t, () => installModel({ source: join(root, 'bad-0'), modelsDir, check: false }), 'HA_ERR_EMBED_MANIFEST');
+  const good = writeParserModel(join(root, 'good'));
+  const aborted = AbortSignal.abort();
+  await expectErrorAsync(t, () => installModel({ source: good, modelsDir, signal: aborted }), 'HA_ERR_ABORTED');
+  t.same(entries(modelsDir), ['unchecked'], 'every refused parser left nothing behind');
+});
+
+t.test('a folder with both manifests or neither is refused, naming the files each kind needs', async (t) => {
+  const { root, model, modelsDir } = await setup(t);
+  const both = join(root, 'both');
+  writeParserModel(both);
+  for (const name of ['tokenizer.json', 'embedder.json']) writeFileSync(join(both, name), readFileSync(join(model, name)));
+  const twice = await expectErrorAsync(t, () => installModel({ source: both, modelsDir, check: false }), 'HA_ERR_EMBED_MANIFEST');
+  t.equal(
+    twice.message,
+    `${both} holds both embedder.json and parser.json; a model directory is one model: ` +
+      'a sentence-embedding model (model.onnx, tokenizer.json, embedder.json) or a dependency-parser model (model.onnx, parser.json)',
+  );
+  const neither = join(root, 'neither');
+  mkdirSync(neither);
+  writeFileSync(join(neither, 'model.onnx'), readFileSync(join(model, 'model.onnx')));
+  const none = await expectErrorAsync(t, () => installModel({ source: neither, modelsDir, check: false }), 'HA_ERR_EMBED_MODEL_MISSING');
+  t.equal(
+    none.message,
+    `${neither} holds neither embedder.json nor parser.json; a model directory is ` +
+      'a sentence-embedding model (model.onnx, tokenizer.json, embedder.json) or a dependency-parser model (model.onnx, parser.json)',
+  );
+
+  const bothZip = join(root, 'both.zip');
+  writeZip(
+    bothZip,
+    ['model.onnx', 'tokenizer.json', 'embedder.json', 'parser.json'].map((name) => ({ name, data: readFileSync(join(both, name)) })),
+  );
+  const zipped = await expectErrorAsync(t, () => installModel({ source: bothZip, modelsDir, check: false }), 'HA_ERR_EMBED_MANIFEST');
+  t.match(
+    zipped.message,
+    `${bothZip} holds both embedder.json and parser.json`,
+    'an archive is named by its source, not the staging folder',
+  );
+  const noneZip = join(root, 'none.zip');
+  writeZip(noneZip, [{ name: 'model.onnx', data: readFileSync(join(model, 'model.onnx')) }]);
+  const unzipped = await expectErrorAsync(
+    t,
+    () => installModel({ source: noneZip, modelsDir, check: false }),
+    'HA_ERR_EMBED_MODEL_MISSING',
+  );
+  t.match(
+    unzipped.message,
+    /no embedder\.json or parser\.json at the top of the archive .*dependency-parser model \(model\.onnx, parser\.json\)/,
+  );
+  t.same(entries(modelsDir), [], 'nothing installed, nothing left over');
+});
+
+t.test('list shows the kind of each model, usable or not', async (t) => {
+  const { model, modelsDir } = await setup(t);
+  await installModel({ source: model, modelsDir, check: false });
+  writeParserModel(join(modelsDir, 'parser-by-hand'));
+  writeParserModel(join(modelsDir, 'parser-broken'), { manifest: { max_words: 0 } });
+  const both = writeParserModel(join(modelsDir, 'two-manifests'));
+  writeFileSync(join(both, 'embedder.json'), readFileSync(join(model, 'embedder.json')));
+  const list = listModels(modelsDir);
+  t.same(
+    list.map((m) => [m.name, m.kind]),
+    [
+      ['parser-broken', 'parser'],
+      ['parser-by-hand', 'parser'],
+      ['tiny-embedder', 'embedder'],
+      ['two-manifests', undefined],
+    ],
+  );
+  t.match(list[0], { problem: /parser\.json: max_words must be an integer from 1 to 1024/, manifest: undefined });
+  t.match(list[1], { manifest: { labels: LABELS, max_words: 8 }, record: undefined, problem: undefined });
+  t.match(list[2], { manifest: { dim: 16 }, record: { kind: 'embedder' } });
+  t.match(list[3], { problem: /holds both embedder\.json and parser\.json/ });
+  const printed = JSON.parse(JSON.stringify(list)) as Array<Record<string, unknown>>;
+  t.match(printed[1], { kind: 'parser', manifest: { words: 8, tags: 10, labels: LABELS } }, 'a parser lists as plain JSON');
 });

@@ -129,6 +129,19 @@ t.test('turns are remembered, recalled into the prompt block, and reachable by p
   t.match(block, /^- \(2026-11-01\) .*boiler service is booked for Friday/);
   t.notMatch(block, /duplicate/, 'a turn is stored once');
   t.match(await memory.promptBlock('zebra saxophone quantum'), /no record/);
+  // The input being answered is recorded before its prompt is built: it is no memory of itself.
+  const asking = { id: 'in-2', timestamp: Date.parse('2026-11-02T10:00:00Z'), source: 'cli', channel: 'cli', peer: 'Anna' };
+  await memory.recordInput({ ...asking, input: 'What about the zebra saxophone quantum?' });
+  t.match(
+    await memory.promptBlock('What about the zebra saxophone quantum?', { inputId: 'in-2' }),
+    /no record/,
+    'the current input is excluded',
+  );
+  t.notMatch(
+    await memory.promptBlock('What about the zebra saxophone quantum?'),
+    /no record/,
+    'without the exclusion it would find itself',
+  );
 
   const plugin = memory.pluginMemory();
   const hits = await plugin.recall('boiler', { limit: 2 });
@@ -362,7 +375,8 @@ t.test('low-confidence relations become one review task; without the channel bot
   t.ok(outcome.ok && outcome.result.reviewed === 1);
   t.equal(r.selfTasks.length, 1);
   t.match(r.selfTasks[0], /Anna works_as pilot \(confidence 0\.30, from "Anna maybe works as a pilot\."\)/);
-  t.match(r.selfTasks[0], /memory_commit.*memory_edit.*memory_purge/s);
+  t.match(r.selfTasks[0], /memory_commit.*memory_edit.*needs the owner/s);
+  t.notMatch(r.selfTasks[0], /memory_purge/, 'no dangerous tool: its confirmation could reach nobody');
 
   const quiet = await rig(t, { withSelfInput: true, settings: { consolidation_channel: false } });
   const q = quiet.memory.parts();
