@@ -6,12 +6,12 @@
  * is dropped.
  */
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
 import { HomeAgentError } from '../shared/errors.js';
 import type { Embedder } from './embedder.js';
 import { type ModelManifest, readModelManifest } from './model-manifest.js';
-import type { FromOnnxWorker, OnnxWorkerInit, ToOnnxWorker } from './onnx-protocol.js';
-import { abortedError, throwIfAborted } from './vector-math.js';
+import { ModelWorkerClient, workerEntry } from './model-worker-client.js';
+import type { EmbedAnswer, EmbedderReady, EmbedRequest, OnnxWorkerInit } from './onnx-protocol.js';
+import { throwIfAborted } from './vector-math.js';
 
 export interface OnnxEmbedderOptions {
   /** Texts per inference call (default 16). Larger batches are faster per text but pad more. */
@@ -23,13 +23,8 @@ export interface OnnxEmbedderOptions {
 }
 
 export const ONNX_DEFAULT_BATCH_SIZE = 16;
-/** How long close() waits for the worker to release the session before terminating it. */
-const CLOSE_GRACE_MS = 2000;
 
-interface Pending {
-  resolve(data: Float32Array): void;
-  reject(error: HomeAgentError): void;
-}
+type EmbedWorker = ModelWorkerClient<EmbedderReady, EmbedRequest, EmbedAnswer>;
 
 export class OnnxEmbedder implements Embedder {
   readonly dim: number;
@@ -37,14 +32,9 @@ export class OnnxEmbedder implements Embedder {
   /** The validated embedder.json of the loaded model. */
   readonly manifest: ModelManifest;
   readonly #batchSize: number;
-  #worker: Worker | undefined;
-  readonly #pending = new Map<number, Pending>();
-  #nextId = 0;
-  #closing: Promise<void> | undefined;
-  /** Set when the worker died on its own; every later call fails with it. */
-  #dead: HomeAgentError | undefined;
+  readonly #worker: EmbedWorker;
 
-  private constructor(manifest: ModelManifest, fingerprint: string, worker: Worker, batchSize: number) {
+  private constructor(manifest: ModelManifest, fingerprint: string, worker: EmbedWorker, batchSize: number) {
     this.manifest = manifest;
     this.dim = manifest.dim;
     this.fingerprint = fingerprint;
@@ -68,50 +58,29 @@ export class OnnxEmbedder implements Embedder {
     }
     throwIfAborted(options.signal);
     const manifest = readModelManifest(dir);
-    const init: OnnxWorkerInit = { dir, manifest, threads };
-    // From src/ (tests, with a TypeScript loader) the worker is the .ts file, from dist/ the .js.
-    const self = import.meta.url;
-    const worker = new Worker(new URL(self.endsWith('.ts') ? './onnx-worker.ts' : './onnx-worker.js', self), { workerData: init });
-    const fingerprint = await new Promise<string>((resolve, reject) => {
-      const done = () => {
-        worker.off('message', onMessage);
-        worker.off('error', onError);
-        worker.off('exit', onExit);
-        options.signal?.removeEventListener('abort', onAbort);
-      };
-      const onMessage = (message: FromOnnxWorker) => {
-        done();
-        if (message.t === 'ready') resolve(message.fingerprint);
-        else if (message.t === 'load_failed') reject(new HomeAgentError(message.code, message.message));
-        else reject(new HomeAgentError('HA_ERR_EMBED_MODEL_LOAD', `the embedding worker sent ${message.t} before it was ready`));
-      };
-      const onError = (error: Error) => {
-        done();
-        reject(
-          new HomeAgentError('HA_ERR_EMBED_MODEL_LOAD', `the embedding worker failed while loading ${dir}: ${error.message}`, {
-            cause: error,
-          }),
-        );
-      };
-      const onExit = (code: number) => {
-        done();
-        reject(new HomeAgentError('HA_ERR_EMBED_MODEL_LOAD', `the embedding worker exited (code ${code}) while loading ${dir}`));
-      };
-      const onAbort = () => {
-        done();
-        reject(abortedError(options.signal as AbortSignal));
-      };
-      worker.on('message', onMessage);
-      worker.on('error', onError);
-      worker.on('exit', onExit);
-      options.signal?.addEventListener('abort', onAbort, { once: true });
-    }).catch(async (error: unknown) => {
-      await worker.terminate();
+    const workerData: OnnxWorkerInit = { dir, manifest, threads };
+    const worker: EmbedWorker = ModelWorkerClient.spawn({
+      entry: workerEntry(import.meta.url, 'onnx-worker'),
+      workerData,
+      name: 'the embedding worker',
+      closedError,
+      stoppedError: (stop, loading) => {
+        if (!loading)
+          return new HomeAgentError('HA_ERR_EMBED_FAILED', `the embedding worker stopped (${stop.why}); create the embedder again`);
+        if (stop.error) {
+          return new HomeAgentError('HA_ERR_EMBED_MODEL_LOAD', `the embedding worker failed while loading ${dir}: ${stop.error.message}`, {
+            cause: stop.error,
+          });
+        }
+        return new HomeAgentError('HA_ERR_EMBED_MODEL_LOAD', `the embedding worker exited (code ${stop.exitCode}) while loading ${dir}`);
+      },
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    });
+    const ready = await worker.ready.catch(async (error: unknown) => {
+      await worker.close();
       throw error;
     });
-    const embedder = new OnnxEmbedder(manifest, fingerprint, worker, batchSize);
-    embedder.#listen(worker);
-    return embedder;
+    return new OnnxEmbedder(manifest, ready.fingerprint, worker, batchSize);
   }
 
   async embed(texts: readonly string[], signal?: AbortSignal): Promise<Float32Array[]> {
@@ -139,81 +108,20 @@ export class OnnxEmbedder implements Embedder {
 
   /** Stops the worker after it released the model; pending calls fail with HA_ERR_EMBED_CLOSED. */
   close(): Promise<void> {
-    this.#closing ??= this.#close();
-    return this.#closing;
-  }
-
-  async #close(): Promise<void> {
-    this.#failAll(new HomeAgentError('HA_ERR_EMBED_CLOSED', 'the embedder was closed'));
-    const worker = this.#worker;
-    this.#worker = undefined;
-    if (!worker) return;
-    worker.ref();
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    const timer = setTimeout(() => void worker.terminate(), CLOSE_GRACE_MS);
-    worker.postMessage({ t: 'close' } satisfies ToOnnxWorker);
-    await exited;
-    clearTimeout(timer);
+    return this.#worker.close();
   }
 
   #usable(): void {
-    if (this.#closing) throw new HomeAgentError('HA_ERR_EMBED_CLOSED', 'the embedder was closed');
-    if (this.#dead) throw this.#dead;
+    const failure = this.#worker.failure;
+    if (failure) throw failure;
   }
 
-  #request(texts: string[], signal: AbortSignal | undefined): Promise<Float32Array> {
-    this.#usable();
-    const worker = this.#worker as Worker;
-    return new Promise<Float32Array>((resolve, reject) => {
-      const id = ++this.#nextId;
-      const onAbort = () => {
-        this.#settle(id);
-        reject(abortedError(signal as AbortSignal));
-      };
-      this.#pending.set(id, {
-        resolve: (data) => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve(data);
-        },
-        reject: (error) => {
-          signal?.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      });
-      signal?.addEventListener('abort', onAbort, { once: true });
-      // Only a worker with work in flight keeps the process alive.
-      if (this.#pending.size === 1) worker.ref();
-      worker.postMessage({ t: 'embed', id, texts } satisfies ToOnnxWorker);
-    });
+  async #request(texts: string[], signal: AbortSignal | undefined): Promise<Float32Array> {
+    const answer = await this.#worker.request((id) => ({ t: 'embed', id, texts }), signal);
+    return answer.data;
   }
+}
 
-  /** Forgets a request; its answer, if it still comes, is dropped. */
-  #settle(id: number): Pending | undefined {
-    const pending = this.#pending.get(id);
-    this.#pending.delete(id);
-    if (this.#pending.size === 0) this.#worker?.unref();
-    return pending;
-  }
-
-  #failAll(error: HomeAgentError): void {
-    const all = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const pending of all) pending.reject(error);
-  }
-
-  #listen(worker: Worker): void {
-    worker.unref();
-    worker.on('message', (message: FromOnnxWorker) => {
-      if (message.t === 'vectors') this.#settle(message.id)?.resolve(message.data);
-      else if (message.t === 'failed') this.#settle(message.id)?.reject(new HomeAgentError(message.code, message.message));
-    });
-    const died = (why: string) => {
-      if (this.#closing || this.#worker !== worker) return;
-      this.#worker = undefined;
-      this.#dead = new HomeAgentError('HA_ERR_EMBED_FAILED', `the embedding worker stopped (${why}); create the embedder again`);
-      this.#failAll(this.#dead);
-    };
-    worker.on('error', (error) => died(error.message));
-    worker.on('exit', (code) => died(`exit code ${code}`));
-  }
+function closedError(): HomeAgentError {
+  return new HomeAgentError('HA_ERR_EMBED_CLOSED', 'the embedder was closed');
 }

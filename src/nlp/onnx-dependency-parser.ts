@@ -6,11 +6,11 @@
  * on, one longer than max_words, or one parsed after close() is parsed by rules. Each parse says
  * which parser produced it, so the extractor scores it in the right range.
  */
-import { Worker } from 'node:worker_threads';
+import { ModelWorkerClient, workerEntry } from '../embed/model-worker-client.js';
 import type { Logger } from '../log/logger.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { DependencyArc, DependencyParse, DependencyParser } from './dependency-parser.js';
-import type { FromParserWorker, ParserWorkerInit, ToParserWorker } from './onnx-parser-protocol.js';
+import type { ParseAnswer, ParseRequest, ParserReady, ParserWorkerInit } from './onnx-parser-protocol.js';
 import { RuleDependencyParser } from './rule-dependency-parser.js';
 import type { TaggedWord } from './types.js';
 
@@ -36,18 +36,7 @@ interface Ready {
   maxWords: number;
 }
 
-interface Loader {
-  resolve(ready: Ready): void;
-  reject(error: HomeAgentError): void;
-}
-
-interface Pending {
-  resolve(arcs: DependencyArc[]): void;
-  reject(error: HomeAgentError): void;
-}
-
-/** How long close() waits for the worker to release the model before terminating it. */
-const CLOSE_GRACE_MS = 2000;
+type ParserWorker = ModelWorkerClient<ParserReady, ParseRequest, ParseAnswer>;
 
 export class OnnxDependencyParser implements DependencyParser {
   readonly source = 'model' as const;
@@ -56,13 +45,9 @@ export class OnnxDependencyParser implements DependencyParser {
   readonly #threads: number;
   readonly #rules = new RuleDependencyParser();
   #state: OnnxParserState = 'idle';
-  #worker: Worker | undefined;
+  #worker: ParserWorker | undefined;
   #loading: Promise<Ready> | undefined;
-  #loader: Loader | undefined;
   #failure: HomeAgentError | undefined;
-  #exitCode: number | undefined;
-  readonly #pending = new Map<number, Pending>();
-  #nextId = 0;
   #closing: Promise<void> | undefined;
   #warnedSentence = false;
 
@@ -75,7 +60,8 @@ export class OnnxDependencyParser implements DependencyParser {
   get status(): OnnxParserStatus {
     const status: OnnxParserStatus = { state: this.#state };
     if (this.#failure !== undefined && this.#state === 'failed') status.error = this.#failure;
-    if (this.#exitCode !== undefined) status.exitCode = this.#exitCode;
+    const exitCode = this.#worker?.exitCode;
+    if (exitCode !== undefined) status.exitCode = exitCode;
     return status;
   }
 
@@ -129,67 +115,32 @@ export class OnnxDependencyParser implements DependencyParser {
 
   #start(): Promise<Ready> {
     this.#state = 'loading';
-    const init: ParserWorkerInit = { dir: this.#dir, threads: this.#threads };
-    // From src/ (tests, with a TypeScript loader) the worker is the .ts file, from dist/ the .js.
-    const self = import.meta.url;
-    const worker = new Worker(new URL(self.endsWith('.ts') ? './onnx-parser-worker.ts' : './onnx-parser-worker.js', self), {
-      workerData: init,
+    const workerData: ParserWorkerInit = { dir: this.#dir, threads: this.#threads };
+    const worker: ParserWorker = ModelWorkerClient.spawn({
+      entry: workerEntry(import.meta.url, 'onnx-parser-worker'),
+      workerData,
+      name: 'the dependency parser worker',
+      closedError,
+      stoppedError: (stop) =>
+        new HomeAgentError('HA_ERR_EMBED_FAILED', `the dependency parser worker for ${this.#dir} stopped (${stop.why})`),
+      onStopped: (error) => this.#fail(error, 'the dependency parser model stopped working; the rule parser is used instead'),
     });
     this.#worker = worker;
-    worker.on('message', (message: FromParserWorker) => this.#onMessage(worker, message));
-    worker.on('error', (error) => this.#died(worker, error.message));
-    worker.on('exit', (code) => {
-      this.#exitCode = code;
-      this.#died(worker, `exit code ${code}`);
-    });
-    return new Promise<Ready>((resolve, reject) => {
-      this.#loader = { resolve, reject };
-    }).catch((error: HomeAgentError) => {
-      if (!this.#closing) this.#fail(error, 'the dependency parser model cannot be loaded; the rule parser is used instead');
-      throw error;
-    });
-  }
-
-  #onMessage(worker: Worker, message: FromParserWorker): void {
-    if (worker !== this.#worker) return;
-    switch (message.t) {
-      case 'ready':
+    return worker.ready.then(
+      (ready) => {
         this.#log.info(
-          { dir: this.#dir, words: message.words, labels: message.labels, max_words: message.maxWords },
+          { dir: this.#dir, words: ready.words, labels: ready.labels, max_words: ready.maxWords },
           'dependency parser model loaded',
         );
-        this.#state = 'ready';
-        this.#settleLoader()?.resolve({ maxWords: message.maxWords });
-        if (this.#pending.size === 0) worker.unref();
-        break;
-      case 'load_failed':
-        this.#worker = undefined;
-        void worker.terminate();
-        this.#settleLoader()?.reject(new HomeAgentError(message.code, message.message));
-        break;
-      case 'parsed':
-        this.#settle(message.id)?.resolve(message.arcs);
-        break;
-      case 'failed':
-        this.#settle(message.id)?.reject(new HomeAgentError(message.code, message.message));
-        break;
-      case 'closed':
-        break;
-    }
-  }
-
-  /** The worker stopped without being asked: while loading that is a load failure, later the model is gone. */
-  #died(worker: Worker, why: string): void {
-    if (worker !== this.#worker || this.#closing) return;
-    this.#worker = undefined;
-    const error = new HomeAgentError('HA_ERR_EMBED_FAILED', `the dependency parser worker for ${this.#dir} stopped (${why})`);
-    const loader = this.#settleLoader();
-    if (loader) {
-      loader.reject(error);
-      return;
-    }
-    this.#fail(error, 'the dependency parser model stopped working; the rule parser is used instead');
-    this.#failAll(error);
+        // Closed in between: the sentence waiting for this goes to the rules through #request.
+        if (!this.#closing) this.#state = 'ready';
+        return { maxWords: ready.maxWords };
+      },
+      (error: HomeAgentError) => {
+        if (!this.#closing) this.#fail(error, 'the dependency parser model cannot be loaded; the rule parser is used instead');
+        throw error;
+      },
+    );
   }
 
   #fail(error: HomeAgentError, message: string): void {
@@ -198,59 +149,16 @@ export class OnnxDependencyParser implements DependencyParser {
     this.#log.warn({ dir: this.#dir, code: error.code, error: error.message }, message);
   }
 
-  #settleLoader(): Loader | undefined {
-    const loader = this.#loader;
-    this.#loader = undefined;
-    return loader;
-  }
-
-  #request(words: readonly TaggedWord[]): Promise<DependencyArc[]> {
+  async #request(words: readonly TaggedWord[]): Promise<DependencyArc[]> {
     const worker = this.#worker;
-    if (worker === undefined) return Promise.reject(this.#failure ?? closedError());
-    return new Promise<DependencyArc[]>((resolve, reject) => {
-      const id = ++this.#nextId;
-      this.#pending.set(id, { resolve, reject });
-      // Only a worker with work in flight keeps the process alive.
-      if (this.#pending.size === 1) worker.ref();
-      const message: ToParserWorker = { t: 'parse', id, words: words.map((w) => w.word), tags: words.map((w) => w.tag) };
-      worker.postMessage(message);
-    });
-  }
-
-  #settle(id: number): Pending | undefined {
-    const pending = this.#pending.get(id);
-    this.#pending.delete(id);
-    if (this.#pending.size === 0) this.#worker?.unref();
-    return pending;
-  }
-
-  #failAll(error: HomeAgentError): void {
-    const all = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const pending of all) pending.reject(error);
+    if (worker === undefined) throw this.#failure ?? closedError();
+    const answer = await worker.request((id) => ({ t: 'parse', id, words: words.map((w) => w.word), tags: words.map((w) => w.tag) }));
+    return answer.arcs;
   }
 
   async #close(): Promise<void> {
-    const error = closedError();
-    const wasReady = this.#state === 'ready';
     this.#state = 'closed';
-    this.#failAll(error);
-    this.#settleLoader()?.reject(error);
-    const worker = this.#worker;
-    this.#worker = undefined;
-    if (!worker) return;
-    worker.ref();
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    if (wasReady) {
-      const timer = setTimeout(() => void worker.terminate(), CLOSE_GRACE_MS);
-      worker.postMessage({ t: 'close' } satisfies ToParserWorker);
-      await exited;
-      clearTimeout(timer);
-    } else {
-      // Still loading: the worker only listens once the model is loaded, so there is no one to ask.
-      await worker.terminate();
-      await exited;
-    }
+    await this.#worker?.close();
   }
 }
 

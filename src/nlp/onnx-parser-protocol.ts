@@ -1,5 +1,4 @@
 /** Messages between {@link OnnxDependencyParser} (main thread) and its worker (onnx-parser-worker.ts). */
-import type { ErrorCode } from '../shared/errors.js';
 import type { DependencyArc } from './dependency-parser.js';
 
 export interface ParserWorkerInit {
@@ -8,11 +7,8 @@ export interface ParserWorkerInit {
   threads: number;
 }
 
-export type ToParserWorker = { t: 'parse'; id: number; words: string[]; tags: string[] } | { t: 'close' };
+export type ParseRequest = { t: 'parse'; id: number; words: string[]; tags: string[] };
 
-export type FromParserWorker =
-  | { t: 'ready'; maxWords: number; labels: number; words: number }
-  | { t: 'load_failed'; code: ErrorCode; message: string }
-  | { t: 'parsed'; id: number; arcs: DependencyArc[] }
-  | { t: 'failed'; id: number; code: ErrorCode; message: string }
-  | { t: 'closed' };
+export type ParserReady = { t: 'ready'; maxWords: number; labels: number; words: number };
+
+export type ParseAnswer = { t: 'parsed'; id: number; arcs: DependencyArc[] };
