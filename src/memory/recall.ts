@@ -167,7 +167,9 @@ export class MemoryRecall {
       if (candidate.item.sources.length > 0 && candidate.item.sources.every((id) => covered.has(id))) continue;
       const reserve = (limit - items.length - 1) * RESERVED_ITEM_CHARS;
       const allowance = Math.max(RESERVED_ITEM_CHARS, Math.min(this.#o.itemChars, budget - used - reserve));
-      const item = candidate.document ? this.#widen(candidate.document, score, covered, allowance) : { ...candidate.item, score };
+      const item = candidate.document
+        ? this.#widen(candidate.document, score, covered, allowance)
+        : { ...candidate.item, score, text: cut(candidate.item.text, allowance) };
       for (const id of item.sources) covered.add(id);
       used += item.text.length;
       items.push(item);
