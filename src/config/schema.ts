@@ -431,6 +431,45 @@ const MemorySchema = Type.Object(
   { additionalProperties: false },
 );
 
+const knowledgeMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: 'knowledge', ...extra });
+
+const KnowledgeSchema = Type.Object(
+  {
+    watch: Type.Boolean({
+      default: true,
+      ...knowledgeMeta('Pick up edits made directly in <data_dir>/knowledge as they happen (otherwise on `homeagentctl kb reindex`).', {
+        requires_restart: true,
+      }),
+    }),
+    top_k: Type.Integer({
+      default: 5,
+      minimum: 1,
+      maximum: 100,
+      ...knowledgeMeta('Results knowledge_search returns when the call does not say.'),
+    }),
+    max_entry_kb: Type.Integer({
+      default: 1024,
+      minimum: 1,
+      maximum: 65536,
+      ...knowledgeMeta('Largest content.md accepted (KiB); larger files are skipped by import and reindex with a reason.'),
+    }),
+    max_media_mb: Type.Integer({
+      default: 20,
+      minimum: 1,
+      maximum: 1024,
+      ...knowledgeMeta('Largest image or audio file that can be attached to an entry (MiB).'),
+    }),
+    import_max_files: Type.Integer({
+      default: 10000,
+      minimum: 1,
+      maximum: 1000000,
+      ...knowledgeMeta('Files one knowledge_import_dir or `homeagentctl kb import` reads at most.'),
+    }),
+  },
+  { additionalProperties: false },
+);
+
 const pluginsMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
   meta({ description, requires_restart: false, category: 'plugins', ...extra });
 
@@ -545,6 +584,7 @@ const CoreSchema = Type.Object(
     llm: LlmSchema,
     agent: AgentSchema,
     memory: MemorySchema,
+    knowledge: KnowledgeSchema,
     plugins: PluginsSchema,
   },
   { additionalProperties: false, default: {} },
@@ -794,6 +834,74 @@ const McpPluginSchema = Type.Object(
 
 const PluginmgrPluginSchema = Type.Object({ enabled: pluginEnabled('pluginmgr') }, { additionalProperties: false, default: {} });
 
+const KbtreePluginSchema = Type.Object(
+  {
+    // Opt-in: a service for other machines' agents is the household's decision, not a default.
+    enabled: Type.Boolean({
+      default: false,
+      ...meta({
+        description: 'Run the read-only knowledge service for other agents (kbtree).',
+        requires_restart: true,
+        category: 'plugin.kbtree',
+      }),
+    }),
+    host: Type.String({
+      default: '127.0.0.1',
+      maxLength: 255,
+      ...pluginMeta(
+        'kbtree',
+        'Address the read-only knowledge service listens on. Anything but a loopback address must be set here explicitly.',
+        {
+          requires_restart: true,
+        },
+      ),
+    }),
+    port: Type.Integer({
+      default: 9892,
+      minimum: 1,
+      maximum: 65535,
+      ...pluginMeta('kbtree', 'Port of the read-only knowledge service.', { requires_restart: true }),
+    }),
+    token: Type.String({
+      default: '',
+      maxLength: 256,
+      ...pluginMeta(
+        'kbtree',
+        'Token other agents must send (X-API-Key, Authorization: Bearer or ?token=). Empty: a random one per start, shown by `homeagentctl kb token`.',
+        {
+          requires_restart: true,
+          secret: true,
+        },
+      ),
+    }),
+    header_timeout_ms: Type.Integer({
+      default: 5000,
+      minimum: 100,
+      maximum: 600000,
+      ...pluginMeta('kbtree', 'A client must send its request headers within this time.', { requires_restart: true }),
+    }),
+    request_timeout_ms: Type.Integer({
+      default: 30000,
+      minimum: 100,
+      maximum: 600000,
+      ...pluginMeta('kbtree', 'A whole request must arrive within this time.', { requires_restart: true }),
+    }),
+    idle_timeout_ms: Type.Integer({
+      default: 60000,
+      minimum: 100,
+      maximum: 3600000,
+      ...pluginMeta('kbtree', 'An idle keep-alive connection is closed after this time.', { requires_restart: true }),
+    }),
+    max_connections: Type.Integer({
+      default: 256,
+      minimum: 1,
+      maximum: 10000,
+      ...pluginMeta('kbtree', 'Open connections at most; more are refused.', { requires_restart: true }),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 /** Sections of the built-in plugins. Sections of other plugins are free-form here and validated by the plugin host. */
 const PluginSchema = Type.Object(
   {
@@ -803,6 +911,7 @@ const PluginSchema = Type.Object(
     files: FilesPluginSchema,
     mcp: McpPluginSchema,
     pluginmgr: PluginmgrPluginSchema,
+    kbtree: KbtreePluginSchema,
   },
   { additionalProperties: Type.Record(Type.String(), Type.Unknown()), default: {} },
 );
