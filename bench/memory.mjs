@@ -44,10 +44,14 @@ async function memoryEval(emit, LogManager) {
   }
   const { runMemoryEval } = await load('memory/eval/run-memory-eval.js');
   const { storeMemoryFactory } = await load('memory/eval/store-memory.js');
+  const { createTextAnalyzer } = await load('nlp/text-analyzer.js');
+  const analyzer = createTextAnalyzer();
   const result = await runMemoryEval({
     dir: data,
     ks: [5, 10],
     memoryName: 'homeagent',
+    // The same baseline as `homeagent memory-eval`: BM25 over the analyser's tokens (the stronger one).
+    baselineTokens: (text) => analyzer.tokens(text),
     memoryFactory: storeMemoryFactory({ logs: new LogManager({ level: 'silent', levels: {} }) }),
   });
   for (const k of result.ks) {
