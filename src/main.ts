@@ -29,6 +29,9 @@ import { EventBus } from './events/event-bus.js';
 import { InputScheduler } from './io/input-scheduler.js';
 import { IoManager } from './io/io-manager.js';
 import type { InputEvent } from './io/types.js';
+import { registerKnowledgeMethods } from './knowledge/knowledge-methods.js';
+import { KnowledgeService } from './knowledge/knowledge-service.js';
+import { knowledgeTools } from './knowledge/knowledge-tools.js';
 import { LuaAdapterLibrary } from './llm/lua/lua-adapter.js';
 import { luaModelFactory } from './llm/lua/lua-model.js';
 import { createModelFactory } from './llm/model-factory.js';
@@ -39,6 +42,7 @@ import { registerMemoryMethods } from './memory/memory-methods.js';
 import { MemoryService, type RecordedInput, SELF_CHANNEL, SELF_SOURCE } from './memory/memory-service.js';
 import { ControlRegistry } from './plugin/control-registry.js';
 import { HttpRouteRegistry } from './plugin/http-routes.js';
+import { PluginControlMethods } from './plugin/plugin-generation.js';
 import { PluginHost } from './plugin/plugin-host.js';
 import { registerPluginMethods } from './plugin/plugin-methods.js';
 import { SkillLibrary } from './plugin/skills/skill-library.js';
@@ -155,6 +159,8 @@ async function run(configFile: string | undefined): Promise<number> {
     databases: [
       { name: 'state', file: paths.stateDb, synchronous: 'FULL' },
       { name: 'memory', file: paths.memoryDb, synchronous: 'FULL' },
+      // Derived from the files under <data>/knowledge and rebuildable from them.
+      { name: 'knowledge', file: paths.knowledgeDb, synchronous: 'NORMAL' },
     ],
     busyTimeoutMs: core.store.busy_timeout_ms,
     startupCheck: core.store.startup_check,
@@ -254,6 +260,24 @@ async function run(configFile: string | undefined): Promise<number> {
     input: inputText(input),
   });
   tools.addProvider({ owner: 'memory', tools: () => memory.tools() });
+  const knowledge = new KnowledgeService({
+    database: () => store.database('knowledge'),
+    dataDir: paths.dataDir,
+    // Memory's analyzer and embedder (an installed model when configured); memory starts first.
+    analyzer: () => memory.parts().analyzer,
+    embedder: () => memory.parts().embedder,
+    settings: () => settings.config().core.knowledge,
+    clock,
+    log: logs.child('knowledge'),
+  });
+  // Files handed over for knowledge_attach / knowledge_import_dir: the model reads nothing else.
+  const inboxDir = join(paths.dataDir, 'inbox');
+  mkdirSync(inboxDir, { recursive: true, mode: 0o750 });
+  for (const definition of knowledgeTools(knowledge, {
+    settings: () => settings.config().core.knowledge,
+    sourceRoots: () => [inboxDir],
+  }))
+    tools.register(definition);
   const skills = new SkillLibrary();
   for (const definition of skills.tools()) tools.register(definition);
   // Lua adapters run in worker threads; the library is created once settings are loaded.
@@ -356,6 +380,8 @@ async function run(configFile: string | undefined): Promise<number> {
       routes: new HttpRouteRegistry(),
       llm: providers,
       memory: memory.pluginMemory(),
+      knowledge,
+      controlMethods: new PluginControlMethods(control),
       newId: randomUUID,
       now: () => clock.now(),
     },
@@ -375,8 +401,9 @@ async function run(configFile: string | undefined): Promise<number> {
   });
   registerPluginMethods(control, plugins);
   registerMemoryMethods(control, memory, { logs, clock });
+  registerKnowledgeMethods(control, knowledge, { logs });
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
-  for (const service of [store, settings, watchdog, lua, memory, io, scheduler, plugins]) runner.add(service);
+  for (const service of [store, settings, watchdog, lua, memory, knowledge, io, scheduler, plugins]) runner.add(service);
   registerKernelMethods({
     control,
     settings,

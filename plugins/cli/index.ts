@@ -30,6 +30,8 @@ interface Settings {
 export class CliPlugin implements PluginInstance {
   readonly #ctx: PluginContext;
   readonly #sockets = new Set<Socket>();
+  /** Requests being answered per connection: such a connection is never closed as idle. */
+  readonly #inFlight = new WeakMap<Socket, number>();
   #server: Server | undefined;
   #path: string | undefined;
 
@@ -90,7 +92,11 @@ export class CliPlugin implements PluginInstance {
       return;
     }
     this.#sockets.add(socket);
-    socket.setTimeout(this.#setting('idle_timeout_ms'), () => socket.end());
+    // A connection waiting for a long request (kb import, reindex) is not idle; the reply's write
+    // re-arms the timer.
+    socket.setTimeout(this.#setting('idle_timeout_ms'), () => {
+      if ((this.#inFlight.get(socket) ?? 0) === 0) socket.end();
+    });
     const decoder = new LineDecoder(() => this.#setting('max_frame_bytes'));
     socket.on('data', (chunk: Buffer) => {
       for (const frame of decoder.push(chunk)) {
@@ -137,12 +143,15 @@ export class CliPlugin implements PluginInstance {
       return;
     }
     const { method, params } = request as { method: string; params?: unknown };
+    this.#inFlight.set(socket, (this.#inFlight.get(socket) ?? 0) + 1);
     try {
       const result = await this.#ctx.control.call(method, params ?? {}, { actor: 'cli' });
       this.#reply(socket, { id, ok: true, result: result ?? null });
     } catch (error) {
       this.#ctx.log.debug({ method, err: error }, 'CLI request failed');
       this.#reply(socket, errorResponse(id, error));
+    } finally {
+      this.#inFlight.set(socket, (this.#inFlight.get(socket) ?? 1) - 1);
     }
   }
 

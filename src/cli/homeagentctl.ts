@@ -21,6 +21,16 @@ import {
   formatSettingList,
   formatStatus,
 } from './format.js';
+import {
+  KB_LONG_COMMANDS,
+  KB_LONG_TIMEOUT_MS,
+  KB_OPTIONS,
+  type KbCommand,
+  type KbFlags,
+  kbFlagsUsed,
+  parseKbCommand,
+  runKb,
+} from './kb.js';
 import { MEMORY_OPTIONS, type MemoryCommand, type MemoryFlags, memoryFlagsUsed, parseMemoryCommand, runMemory } from './memory.js';
 import { runModels } from './models.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
@@ -51,6 +61,18 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
                             them for good), a context event or a document
   memory export [--out FILE]
                             everything in memory as JSON Lines, to stdout or atomically to FILE
+  kb tree [CATEGORY] [--depth N] [--items]
+                            the knowledge library's categories with entry counts (--items: entries too)
+  kb search TEXT [--category C] [--limit N]
+                            search the knowledge library; hits with scores and snippets
+  kb add NAME (--file F | --content TEXT | stdin) [--overwrite]
+                            write an entry, e.g. recipes/soup/tomato_soup
+  kb rm NAME                delete an entry and its attachments
+  kb import DIR [--category C]
+                            import the markdown and text files of DIR (read by the daemon)
+  kb reindex                pick up edits made in <data>/knowledge
+  kb stats                  entries, categories, media, index and vector state
+  kb token                  the kbtree service's token and address
   models list|install SRC   local models (embedders, parsers) in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
@@ -70,8 +92,8 @@ interface Invocation {
 
 function plan(
   args: string[],
-  options: { db?: string | undefined; memory: MemoryFlags },
-): Invocation | { memory: MemoryCommand } | 'version' | 'help' | 'chat' {
+  options: { db?: string | undefined; memory: MemoryFlags; kb: KbFlags },
+): Invocation | { memory: MemoryCommand } | { kb: KbCommand } | 'version' | 'help' | 'chat' {
   const [command, sub, ...rest] = args;
   const arity = (n: number, what: string) => {
     if (rest.length !== n) throw new UsageError(`${what}`);
@@ -114,6 +136,8 @@ function plan(
       return planPlugins(sub, rest);
     case 'memory':
       return { memory: parseMemoryCommand(args.slice(1), options.memory) };
+    case 'kb':
+      return { kb: parseKbCommand(args.slice(1), options.kb, { stdinIsTty: process.stdin.isTTY === true }) };
     case 'config':
       switch (sub) {
         case 'list':
@@ -219,16 +243,20 @@ async function main(argv: string[]): Promise<number> {
         message: { type: 'string', short: 'm' },
         help: { type: 'boolean', short: 'h' },
         ...MEMORY_OPTIONS,
+        ...KB_OPTIONS,
       },
       allowPositionals: true,
     });
     values = parsed.values;
-    invocation = values.help ? 'help' : plan(parsed.positionals, { db: values.db, memory: parsed.values });
+    invocation = values.help ? 'help' : plan(parsed.positionals, { db: values.db, memory: parsed.values, kb: parsed.values });
     if (values.message !== undefined && invocation !== 'chat') throw new UsageError('-m belongs to chat');
-    const stray = memoryFlagsUsed(parsed.values)[0];
-    if (stray !== undefined && !(typeof invocation === 'object' && 'memory' in invocation)) {
-      throw new UsageError(`--${stray} belongs to memory`);
-    }
+    const isMemory = typeof invocation === 'object' && 'memory' in invocation;
+    const isKb = typeof invocation === 'object' && 'kb' in invocation;
+    // --limit is both memory's and kb's; each parser has already refused the flags it does not take.
+    const stray = memoryFlagsUsed(parsed.values).find((f) => !isMemory && !(isKb && f in KB_OPTIONS));
+    if (stray !== undefined) throw new UsageError(`--${stray} belongs to memory`);
+    const strayKb = kbFlagsUsed(parsed.values).find((f) => !isKb && !(isMemory && f in MEMORY_OPTIONS));
+    if (strayKb !== undefined) throw new UsageError(`--${strayKb} belongs to kb`);
   } catch (error) {
     process.stderr.write(`homeagentctl: ${describeError(error)}\n\n${USAGE}\n`);
     return EXIT_CODES.USAGE;
@@ -237,8 +265,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return EXIT_CODES.OK;
   }
-  // An agent turn with tools can take minutes; other commands answer at once.
-  const timeoutMs = values.timeout === undefined ? (invocation === 'chat' ? 600_000 : 30_000) : Number(values.timeout);
+  // An agent turn with tools, or a kb import or reindex, can take minutes; other commands answer at once.
+  const longKb = typeof invocation === 'object' && 'kb' in invocation && KB_LONG_COMMANDS.has(invocation.kb.command);
+  const defaultTimeoutMs = invocation === 'chat' ? 600_000 : longKb ? KB_LONG_TIMEOUT_MS : 30_000;
+  const timeoutMs = values.timeout === undefined ? defaultTimeoutMs : Number(values.timeout);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     process.stderr.write('homeagentctl: --timeout must be a positive number of milliseconds\n');
     return EXIT_CODES.USAGE;
@@ -250,6 +280,14 @@ async function main(argv: string[]): Promise<number> {
     if (typeof invocation === 'object' && 'memory' in invocation) {
       // It may ask before connecting (forget --hard) and pages through exports itself.
       return await runMemory(invocation.memory, {
+        connect: () => RpcClient.connect(socket, Math.min(timeoutMs, 5000)),
+        json: values.json === true,
+        timeoutMs,
+      });
+    }
+    if (typeof invocation === 'object' && 'kb' in invocation) {
+      // kb add reads its text before connecting.
+      return await runKb(invocation.kb, {
         connect: () => RpcClient.connect(socket, Math.min(timeoutMs, 5000)),
         json: values.json === true,
         timeoutMs,

@@ -8,6 +8,8 @@ export interface RuntimePaths {
   stateDb: string;
   /** The household memory (context window, documents, graph). */
   memoryDb: string;
+  /** The knowledge library's index (the files under <data>/knowledge are the source of truth). */
+  knowledgeDb: string;
   backupDir: string;
   /** Private data of each plugin: `<data>/plugin-data/<name>`. */
   pluginDataDir: string;
@@ -35,6 +37,7 @@ export function resolvePaths(loaded: LoadedConfig, env: NodeJS.ProcessEnv = proc
     runtimeDir,
     stateDb: join(dataDir, 'state.db'),
     memoryDb: join(dataDir, 'memory.db'),
+    knowledgeDb: join(dataDir, 'knowledge.db'),
     backupDir: core.store.backup_dir ? resolve(cwd, core.store.backup_dir) : join(dataDir, 'backups'),
     pluginDataDir: join(dataDir, 'plugin-data'),
     installedPluginsDir: join(dataDir, 'plugins'),

@@ -449,7 +449,8 @@ const KnowledgeSchema = Type.Object(
       ...knowledgeMeta('Results knowledge_search returns when the call does not say.'),
     }),
     max_entry_kb: Type.Integer({
-      default: 1024,
+      // Half the CLI socket's frame: `homeagentctl kb add` sends the content JSON-escaped.
+      default: 512,
       minimum: 1,
       maximum: 65536,
       ...knowledgeMeta('Largest content.md accepted (KiB); larger files are skipped by import and reindex with a reason.'),

@@ -101,6 +101,8 @@ export interface ReindexSummary {
   indexed: number;
   removed: number;
   ms: number;
+  /** Files and directories passed over (too large, not UTF-8, a link leaving the library, a bad name, ...) and why. */
+  skipped?: Array<{ file: string; reason: string }>;
 }
 
 export interface KnowledgeBase {

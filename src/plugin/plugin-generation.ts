@@ -7,9 +7,10 @@
  * running until its calls drain), a call made after it reaches the new one.
  *
  * The context enforces the plugin's trust level. Built-in plugins get the whole SDK; external ones
- * get read-only memory and knowledge, subscribe-only events, no control API, no HTTP routes,
- * interrupts clamped to L3, settings only in their namespace and only the tool names their manifest
- * allows. The checks run here, in the daemon, never in the plugin's own process.
+ * get read-only memory and knowledge, subscribe-only events, no control API (neither calling nor
+ * registering methods), no HTTP routes, interrupts clamped to L3, settings only in their namespace
+ * and only the tool names their manifest allows. The checks run here, in the daemon, never in the
+ * plugin's own process.
  */
 import { mkdirSync } from 'node:fs';
 import { isStage, type StageRegistry } from '../agent/stage-registry.js';
@@ -19,9 +20,10 @@ import type { EventBus, EventMap, EventName } from '../events/event-bus.js';
 import type { InputScheduler } from '../io/input-scheduler.js';
 import type { IoManager } from '../io/io-manager.js';
 import type { InputEvent, Level, OutputChannel } from '../io/types.js';
+import type { KnowledgeBase } from '../knowledge/types.js';
 import type { LanguageModel } from '../llm/spec/index.js';
 import type { Logger, LogManager } from '../log/logger.js';
-import type { ControlApi } from '../sdk/control.js';
+import type { ControlApi, ControlMethod, MethodInfo } from '../sdk/control.js';
 import type { PluginContext, PluginInput, PluginInstance, PluginKnowledge, PluginMemory, PluginTrust } from '../sdk/plugin.js';
 import { HomeAgentError } from '../shared/errors.js';
 import { matchesToolName, type ToolDefinition } from '../shared/tool.js';
@@ -42,9 +44,84 @@ export interface KernelServices {
   /** The provider manager; absent in tests that do not need it. */
   llm?: LanguageModel;
   memory?: PluginMemory;
-  knowledge?: PluginKnowledge;
+  /** The knowledge library; absent when this daemon runs without one (plugins then see it as unavailable). */
+  knowledge?: HostKnowledge;
+  /** Where built-in plugins' own control methods go; absent: `ctx.control.register` answers HA_ERR_UNAVAILABLE. */
+  controlMethods?: PluginControlMethods;
   newId: () => string;
   now: () => number;
+}
+
+/** The knowledge library as the host gets it; `available` (when present) says whether it is open now. */
+export type HostKnowledge = KnowledgeBase & { available?(): boolean };
+
+/** What {@link PluginControlMethods} needs of the control registry. */
+export interface ControlMethodTable {
+  register(method: ControlMethod): () => void;
+  methods(): MethodInfo[];
+}
+
+/**
+ * Control methods registered by plugins, kept per owner so that a plugin's set can be swapped in
+ * one step on reload and removed when it stops, like its tools and routes. One instance serves
+ * every plugin of a daemon (it outlives generations).
+ */
+export class PluginControlMethods {
+  readonly #table: ControlMethodTable;
+  readonly #owned = new Map<string, Map<string, () => void>>();
+
+  constructor(table: ControlMethodTable) {
+    this.#table = table;
+  }
+
+  /** Throws (HA_ERR_PLUGIN_LOAD) when one of `methods` is taken by someone other than `owner`. */
+  check(owner: string, methods: readonly ControlMethod[]): void {
+    const mine = this.#owned.get(owner);
+    const taken = new Set(this.#table.methods().map((m) => m.name));
+    for (const method of methods) {
+      if (taken.has(method.name) && !mine?.has(method.name)) {
+        throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `control method ${method.name} is already registered by another part of HomeAgent`);
+      }
+    }
+  }
+
+  /** Makes `methods` the owner's only ones; nothing changes when one of them is taken. */
+  replaceOwner(owner: string, methods: readonly ControlMethod[]): void {
+    this.check(owner, methods);
+    this.removeOwner(owner);
+    if (methods.length === 0) return;
+    const undos = new Map<string, () => void>();
+    this.#owned.set(owner, undos);
+    for (const method of methods) undos.set(method.name, this.#table.register(method));
+  }
+
+  /** Adds one method for an owner that is already live. */
+  add(owner: string, method: ControlMethod): () => void {
+    this.check(owner, [method]);
+    const undos = this.#owned.get(owner) ?? new Map<string, () => void>();
+    this.#owned.set(owner, undos);
+    undos.get(method.name)?.();
+    const undo = this.#table.register(method);
+    undos.set(method.name, undo);
+    return () => {
+      if (undos.get(method.name) !== undo) return;
+      undo();
+      undos.delete(method.name);
+    };
+  }
+
+  removeOwner(owner: string): void {
+    const undos = this.#owned.get(owner);
+    if (!undos) return;
+    this.#owned.delete(owner);
+    for (const undo of undos.values()) undo();
+    undos.clear();
+  }
+
+  /** Names of the owner's live methods, sorted. */
+  owned(owner: string): string[] {
+    return [...(this.#owned.get(owner)?.keys() ?? [])].sort();
+  }
 }
 
 interface Subscription {
@@ -82,6 +159,7 @@ export class PluginGeneration {
   readonly #channels = new Map<string, OutputChannel>();
   readonly #subscriptions: Subscription[] = [];
   readonly #routes: RegisteredRoute[] = [];
+  readonly #controlMethods = new Map<string, ControlMethod>();
   /** Undo functions of registrations made while live. */
   readonly #live = new Set<() => void>();
   #phase: 'staging' | 'live' | 'retired' = 'staging';
@@ -111,12 +189,19 @@ export class PluginGeneration {
     return [...this.#tools.keys()].sort();
   }
 
+  controlMethodNames(): string[] {
+    return [...this.#controlMethods.keys()].sort();
+  }
+
   /**
    * Makes this generation's registrations the owner's only ones, in one synchronous step.
-   * Throws (and changes nothing) when a staged tool clashes with another owner's.
+   * Throws (and changes nothing) when a staged tool or control method clashes with another owner's.
    */
   commit(): void {
-    const { tools, stages, events, io, routes } = this.#kernel;
+    const { tools, stages, events, io, routes, controlMethods } = this.#kernel;
+    const methods = [...this.#controlMethods.values()];
+    // Checked before anything is swapped, so a clash leaves the old generation's set in place.
+    controlMethods?.check(this.owner, methods);
     tools.replaceOwner(this.owner, [...this.#tools.values()]);
     routes.replaceOwner(this.owner, this.#routes);
     stages.removeOwner(this.owner);
@@ -124,6 +209,7 @@ export class PluginGeneration {
     events.removeOwner(this.owner);
     for (const s of this.#subscriptions) events.on(this.owner, s.event, s.listener as never);
     void io.replaceOwner(this.owner, { channels: [...this.#channels.values()] });
+    controlMethods?.replaceOwner(this.owner, methods);
     this.#phase = 'live';
   }
 
@@ -134,11 +220,12 @@ export class PluginGeneration {
 
   /** Removes everything this owner registered (the plugin stopped or failed). */
   async removeAll(): Promise<void> {
-    const { tools, stages, events, io, routes } = this.#kernel;
+    const { tools, stages, events, io, routes, controlMethods } = this.#kernel;
     tools.removeOwner(this.owner);
     stages.removeOwner(this.owner);
     events.removeOwner(this.owner);
     routes.removeOwner(this.owner);
+    controlMethods?.removeOwner(this.owner);
     await io.removeOwner(this.owner);
     this.#live.clear();
   }
@@ -179,18 +266,51 @@ export class PluginGeneration {
 
   #wrapTool(definition: ToolDefinition): ToolDefinition {
     const execute = definition.execute;
-    return {
-      ...definition,
-      execute: async (args, context) => {
-        this.#inflight++;
-        try {
-          return await execute(args, context);
-        } finally {
-          this.#inflight--;
-          if (this.#inflight === 0) for (const resolve of this.#drained.splice(0)) resolve();
+    return { ...definition, execute: (args, context) => this.#counted(() => execute(args, context)) };
+  }
+
+  /** Counts a call into this generation so a reload can wait for it (drain). */
+  async #counted<T>(call: () => T | Promise<T>): Promise<T> {
+    this.#inflight++;
+    try {
+      return await call();
+    } finally {
+      this.#inflight--;
+      if (this.#inflight === 0) for (const resolve of this.#drained.splice(0)) resolve();
+    }
+  }
+
+  #registerControlMethod(method: ControlMethod): () => void {
+    const name = this.manifest.name;
+    if (this.trust === 'external') this.#permission('register control methods');
+    const controlMethods = this.#kernel.controlMethods;
+    if (!controlMethods) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'this daemon does not take control methods from plugins');
+    const prefix = `${name.replace(/[.-]/g, '_')}.`;
+    const methodName: unknown = method?.name;
+    if (typeof methodName !== 'string' || !methodName.startsWith(prefix) || !CONTROL_METHOD_NAME.test(methodName)) {
+      throw new HomeAgentError(
+        'HA_ERR_PLUGIN_PERMISSION',
+        `plugin ${name} may register control methods named ${prefix}<name> (lower-case letters, digits, _), not ${JSON.stringify(methodName)}`,
+      );
+    }
+    if (typeof method.handler !== 'function')
+      throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `control method ${methodName} needs a handler`);
+    const handler = method.handler;
+    const full: ControlMethod = { ...method, handler: (params, caller) => this.#counted(() => handler(params, caller)) };
+    return this.#register(
+      `control method ${methodName}`,
+      () => {
+        if (this.#controlMethods.has(methodName)) {
+          throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `plugin ${name} already registered control method ${methodName}`);
         }
+        controlMethods.check(this.owner, [full]);
+        this.#controlMethods.set(methodName, full);
       },
-    };
+      () => controlMethods.add(this.owner, full),
+      () => {
+        if (this.#controlMethods.get(methodName) === full) this.#controlMethods.delete(methodName);
+      },
+    );
   }
 
   #buildContext(root: string, data: string, runtime: string): PluginContext {
@@ -226,15 +346,27 @@ export class PluginGeneration {
       commit: (triples, options) =>
         external ? this.#permission('write to memory') : kernel.memory ? kernel.memory.commit(triples, options) : unavailable('memory'),
     };
+    const library = kernel.knowledge;
+    /** Runs a read against the library; a synchronous throw becomes a rejection like the async calls'. */
+    const read = async <T>(call: (kb: KnowledgeBase) => T | Promise<T>): Promise<T> =>
+      library ? call(library) : unavailable('the knowledge library');
     const knowledge: PluginKnowledge = {
-      search: (query, options) => (kernel.knowledge ? kernel.knowledge.search(query, options) : unavailable('the knowledge library')),
-      list: (category) => (kernel.knowledge ? kernel.knowledge.list(category) : unavailable('the knowledge library')),
-      add: (entry, content) =>
+      available: () => library !== undefined && (library.available?.() ?? true),
+      search: (query, options = {}) =>
+        read((kb) =>
+          kb.search(query, {
+            ...(options.limit === undefined ? {} : { top_k: options.limit }),
+            ...(options.category === undefined ? {} : { category: options.category }),
+          }),
+        ),
+      list: (category) => read((kb) => kb.list(category)),
+      tree: (options = {}) => read((kb) => kb.tree(options)),
+      categories: () => read((kb) => kb.categories()),
+      categoryCounts: () => read((kb) => kb.categoryCounts()),
+      add: (entry, content, options = {}) =>
         external
           ? this.#permission('write to the knowledge library')
-          : kernel.knowledge
-            ? kernel.knowledge.add(entry, content)
-            : unavailable('the knowledge library'),
+          : read(async (kb) => void (await kb.create(entry, content, { overwrite: options.overwrite === true }))),
     };
 
     return {
@@ -261,6 +393,7 @@ export class PluginGeneration {
         call: (method, params, caller) =>
           external ? Promise.reject(permissionError(name, 'call control methods')) : kernel.control.call(method, params, caller),
         methods: () => (external ? [] : kernel.control.methods()),
+        register: (method) => this.#registerControlMethod(method as unknown as ControlMethod),
       },
       paths: { data, runtime, root },
       io: {
@@ -382,6 +515,9 @@ export class PluginGeneration {
     );
   }
 }
+
+/** Same shape as the control registry's names: dotted lower-case segments. */
+const CONTROL_METHOD_NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 
 function permissionError(plugin: string, what: string): HomeAgentError {
   return new HomeAgentError('HA_ERR_PLUGIN_PERMISSION', `plugin ${plugin} (external) may not ${what}`);

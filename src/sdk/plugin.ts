@@ -12,6 +12,7 @@
  * may not make throws HA_ERR_PLUGIN_PERMISSION; one whose service this daemon lacks throws
  * HA_ERR_UNAVAILABLE.
  */
+import type { TSchema } from '@sinclair/typebox';
 import type { Stage, StageHandler, StageScope } from '../agent/types.js';
 import type { EventMap, EventName } from '../events/event-bus.js';
 import type { InputType, Level, OutputChannel, Receipt } from '../io/types.js';
@@ -19,7 +20,7 @@ import type { ChatMessage, Usage } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import type { Service } from '../shared/service.js';
 import type { ToolDefinition } from '../shared/tool.js';
-import type { ControlApi } from './control.js';
+import type { ControlApi, ControlMethod } from './control.js';
 
 /** `builtin`: shipped in plugins/ and loaded in-process. `external`: installed code (process or Lua). */
 export type PluginTrust = 'builtin' | 'external';
@@ -109,19 +110,89 @@ export interface PluginMemory {
   commit(triples: Triple[], options?: { source?: string }): Promise<void>;
 }
 
+/** One search result from the knowledge library. */
 export interface KnowledgeHit {
+  /** Full path of the entry: `recipes/soup/tomato_soup`. */
   name: string;
+  /** Its category path (`recipes/soup`; empty for an entry at the top). */
   category: string;
+  /** Fused score, higher is better; comparable within one query only. */
   score: number;
+  /** A short piece of the content around what matched. */
   snippet: string;
 }
 
-/** The knowledge library. External plugins may only search and list. */
+export interface KnowledgeSearchOptions {
+  /** Results at most (the library's default, 5, when absent). */
+  limit?: number;
+  /** Only entries in this category or below it. */
+  category?: string;
+}
+
+/** An entry as the category tree lists it. */
+export interface KnowledgeTreeItem {
+  /** The entry's own segment (`tomato_soup`). */
+  name: string;
+  /** Its full path (`recipes/soup/tomato_soup`). */
+  path: string;
+  /** The first characters of its content, without markdown noise. */
+  preview: string;
+  /** Attached image and audio files. */
+  media: number;
+}
+
+/** One level of the knowledge library's category tree. */
+export interface KnowledgeTreeNode {
+  /** This level's segment (`go`); empty for the root. */
+  name: string;
+  /** Full path (`tech/go`); empty for the root. */
+  path: string;
+  /** Entries directly in this category. */
+  item_count: number;
+  /** Entries in this category and below. */
+  total_count: number;
+  /** Present when items were asked for. */
+  items?: KnowledgeTreeItem[];
+  children: KnowledgeTreeNode[];
+}
+
+export interface KnowledgeTreeOptions {
+  /** Start at this category (the whole library by default); an unknown one is an error naming the top-level categories. */
+  category?: string;
+  /** Levels below the start that are expanded; unlimited by default. */
+  max_depth?: number;
+  /** List each category's entries with a preview. */
+  include_items?: boolean;
+  /** Characters of each item's preview; default 120. */
+  preview_limit?: number;
+}
+
+/** How many entries a category holds, those in its sub-categories included. */
+export interface KnowledgeCategoryCount {
+  category: string;
+  count: number;
+}
+
+/**
+ * The household knowledge library (markdown entries in a category tree). External plugins may
+ * read (search, list, tree, categories, counts) but not write. Every call but `available` throws
+ * HA_ERR_UNAVAILABLE when this daemon runs without a knowledge library.
+ */
 export interface PluginKnowledge {
-  search(query: string, options?: { limit?: number }): Promise<KnowledgeHit[]>;
+  /** False when this daemon has no knowledge library: check it before offering a service built on one. */
+  available(): boolean;
+  /** Searches by meaning and by words, best first. */
+  search(query: string, options?: KnowledgeSearchOptions): Promise<KnowledgeHit[]>;
+  /** Entries in a category and below it (all of them without one). */
   list(category?: string): Promise<Array<{ name: string; category: string }>>;
-  /** Built-in plugins only. */
-  add(name: string, content: string): Promise<void>;
+  /** The category tree with entry counts (and entries, when asked). */
+  tree(options?: KnowledgeTreeOptions): Promise<KnowledgeTreeNode>;
+  /** Every category path, intermediate levels included, sorted. */
+  categories(): Promise<string[]>;
+  /** Entries per category (those below it included), most first, ties by name. */
+  categoryCounts(): Promise<KnowledgeCategoryCount[]>;
+  /** Writes an entry (`category/.../leaf`) and indexes it; an existing one is replaced only with `overwrite`. Built-in plugins only. */
+  add(name: string, content: string, options?: { overwrite?: boolean }): Promise<void>;
 }
 
 export interface PluginChatRequest {
@@ -163,6 +234,18 @@ export interface PluginHttp {
   route(route: HttpRoute): () => void;
 }
 
+/** The kernel's control methods, and methods of the plugin's own. Built-in plugins only. */
+export interface PluginControl extends ControlApi {
+  /**
+   * Adds a control method, served wherever control methods are (`homeagentctl`, the CLI socket).
+   * Its name must start with the plugin's name and a dot (`kbtree.token`; `-` and `.` in the
+   * plugin's name become `_`). Registered while the plugin starts, it goes live with the plugin's
+   * other registrations; it is removed when the plugin stops or is replaced by a reload. External
+   * plugins get HA_ERR_PLUGIN_PERMISSION. Returns a function that removes it.
+   */
+  register<P extends TSchema, R>(method: ControlMethod<P, R>): () => void;
+}
+
 /** Everything a plugin may use, handed to its factory. */
 export interface PluginContext {
   readonly name: string;
@@ -175,8 +258,8 @@ export interface PluginContext {
   audit(action: string, details?: Record<string, unknown>): void;
   readonly settings: PluginSettings;
   readonly events: PluginEvents;
-  /** The kernel's control methods (status, config, backup, plugins.*, ...). Built-in plugins only. */
-  readonly control: ControlApi;
+  /** The kernel's control methods (status, config, backup, plugins.*, ...) and the plugin's own. Built-in plugins only. */
+  readonly control: PluginControl;
   readonly paths: PluginPaths;
   readonly io: PluginIo;
   readonly tools: PluginTools;

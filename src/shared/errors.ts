@@ -88,6 +88,15 @@ export const ERROR_CODES = {
 
   HA_ERR_EVAL_DATA: 'evaluation data is missing or does not have the expected shape',
 
+  HA_ERR_KNOWLEDGE_NAME:
+    'the knowledge entry or category name is not allowed (empty, too long, traversal, control characters, or a link leaving the library)',
+  HA_ERR_KNOWLEDGE_NOT_FOUND: 'no knowledge entry or category with that name exists',
+  HA_ERR_KNOWLEDGE_EXISTS: 'a knowledge entry with that name already exists (overwrite it explicitly)',
+  HA_ERR_KNOWLEDGE_TOO_LARGE: 'the knowledge entry is larger than core.knowledge.max_entry_kb',
+  HA_ERR_KNOWLEDGE_UNAVAILABLE: 'the knowledge library is not running',
+  HA_ERR_MEDIA_TYPE: 'the file is not a supported image or audio format',
+  HA_ERR_MEDIA_TOO_LARGE: 'the media file is larger than the allowed size',
+
   HA_ERR_EMBED_CLOSED: 'the embedder was closed',
   HA_ERR_EMBED_OPTIONS: 'the embedder options are invalid',
   HA_ERR_EMBED_MODEL_MISSING: 'the model directory or one of its files is missing',
@@ -97,6 +106,15 @@ export const ERROR_CODES = {
   HA_ERR_EMBED_FAILED: 'local model inference (embedding, parsing) failed',
   HA_ERR_EMBED_INSTALL: 'the model could not be installed',
   HA_ERR_EMBED_CHECKSUM: 'the sha256 checksum of the model does not match',
+
+  HA_ERR_GPIO_CONFIG: 'a GPIO pin configuration is invalid',
+  HA_ERR_GPIO_UNAVAILABLE: 'the GPIO back end or chip is not available on this machine',
+  HA_ERR_GPIO_IO: 'reading or writing a GPIO pin failed',
+  HA_ERR_GPIO_DIRECTION: 'the GPIO pin is not configured for that (an input cannot be written)',
+  HA_ERR_I2C_UNAVAILABLE: 'the I2C bus does not exist on this machine',
+  HA_ERR_I2C_NACK: 'the I2C device did not answer (no acknowledge)',
+  HA_ERR_I2C_CRC: 'the I2C device answered with a bad checksum',
+  HA_ERR_I2C_DEVICE: 'the I2C device is not the sensor expected or reported an error',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

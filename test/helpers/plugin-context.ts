@@ -90,6 +90,9 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     control: {
       call: unavailable('the control API'),
       methods: () => [],
+      register: () => {
+        throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'control methods are not available in this test context');
+      },
     },
     paths: { data, runtime: join(options.dataDir, 'run'), root: options.root ?? options.dataDir },
     io: {
@@ -107,7 +110,15 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
       },
     },
     memory: { recall: unavailable('memory'), commit: unavailable('memory') },
-    knowledge: { search: unavailable('knowledge'), list: unavailable('knowledge'), add: unavailable('knowledge') },
+    knowledge: {
+      available: () => false,
+      search: unavailable('knowledge'),
+      list: unavailable('knowledge'),
+      tree: unavailable('knowledge'),
+      categories: unavailable('knowledge'),
+      categoryCounts: unavailable('knowledge'),
+      add: unavailable('knowledge'),
+    },
     llm: { chat: unavailable('the language model') },
     http: {
       route: () => {

@@ -212,6 +212,9 @@ class PluginRuntime {
       control: {
         call: (method, params) => this.#ask('control.call', { method, params }),
         methods: () => init.control_methods,
+        register: () => {
+          throw pluginError('HA_ERR_PLUGIN_PERMISSION', `plugin ${init.name} (external) may not register control methods`);
+        },
       },
       paths: init.paths,
       io: {
@@ -268,7 +271,12 @@ class PluginRuntime {
       knowledge: {
         search: (query, options) => this.#ask('knowledge.search', options === undefined ? { query } : { query, options }),
         list: (category) => this.#ask('knowledge.list', category === undefined ? {} : { category }),
-        add: async (name, content) => void (await this.#ask('knowledge.add', { name, content })),
+        available: () => init.knowledge_available,
+        tree: (options) => this.#ask('knowledge.tree', options === undefined ? {} : { options }),
+        categories: () => this.#ask('knowledge.categories', {}),
+        categoryCounts: () => this.#ask('knowledge.counts', {}),
+        add: async (name, content, options) =>
+          void (await this.#ask('knowledge.add', options === undefined ? { name, content } : { name, content, options })),
       },
       llm: {
         chat: async ({ signal, ...request }) => {

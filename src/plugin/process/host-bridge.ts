@@ -148,9 +148,17 @@ export class HostBridge implements ChildMessageHandler {
         const p = params as ChildRequestParams<'knowledge.list'>;
         return context.knowledge.list(p.category);
       }
+      case 'knowledge.tree': {
+        const p = params as ChildRequestParams<'knowledge.tree'>;
+        return context.knowledge.tree(p.options);
+      }
+      case 'knowledge.categories':
+        return context.knowledge.categories();
+      case 'knowledge.counts':
+        return context.knowledge.categoryCounts();
       case 'knowledge.add': {
         const p = params as ChildRequestParams<'knowledge.add'>;
-        await context.knowledge.add(p.name, p.content);
+        await context.knowledge.add(p.name, p.content, p.options);
         return {};
       }
       case 'llm.chat': {

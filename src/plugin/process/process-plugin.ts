@@ -171,6 +171,7 @@ export class ProcessPlugin implements PluginInstance {
       paths: { ...context.paths },
       settings,
       control_methods: controlMethods,
+      knowledge_available: context.knowledge.available(),
       log_level: typeof context.log.level === 'string' ? context.log.level : 'info',
     };
   }

@@ -19,7 +19,9 @@ import type { MethodInfo } from '../../sdk/control.js';
 import type {
   HttpRequest,
   HttpResponse,
+  KnowledgeCategoryCount,
   KnowledgeHit,
+  KnowledgeTreeNode,
   MemoryItem,
   PluginHealth,
   PluginLlm,
@@ -45,6 +47,8 @@ export interface InitParams {
   settings: Record<string, unknown>;
   /** What `control.methods()` answers in the child (empty for plugins without the control API). */
   control_methods: MethodInfo[];
+  /** What `knowledge.available()` answers in the child (the library was open when the plugin started). */
+  knowledge_available: boolean;
   /** Log lines below this level are not sent. */
   log_level: string;
 }
@@ -203,9 +207,38 @@ export const ChildRequestSchemas = {
     },
     strict,
   ),
-  'knowledge.search': Type.Object({ query: Text(10_000), options: LimitOptions }, strict),
+  'knowledge.search': Type.Object(
+    {
+      query: Text(10_000),
+      options: Type.Optional(
+        Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })), category: Type.Optional(Name) }, strict),
+      ),
+    },
+    strict,
+  ),
   'knowledge.list': Type.Object({ category: Type.Optional(Name) }, strict),
-  'knowledge.add': Type.Object({ name: Name, content: Type.String() }, strict),
+  'knowledge.tree': Type.Object(
+    {
+      options: Type.Optional(
+        Type.Object(
+          {
+            category: Type.Optional(Name),
+            max_depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 100 })),
+            include_items: Type.Optional(Type.Boolean()),
+            preview_limit: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
+          },
+          strict,
+        ),
+      ),
+    },
+    strict,
+  ),
+  'knowledge.categories': Type.Object({}, strict),
+  'knowledge.counts': Type.Object({}, strict),
+  'knowledge.add': Type.Object(
+    { name: Name, content: Type.String(), options: Type.Optional(Type.Object({ overwrite: Type.Optional(Type.Boolean()) }, strict)) },
+    strict,
+  ),
   'llm.chat': Type.Object(
     {
       messages: Type.Array(JsonObject, { minItems: 1, maxItems: 1000 }),
@@ -232,6 +265,9 @@ export interface ChildRequestResults {
   'memory.commit': Record<string, never>;
   'knowledge.search': KnowledgeHit[];
   'knowledge.list': Array<{ name: string; category: string }>;
+  'knowledge.tree': KnowledgeTreeNode;
+  'knowledge.categories': string[];
+  'knowledge.counts': KnowledgeCategoryCount[];
   'knowledge.add': Record<string, never>;
   'llm.chat': Awaited<ReturnType<PluginLlm['chat']>>;
   'events.publish': Record<string, never>;

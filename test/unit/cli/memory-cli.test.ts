@@ -139,7 +139,11 @@ async function serve(t: Parameters<typeof startMemoryControl>[0]): Promise<Serve
   });
   const plugin = new CliPlugin({
     ...test.context,
-    control: { call: (method, params, caller) => m.control.call(method, params, caller), methods: () => m.control.methods() },
+    control: {
+      ...test.context.control,
+      call: (method, params, caller) => m.control.call(method, params, caller),
+      methods: () => m.control.methods(),
+    },
   });
   await plugin.start();
   t.teardown(() => plugin.stop());

@@ -1,0 +1,386 @@
+/**
+ * `homeagentctl kb tree|search|add|rm|import|reindex|stats|token`: the household knowledge library
+ * of a running daemon (the `kb.*` control methods, and `kbtree.token` of the kbtree plugin).
+ * `kb add` reads its file or stdin here, with the rights of the person typing; `kb import` hands an
+ * absolute folder to the daemon, which reads it with its own rights (and audits it).
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type {
+  KbAddResult,
+  KbImportResult,
+  KbReindexResult,
+  KbRemoveResult,
+  KbSearchResult,
+  KbStatsResult,
+  KbTreeResult,
+} from '../knowledge/knowledge-methods.js';
+import type { TreeNode } from '../knowledge/types.js';
+import { EXIT_CODES } from '../shared/exit-codes.js';
+import { bytes } from './format.js';
+import { RemoteError } from './rpc-client.js';
+
+/** homeagentctl's option table entries for kb (merged into its parseArgs options; --limit is shared with memory). */
+export const KB_OPTIONS = {
+  category: { type: 'string', short: 'c' },
+  depth: { type: 'string' },
+  items: { type: 'boolean' },
+  limit: { type: 'string' },
+  file: { type: 'string', short: 'f' },
+  content: { type: 'string' },
+  overwrite: { type: 'boolean' },
+} as const;
+
+export type KbFlags = {
+  [K in keyof typeof KB_OPTIONS]?: ((typeof KB_OPTIONS)[K]['type'] extends 'boolean' ? boolean : string) | undefined;
+};
+
+export type KbSource = { file: string } | { content: string } | { stdin: true };
+
+export type KbCommand =
+  | { command: 'tree'; category?: string; depth?: number; items: boolean }
+  | { command: 'search'; query: string; category?: string; limit?: number }
+  | { command: 'add'; name: string; source: KbSource; overwrite: boolean }
+  | { command: 'rm'; name: string }
+  | { command: 'import'; dir: string; category?: string }
+  | { command: 'reindex' }
+  | { command: 'stats' }
+  | { command: 'token' };
+
+/** Commands that can read or embed a whole library: they get a longer default timeout. */
+export const KB_LONG_COMMANDS: ReadonlySet<KbCommand['command']> = new Set(['import', 'reindex']);
+export const KB_LONG_TIMEOUT_MS = 600_000;
+
+export class KbUsageError extends Error {}
+
+const COMMANDS = 'tree, search, add, rm, import, reindex, stats or token';
+
+const ALLOWED: Record<KbCommand['command'], ReadonlyArray<keyof KbFlags>> = {
+  tree: ['depth', 'items'],
+  search: ['category', 'limit'],
+  add: ['file', 'content', 'overwrite'],
+  rm: [],
+  import: ['category'],
+  reindex: [],
+  stats: [],
+  token: [],
+};
+
+/** The kb flags given on the command line (homeagentctl refuses them on other commands). */
+export function kbFlagsUsed(flags: KbFlags): Array<keyof KbFlags> {
+  return (Object.keys(KB_OPTIONS) as Array<keyof KbFlags>).filter((k) => flags[k] !== undefined);
+}
+
+/**
+ * Reads `kb <sub> …` (positionals after `kb`); throws KbUsageError. `stdinIsTty` decides whether
+ * `kb add` without --file or --content may read stdin; `cwd` resolves --file and the import folder.
+ */
+export function parseKbCommand(
+  positionals: readonly string[],
+  flags: KbFlags,
+  env: { cwd?: string; stdinIsTty?: boolean } = {},
+): KbCommand {
+  const cwd = env.cwd ?? process.cwd();
+  const [sub, ...rest] = positionals;
+  if (sub === undefined) throw new KbUsageError(`kb needs a command: ${COMMANDS}`);
+  if (!Object.hasOwn(ALLOWED, sub)) throw new KbUsageError(`unknown kb command ${sub}; use ${COMMANDS}`);
+  const command = sub as KbCommand['command'];
+  const stray = kbFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
+  if (stray.length > 0) throw new KbUsageError(`--${stray[0]} does not belong to kb ${command}`);
+  const one = (what: string): string => {
+    if (rest.length !== 1 || (rest[0] ?? '').trim() === '') {
+      throw new KbUsageError(`kb ${command} needs exactly one ${what} (quote it if it has spaces)`);
+    }
+    return (rest[0] as string).trim();
+  };
+  const none = () => {
+    if (rest.length > 0) throw new KbUsageError(`kb ${command} takes no arguments`);
+  };
+  const category = flags.category === undefined ? {} : { category: nonEmpty(flags.category, '--category needs a CATEGORY') };
+  switch (command) {
+    case 'tree': {
+      if (rest.length > 1) throw new KbUsageError('kb tree takes at most one CATEGORY (quote it if it has spaces)');
+      const start = rest[0]?.trim();
+      return {
+        command,
+        ...(start !== undefined && start !== '' && { category: start }),
+        ...(flags.depth !== undefined && { depth: integer(flags.depth, '--depth', 0, 64) }),
+        items: flags.items === true,
+      };
+    }
+    case 'search': {
+      // Words are joined so that `kb search tomato soup` needs no quotes.
+      const query = rest.join(' ').trim();
+      if (query === '') throw new KbUsageError('kb search needs the TEXT to look for');
+      return {
+        command,
+        query,
+        ...category,
+        ...(flags.limit !== undefined && { limit: integer(flags.limit, '--limit', 1, 100) }),
+      };
+    }
+    case 'add': {
+      const name = one('NAME');
+      if (flags.file !== undefined && flags.content !== undefined) throw new KbUsageError('kb add takes --file or --content, not both');
+      let source: KbSource;
+      if (flags.file !== undefined) source = { file: resolve(cwd, nonEmpty(flags.file, '--file needs a FILE')) };
+      else if (flags.content !== undefined) source = { content: nonEmpty(flags.content, '--content needs the TEXT of the entry') };
+      else if (env.stdinIsTty === true) throw new KbUsageError('kb add needs the text: --file FILE, --content TEXT, or piped on stdin');
+      else source = { stdin: true };
+      return { command, name, source, overwrite: flags.overwrite === true };
+    }
+    case 'rm':
+      return { command, name: one('NAME') };
+    case 'import':
+      return { command, dir: resolve(cwd, one('DIR')), ...category };
+    case 'reindex':
+    case 'stats':
+    case 'token':
+      none();
+      return { command };
+  }
+}
+
+function nonEmpty(value: string, problem: string): string {
+  if (value.trim() === '') throw new KbUsageError(problem);
+  return value.trim();
+}
+
+function integer(text: string, flag: string, min: number, max: number): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
+    throw new KbUsageError(`${flag} must be a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+/** What runKb needs of a connection (RpcClient fits). */
+export interface KbClient {
+  call(method: string, params: object, timeoutMs: number): Promise<unknown>;
+  close(): void;
+}
+
+export interface KbIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  /** All of stdin, for `kb add` without --file or --content. */
+  readStdin(): Promise<Uint8Array>;
+}
+
+export interface KbRunOptions {
+  /** Opens the connection; called once the entry text (if any) has been read. */
+  connect: () => Promise<KbClient>;
+  json: boolean;
+  timeoutMs: number;
+  io?: KbIo;
+}
+
+async function readStream(stream: NodeJS.ReadableStream): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
+  return Buffer.concat(chunks);
+}
+
+function processIo(): KbIo {
+  return { stdout: process.stdout, stderr: process.stderr, readStdin: () => readStream(process.stdin) };
+}
+
+/** Runs a parsed kb command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
+export async function runKb(command: KbCommand, options: KbRunOptions): Promise<number> {
+  const io = options.io ?? processIo();
+  // The text is read first: a missing file should not cost a connection, and fails as usage.
+  let content: string | undefined;
+  if (command.command === 'add') {
+    const text = await entryText(command.source, io);
+    if (typeof text !== 'string') {
+      io.stderr.write(`homeagentctl: ${text.problem}\n`);
+      return EXIT_CODES.USAGE;
+    }
+    content = text;
+  }
+  const client = await options.connect();
+  try {
+    const call = (method: string, params: object) => client.call(method, params, options.timeoutMs);
+    const print = <R>(result: R, format: (r: R) => string) => {
+      io.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : format(result)}\n`);
+      return EXIT_CODES.OK;
+    };
+    switch (command.command) {
+      case 'tree': {
+        const params = {
+          ...(command.category !== undefined && { category: command.category }),
+          ...(command.depth !== undefined && { depth: command.depth }),
+          ...(command.items && { items: true }),
+        };
+        return print((await call('kb.tree', params)) as KbTreeResult, formatTree);
+      }
+      case 'search': {
+        const params = {
+          q: command.query,
+          ...(command.category !== undefined && { category: command.category }),
+          ...(command.limit !== undefined && { limit: command.limit }),
+        };
+        return print((await call('kb.search', params)) as KbSearchResult, formatSearch);
+      }
+      case 'add':
+        return print(
+          (await call('kb.add', { name: command.name, content, ...(command.overwrite && { overwrite: true }) })) as KbAddResult,
+          formatAdd,
+        );
+      case 'rm':
+        return print((await call('kb.rm', { name: command.name })) as KbRemoveResult, (r) => `removed ${r.name}`);
+      case 'import': {
+        const params = { dir: command.dir, ...(command.category !== undefined && { category: command.category }) };
+        return print((await call('kb.import', params)) as KbImportResult, formatImport);
+      }
+      case 'reindex':
+        return print((await call('kb.reindex', {})) as KbReindexResult, formatReindex);
+      case 'stats':
+        return print((await call('kb.stats', {})) as KbStatsResult, formatStats);
+      case 'token':
+        return print((await tokenCall(call)) as TokenResult, formatToken);
+    }
+  } finally {
+    client.close();
+  }
+}
+
+/** What `kbtree.token` answers (the kbtree plugin's TokenInfo; the CLI may not import plugins). */
+interface TokenResult {
+  token: string;
+  url: string;
+  source?: 'random' | 'configured';
+}
+
+export function formatToken(r: TokenResult): string {
+  const source = r.source === 'random' ? ' (random for this run)' : r.source === 'configured' ? ' (plugin.kbtree.token)' : '';
+  return `token  ${r.token}${source}\nurl    ${r.url}\nsend it as X-API-Key: TOKEN, Authorization: Bearer TOKEN, or ?token=TOKEN`;
+}
+
+async function tokenCall(call: (method: string, params: object) => Promise<unknown>): Promise<unknown> {
+  try {
+    return await call('kbtree.token', {});
+  } catch (error) {
+    if (error instanceof RemoteError && error.code === 'HA_ERR_RPC_UNKNOWN_METHOD') {
+      throw new RemoteError({
+        code: error.code,
+        message: 'the kbtree service is not running: enable it with plugin.kbtree.enabled: true and restart HomeAgent',
+      });
+    }
+    throw error;
+  }
+}
+
+/** The entry text, or the problem reading it. */
+async function entryText(source: KbSource, io: KbIo): Promise<string | { problem: string }> {
+  let raw: Uint8Array;
+  let from: string;
+  if ('content' in source) return source.content;
+  if ('file' in source) {
+    from = source.file;
+    try {
+      raw = await readFile(source.file);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return { problem: `kb add: cannot read ${source.file}${code === 'ENOENT' ? ': no such file' : ` (${code})`}` };
+    }
+  } else {
+    from = 'stdin';
+    raw = await io.readStdin();
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+  } catch {
+    return { problem: `kb add: ${from} is not UTF-8 text` };
+  }
+  if (text.trim() === '') return { problem: `kb add: ${from} is empty` };
+  return text;
+}
+
+// ---- readable output ----
+
+function plural(n: number, word: string, many = `${word}s`): string {
+  return `${n} ${n === 1 ? word : many}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' / ').trim();
+}
+
+/** An indented tree: each category with its entry count (and those directly in it when some are), items under it. */
+export function formatTree(root: TreeNode): string {
+  const lines = [`${root.path === '' ? 'knowledge library' : root.path}: ${plural(root.total_count, 'entry', 'entries')}`];
+  const walk = (node: TreeNode, indent: string) => {
+    for (const child of node.children) {
+      const here = child.item_count > 0 && child.item_count !== child.total_count ? ` (${child.item_count} here)` : '';
+      lines.push(`${indent}${child.name}/  ${child.total_count}${here}`);
+      walk(child, `${indent}  `);
+    }
+    for (const item of node.items ?? []) {
+      const media = item.media > 0 ? `  [${plural(item.media, 'attachment')}]` : '';
+      const preview = oneLine(item.preview);
+      lines.push(`${indent}- ${item.name}${preview === '' ? '' : `  ${preview}`}${media}`);
+    }
+  };
+  walk(root, '  ');
+  if (root.total_count === 0) lines.push('  (empty: add entries with homeagentctl kb add or kb import)');
+  return lines.join('\n');
+}
+
+export function formatSearch(r: KbSearchResult): string {
+  const where = r.category === null ? '' : ` in ${r.category}`;
+  if (r.hits.length === 0) return `no entries${where} match ${JSON.stringify(r.query)}`;
+  const lines: string[] = [];
+  r.hits.forEach((hit, i) => {
+    lines.push(`${i + 1}. ${hit.name}  ${hit.score.toFixed(3)}`);
+    const snippet = oneLine(hit.snippet);
+    if (snippet !== '') lines.push(`   ${snippet}`);
+  });
+  return lines.join('\n');
+}
+
+function formatAdd(r: KbAddResult): string {
+  const media = r.media > 0 ? `, ${plural(r.media, 'attachment')} kept` : '';
+  return `${r.replaced ? 'replaced' : 'added'} ${r.name} (${bytes(r.bytes)}${media})`;
+}
+
+/** Skip reasons listed at most in readable output (--json has them all). */
+const SKIPS_SHOWN = 50;
+
+export function formatImport(r: KbImportResult): string {
+  const into = r.category === null ? '' : ` into ${r.category}`;
+  const lines = [
+    `imported ${plural(r.imported.length, 'file')}${into} from ${r.dir} in ${(r.ms / 1000).toFixed(1)} s` +
+      (r.skipped.length > 0 ? `, skipped ${r.skipped.length}:` : ''),
+  ];
+  for (const skip of r.skipped.slice(0, SKIPS_SHOWN)) lines.push(`  ${skip.file}: ${skip.reason}`);
+  if (r.skipped.length > SKIPS_SHOWN) lines.push(`  ... and ${r.skipped.length - SKIPS_SHOWN} more (--json lists them all)`);
+  return lines.join('\n');
+}
+
+export function formatReindex(r: KbReindexResult): string {
+  const skipped = r.skipped ?? [];
+  const lines = [
+    `reindexed: ${plural(r.indexed, 'entry', 'entries')} indexed, ${r.removed} removed, in ${r.ms} ms` +
+      (skipped.length > 0 ? `; skipped ${skipped.length}:` : ''),
+  ];
+  for (const skip of skipped.slice(0, SKIPS_SHOWN)) lines.push(`  ${skip.file}: ${skip.reason}`);
+  if (skipped.length > SKIPS_SHOWN) lines.push(`  ... and ${skipped.length - SKIPS_SHOWN} more (--json lists them all)`);
+  return lines.join('\n');
+}
+
+export function formatStats(s: KbStatsResult): string {
+  const rows: Array<[string, string]> = [
+    ['entries', String(s.entries)],
+    ['categories', String(s.categories)],
+    ['media', `${plural(s.media.files, 'file')}, ${bytes(s.media.bytes)}`],
+    ['index', `${s.index.state}, ${s.index.indexed} indexed`],
+    [
+      'vectors',
+      s.dense.enabled ? `${s.dense.ready ? 'ready' : 'not ready'}, ${s.dense.total} of ${s.entries}` : 'off (no embedder: words only)',
+    ],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return ['knowledge library:', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
+}

@@ -1,0 +1,215 @@
+/**
+ * Control methods for the knowledge library (`kb.tree`, `kb.search`, `kb.add`, `kb.rm`,
+ * `kb.import`, `kb.reindex`, `kb.stats`), used by `homeagentctl kb`. Every change is audited with
+ * the caller as actor. `kb.import` reads a folder the caller names on the daemon's machine with the
+ * daemon's rights: the caller is the box's administrator (the CLI socket is for the service group),
+ * so any absolute folder is accepted (the service refuses one overlapping the library, and follows
+ * no symlinks inside it); the audit record names the real folder, also when the service refused it.
+ */
+import { realpathSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import type { AuditRecord } from '../log/logger.js';
+import { describeError, HomeAgentError } from '../shared/errors.js';
+import type { ImportSummary, KnowledgeBase, KnowledgeHit, KnowledgeStats, ReindexSummary, TreeNode } from './types.js';
+
+/**
+ * The part of the control registry (src/plugin/control-registry.ts) these methods need, declared
+ * here because knowledge sits below the plugin layer; ControlRegistry fits it.
+ */
+export interface KnowledgeControl {
+  register<P extends TSchema, R>(method: {
+    name: string;
+    description: string;
+    params: P;
+    handler(params: Static<P>, caller: { actor: string }): R | Promise<R>;
+  }): unknown;
+}
+
+export interface KnowledgeMethodOptions {
+  /** The LogManager: every change writes an audit record. */
+  logs: { audit(record: AuditRecord): void };
+  /** Milliseconds, for the duration kb.import reports; Date.now by default. */
+  now?: () => number;
+}
+
+export const DEFAULT_SEARCH_LIMIT = 10;
+export const MAX_SEARCH_LIMIT = 100;
+/** The largest entry core.knowledge.max_entry_kb allows (64 MiB); the service applies the configured one. */
+const MAX_CONTENT_CHARS = 64 * 1024 * 1024;
+const MAX_PATH_CHARS = 4096;
+
+const Name = Type.String({ minLength: 1, maxLength: 1000 });
+
+/** The answer of `kb.search`. */
+export interface KbSearchResult {
+  query: string;
+  category: string | null;
+  hits: KnowledgeHit[];
+}
+
+/** The answer of `kb.add`. */
+export interface KbAddResult {
+  name: string;
+  category: string;
+  replaced: boolean;
+  bytes: number;
+  media: number;
+}
+
+/** The answer of `kb.rm`. */
+export interface KbRemoveResult {
+  name: string;
+  removed: true;
+  media: number;
+}
+
+/** The answer of `kb.import`. */
+export interface KbImportResult extends ImportSummary {
+  /** The real folder that was read. */
+  dir: string;
+  category: string | null;
+  ms: number;
+}
+
+export type KbTreeResult = TreeNode;
+export type KbStatsResult = KnowledgeStats;
+export type KbReindexResult = ReindexSummary;
+
+export function registerKnowledgeMethods(control: KnowledgeControl, kb: KnowledgeBase, options: KnowledgeMethodOptions): void {
+  const now = options.now ?? Date.now;
+
+  control.register({
+    name: 'kb.tree',
+    description:
+      'The category tree of the knowledge library from a category (or the top): per category its entries directly in it and in all, optionally the entries with a preview; depth limits the levels shown.',
+    params: Type.Object({
+      category: Type.Optional(Name),
+      depth: Type.Optional(Type.Integer({ minimum: 0, maximum: 64 })),
+      items: Type.Optional(Type.Boolean()),
+      preview: Type.Optional(Type.Integer({ minimum: 1, maximum: 2000 })),
+    }),
+    handler: ({ category, depth, items, preview }): KbTreeResult =>
+      kb.tree({
+        ...(category !== undefined && { category }),
+        ...(depth !== undefined && { max_depth: depth }),
+        ...(items !== undefined && { include_items: items }),
+        ...(preview !== undefined && { preview_limit: preview }),
+      }),
+  });
+
+  control.register({
+    name: 'kb.search',
+    description: `Hybrid search of the knowledge library (by meaning and by words), optionally within a category; limit 1–${MAX_SEARCH_LIMIT}, default ${DEFAULT_SEARCH_LIMIT}.`,
+    params: Type.Object({
+      q: Type.String({ minLength: 1, maxLength: 1000 }),
+      category: Type.Optional(Name),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_SEARCH_LIMIT })),
+    }),
+    handler: async ({ q, category, limit }): Promise<KbSearchResult> => {
+      const query = q.trim();
+      if (query === '') throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', 'kb.search: q has nothing to look for');
+      const hits = await kb.search(query, { top_k: limit ?? DEFAULT_SEARCH_LIMIT, ...(category !== undefined && { category }) });
+      return { query, category: category ?? null, hits };
+    },
+  });
+
+  control.register({
+    name: 'kb.add',
+    description: 'Write an entry (markdown) under a name like recipes/soup/tomato_soup; an existing entry is replaced only with overwrite.',
+    params: Type.Object({
+      name: Name,
+      content: Type.String({ minLength: 1, maxLength: MAX_CONTENT_CHARS }),
+      overwrite: Type.Optional(Type.Boolean()),
+    }),
+    handler: async ({ name, content, overwrite }, caller): Promise<KbAddResult> => {
+      if (content.trim() === '') throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', 'kb.add: the content is empty');
+      // An existing entry without overwrite is refused by the service (HA_ERR_KNOWLEDGE_EXISTS).
+      const before = kb.get(name);
+      const entry = await kb.create(name, content, { overwrite: overwrite === true });
+      const result: KbAddResult = {
+        name: entry.name,
+        category: entry.category,
+        replaced: before !== undefined,
+        bytes: Buffer.byteLength(entry.content),
+        media: entry.media.length,
+      };
+      options.logs.audit({ actor: caller.actor, action: 'kb.add', name: entry.name, replaced: result.replaced, bytes: result.bytes });
+      return result;
+    },
+  });
+
+  control.register({
+    name: 'kb.rm',
+    description: 'Delete an entry and its attachments (the media files stay in the media store while other entries use them).',
+    params: Type.Object({ name: Name }),
+    handler: async ({ name }, caller): Promise<KbRemoveResult> => {
+      const entry = kb.get(name);
+      if (entry === undefined || !(await kb.delete(entry.name))) {
+        throw new HomeAgentError('HA_ERR_KNOWLEDGE_NOT_FOUND', `the knowledge library has no entry named ${JSON.stringify(name)}`);
+      }
+      options.logs.audit({ actor: caller.actor, action: 'kb.rm', name: entry.name, bytes: Buffer.byteLength(entry.content) });
+      return { name: entry.name, removed: true, media: entry.media.length };
+    },
+  });
+
+  control.register({
+    name: 'kb.import',
+    description:
+      "Import the markdown and text files of a folder on the daemon's machine (an absolute path), each file an entry named after its path there, optionally under a category; returns what was imported and what was skipped and why.",
+    params: Type.Object({
+      dir: Type.String({ minLength: 1, maxLength: MAX_PATH_CHARS }),
+      category: Type.Optional(Name),
+    }),
+    handler: async ({ dir, category }, caller): Promise<KbImportResult> => {
+      const real = importFolder(dir);
+      const started = now();
+      const audit = { actor: caller.actor, action: 'kb.import', dir: real, category: category ?? null };
+      let summary: ImportSummary;
+      try {
+        summary = await kb.importDir(real, category === undefined ? {} : { category });
+      } catch (error) {
+        options.logs.audit({ ...audit, error: describeError(error) });
+        throw error;
+      }
+      options.logs.audit({ ...audit, imported: summary.imported.length, skipped: summary.skipped.length });
+      return { dir: real, category: category ?? null, imported: summary.imported, skipped: summary.skipped, ms: now() - started };
+    },
+  });
+
+  control.register({
+    name: 'kb.reindex',
+    description: 'Re-read the files under <data>/knowledge and bring the index in line (new, changed and vanished entries).',
+    params: Type.Object({}),
+    handler: async (_params, caller): Promise<KbReindexResult> => {
+      const summary = await kb.reindex();
+      options.logs.audit({ actor: caller.actor, action: 'kb.reindex', indexed: summary.indexed, removed: summary.removed });
+      return summary;
+    },
+  });
+
+  control.register({
+    name: 'kb.stats',
+    description:
+      'What the knowledge library holds: entries, categories, media files and bytes, the index state and the vector (dense) path: enabled, ready, total.',
+    params: Type.Object({}),
+    handler: (): KbStatsResult => kb.stats(),
+  });
+}
+
+/** The real path of the folder kb.import is asked to read (the service checks it is a folder outside the library). */
+function importFolder(dir: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+  if (/[\u0000-\u001f\u007f]/.test(dir)) throw invalid('the folder contains NUL or control characters');
+  if (!isAbsolute(dir)) throw invalid(`${JSON.stringify(dir)} is not an absolute path (homeagentctl sends one)`);
+  try {
+    return realpathSync(dir);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw invalid(code === 'ENOENT' ? `${dir} does not exist on the daemon's machine` : `${dir} cannot be read by the daemon (${code})`);
+  }
+}
+
+function invalid(problem: string): HomeAgentError {
+  return new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `kb.import: ${problem}`);
+}
