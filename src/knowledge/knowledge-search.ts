@@ -43,6 +43,9 @@ export const LEXICAL_CANDIDATES = 200;
  */
 export const VECTOR_CANDIDATES = 50;
 
+/** Below this cosine a vector hit is noise (the same floor memory's recall uses). */
+export const MIN_VECTOR_COSINE = 0.2;
+
 export interface SearchRequest {
   query: string;
   topK: number;
@@ -98,7 +101,10 @@ export async function searchKnowledge(deps: SearchDeps, request: SearchRequest):
   if (useVector) {
     const [q] = await embedder.embed([query], deps.signal);
     if (q?.some((x) => x !== 0)) {
-      vector = index.searchVector(q, Math.max(VECTOR_CANDIDATES, topK), category);
+      // An entry that shares no word with the query needs a clear cosine: without a floor,
+      // per-query normalisation would turn the best of unrelated entries into a perfect match
+      // and a question about nothing in the library would still get answers.
+      vector = index.searchVector(q, Math.max(VECTOR_CANDIDATES, topK), category).filter((v) => v.score >= MIN_VECTOR_COSINE);
       // Lexical candidates the vector top list missed still get their true cosine.
       const seen = new Set(vector.map((v) => v.id));
       vector.push(

@@ -40,6 +40,7 @@ t.test('search: top_k, ties by name, category and below, paths, snippets', async
   t.equal((await kb.search('kettle', { top_k: 1000 })).length, 4, 'top_k is capped, not refused');
   t.same(await kb.search('kettle', { top_k: 0 }), []);
   t.same(await kb.search('   '), [], 'an empty query finds nothing');
+  t.same(await kb.search('zebra saxophone quantum'), [], 'a question about nothing in the library finds nothing');
   t.same(await kb.search('"NOT* (', { paths: ['lexical'] }), [], 'FTS syntax in a query is inert');
 
   await kb.create('tech/go/generics', 'Type parameters let a Go function work on many types.');
