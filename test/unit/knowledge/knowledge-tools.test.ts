@@ -292,7 +292,7 @@ t.test('knowledge_attach reads only files inside the hand-over folder', async (t
   ];
   for (const [path, reason, detail] of cases) {
     const error = await fails(t, s.call('knowledge_attach', { name: 'house/fuse_box', path }), reason, 'path');
-    t.match(error?.info.detail, detail, path);
+    t.match(error?.info.detail, detail, JSON.stringify(path));
   }
   t.equal(s.kb.get('house/fuse_box')?.media.length, 1, 'nothing from outside was attached');
 
