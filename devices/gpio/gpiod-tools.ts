@@ -13,9 +13,7 @@
  * Both print `gpiochip0 [pinctrl-bcm2711] (58 lines)` from gpiodetect.
  */
 import { execFile } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { HomeAgentError } from '../../src/sdk/index.js';
+import { findOnPath, HomeAgentError } from '../../src/sdk/index.js';
 import type { GpioChipInfo } from './chip-offset.js';
 import type { GpioBias, GpioValue } from './gpio-backend.js';
 
@@ -35,21 +33,6 @@ export interface GpiodTools {
 
 const TOOL_TIMEOUT_MS = 5_000;
 
-/** Absolute path of an executable on a PATH-style list (like `which`). */
-export function findExecutable(name: string, path: string): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
 /** Runs a tool to completion; rejects with its stderr on a non-zero exit. */
 export function runTool(file: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -65,7 +48,7 @@ export function runTool(file: string, args: readonly string[], env: NodeJS.Proce
 /** Finds the four tools on `path` and asks gpioget for its version. HA_ERR_GPIO_UNAVAILABLE if missing. */
 export async function detectGpiodTools(path: string, env: NodeJS.ProcessEnv): Promise<GpiodTools> {
   const names = ['gpioget', 'gpioset', 'gpiomon', 'gpiodetect'] as const;
-  const found = names.map((n) => findExecutable(n, path));
+  const found = names.map((n) => findOnPath(n, path));
   const missing = names.filter((_, i) => found[i] === undefined);
   if (missing.length > 0) {
     throw new HomeAgentError(
@@ -92,7 +75,7 @@ export async function detectGpiodTools(path: string, env: NodeJS.ProcessEnv): Pr
   if (major !== 1 && major !== 2) {
     throw new HomeAgentError('HA_ERR_GPIO_UNAVAILABLE', `unsupported libgpiod tools version: ${JSON.stringify(firstLine)}`);
   }
-  return { major, versionText: firstLine, gpioget, gpioset, gpiomon, gpiodetect, stdbuf: findExecutable('stdbuf', path) };
+  return { major, versionText: firstLine, gpioget, gpioset, gpiomon, gpiodetect, stdbuf: findOnPath('stdbuf', path) };
 }
 
 /** Parses gpiodetect output (`gpiochip0 [pinctrl-bcm2711] (58 lines)` per chip). */

@@ -8,23 +8,14 @@
  */
 import { realpathSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { AuditRecord } from '../log/logger.js';
+import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { ImportSummary, KnowledgeBase, KnowledgeHit, KnowledgeStats, ReindexSummary, TreeNode } from './types.js';
 
-/**
- * The part of the control registry (src/plugin/control-registry.ts) these methods need, declared
- * here because knowledge sits below the plugin layer; ControlRegistry fits it.
- */
-export interface KnowledgeControl {
-  register<P extends TSchema, R>(method: {
-    name: string;
-    description: string;
-    params: P;
-    handler(params: Static<P>, caller: { actor: string }): R | Promise<R>;
-  }): unknown;
-}
+/** The control registry, as far as these methods need it. */
+export type KnowledgeControl = ControlMethodRegistrar;
 
 export interface KnowledgeMethodOptions {
   /** The LogManager: every change writes an audit record. */

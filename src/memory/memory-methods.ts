@@ -4,27 +4,18 @@
  * MemoryService's parts, so a stopped service answers HA_ERR_UNAVAILABLE. Forgetting is audited
  * with the caller as actor.
  */
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { AuditRecord } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
+import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { HomeAgentError } from '../shared/errors.js';
 import type { GraphEntity, GraphRelation, SentenceRef } from './graph-types.js';
 import { DEFAULT_EXPORT_LIMIT, exportPage, MAX_EXPORT_LIMIT } from './memory-export.js';
 import type { MemoryParts } from './memory-service.js';
 import type { MemoryStores } from './memory-stores.js';
 
-/**
- * The part of the control registry (src/plugin/control-registry.ts) these methods need, declared
- * here because memory sits below the plugin layer; ControlRegistry fits it.
- */
-export interface MemoryControl {
-  register<P extends TSchema, R>(method: {
-    name: string;
-    description: string;
-    params: P;
-    handler(params: Static<P>, caller: { actor: string }): R | Promise<R>;
-  }): unknown;
-}
+/** The control registry, as far as these methods need it. */
+export type MemoryControl = ControlMethodRegistrar;
 
 export interface MemoryMethodOptions {
   /** The LogManager: forgetting writes an audit record. */

@@ -17,6 +17,7 @@ export {
 export type { ChatMessage, Usage } from '../llm/spec/index.js';
 export type { Logger } from '../log/logger.js';
 export { ERROR_CODES, type ErrorCode, type ErrorEnvelope, HomeAgentError, isHomeAgentError, toErrorEnvelope } from '../shared/errors.js';
+export { findOnPath } from '../shared/find-on-path.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
 export type { Service, ServiceState } from '../shared/service.js';
 export {
