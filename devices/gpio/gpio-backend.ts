@@ -140,6 +140,46 @@ export function directionError(bcm: number, what: string): HomeAgentError {
   return new HomeAgentError('HA_ERR_GPIO_DIRECTION', `GPIO ${bcm}: ${what}`, { details: { bcm } });
 }
 
+/** The edge and error listeners of one open pin, kept alike by every back end. */
+export class PinListeners {
+  readonly #edges = new Set<EdgeListener>();
+  readonly #errors = new Set<PinErrorListener>();
+  readonly #bcm: number;
+  readonly #options: Readonly<Pick<ResolvedPinOptions, 'direction' | 'edge'>>;
+
+  constructor(bcm: number, options: Readonly<Pick<ResolvedPinOptions, 'direction' | 'edge'>>) {
+    this.#bcm = bcm;
+    this.#options = options;
+  }
+
+  /** {@link GpioPin.onEdge}: only an input with an edge reports edges. */
+  onEdge(listener: EdgeListener): () => void {
+    if (this.#options.direction !== 'in') throw directionError(this.#bcm, 'is an output and has no edges');
+    if (this.#options.edge === 'none')
+      throw new HomeAgentError('HA_ERR_GPIO_CONFIG', `GPIO ${this.#bcm}: edge is none, so no edges are reported`);
+    this.#edges.add(listener);
+    return () => this.#edges.delete(listener);
+  }
+
+  onError(listener: PinErrorListener): () => void {
+    this.#errors.add(listener);
+    return () => this.#errors.delete(listener);
+  }
+
+  emitEdge(event: EdgeEvent): void {
+    for (const listener of this.#edges) listener(event);
+  }
+
+  emitError(error: HomeAgentError): void {
+    for (const listener of this.#errors) listener(error);
+  }
+
+  /** At close: no edge is delivered any more. */
+  clearEdges(): void {
+    this.#edges.clear();
+  }
+}
+
 export function closedError(bcm: number): HomeAgentError {
   return new HomeAgentError('HA_ERR_GPIO_UNAVAILABLE', `GPIO ${bcm} is closed`, { details: { bcm } });
 }

@@ -31,6 +31,7 @@ import {
   type GpioValue,
   ioError,
   type PinErrorListener,
+  PinListeners,
   type PinOptions,
   physical,
   type ResolvedPinOptions,
@@ -255,8 +256,7 @@ class GpiodPin implements GpioPin {
   #monitor: ChildProcess | undefined;
   #filter: EdgeFilter | undefined;
   #queue: Promise<unknown> = Promise.resolve();
-  readonly #edgeListeners = new Set<EdgeListener>();
-  readonly #errorListeners = new Set<PinErrorListener>();
+  readonly #listeners: PinListeners;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -267,6 +267,7 @@ class GpiodPin implements GpioPin {
     readonly options: Readonly<ResolvedPinOptions>,
   ) {
     this.#value = options.initial;
+    this.#listeners = new PinListeners(bcm, options);
   }
 
   async start(): Promise<void> {
@@ -283,7 +284,7 @@ class GpiodPin implements GpioPin {
       clock: this.backend.clock,
       initial,
       emit: (event) => {
-        for (const l of this.#edgeListeners) l(event);
+        this.#listeners.emitEdge(event);
       },
     });
     this.#startMonitor();
@@ -314,23 +315,18 @@ class GpiodPin implements GpioPin {
   }
 
   onEdge(listener: EdgeListener): () => void {
-    if (this.options.direction !== 'in') throw directionError(this.bcm, 'is an output and has no edges');
-    if (this.options.edge === 'none')
-      throw new HomeAgentError('HA_ERR_GPIO_CONFIG', `GPIO ${this.bcm}: edge is none, so no edges are reported`);
-    this.#edgeListeners.add(listener);
-    return () => this.#edgeListeners.delete(listener);
+    return this.#listeners.onEdge(listener);
   }
 
   onError(listener: PinErrorListener): () => void {
-    this.#errorListeners.add(listener);
-    return () => this.#errorListeners.delete(listener);
+    return this.#listeners.onError(listener);
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#closed = true;
       this.#filter?.close();
-      this.#edgeListeners.clear();
+      this.#listeners.clearEdges();
       await this.#queue;
       const holder = this.#holder;
       const monitor = this.#monitor;
@@ -416,6 +412,6 @@ class GpiodPin implements GpioPin {
   }
 
   #fail(error: HomeAgentError): void {
-    for (const l of this.#errorListeners) l(error);
+    this.#listeners.emitError(error);
   }
 }

@@ -22,6 +22,7 @@ import {
   type GpioValue,
   MAX_HEADER_BCM,
   type PinErrorListener,
+  PinListeners,
   type PinOptions,
   physical,
   type ResolvedPinOptions,
@@ -220,15 +221,16 @@ export class SimulatedGpioControl {
 class SimulatedPin implements GpioPin {
   readonly warnings: readonly string[] = [];
   #filter: EdgeFilter | undefined;
-  readonly #edgeListeners = new Set<EdgeListener>();
-  readonly #errorListeners = new Set<PinErrorListener>();
+  readonly #listeners: PinListeners;
   #closed = false;
 
   constructor(
     readonly backend: SimulatedGpioBackend,
     readonly bcm: number,
     readonly options: Readonly<ResolvedPinOptions>,
-  ) {}
+  ) {
+    this.#listeners = new PinListeners(bcm, options);
+  }
 
   startEdges(clock: GpioClock): void {
     if (this.options.direction !== 'in' || this.options.edge === 'none') return;
@@ -239,7 +241,7 @@ class SimulatedPin implements GpioPin {
       clock,
       initial: this.#logical(),
       emit: (event) => {
-        for (const l of this.#edgeListeners) l(event);
+        this.#listeners.emitEdge(event);
       },
     });
   }
@@ -263,23 +265,18 @@ class SimulatedPin implements GpioPin {
   }
 
   onEdge(listener: EdgeListener): () => void {
-    if (this.options.direction !== 'in') throw directionError(this.bcm, 'is an output and has no edges');
-    if (this.options.edge === 'none')
-      throw new HomeAgentError('HA_ERR_GPIO_CONFIG', `GPIO ${this.bcm}: edge is none, so no edges are reported`);
-    this.#edgeListeners.add(listener);
-    return () => this.#edgeListeners.delete(listener);
+    return this.#listeners.onEdge(listener);
   }
 
   onError(listener: PinErrorListener): () => void {
-    this.#errorListeners.add(listener);
-    return () => this.#errorListeners.delete(listener);
+    return this.#listeners.onError(listener);
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#filter?.close();
-    this.#edgeListeners.clear();
+    this.#listeners.clearEdges();
     this.backend.detach(this);
   }
 

@@ -26,6 +26,7 @@ import {
   type GpioValue,
   ioError,
   type PinErrorListener,
+  PinListeners,
   type PinOptions,
   parseGpioValue,
   physical,
@@ -225,8 +226,7 @@ class SysfsPin implements GpioPin {
   readonly warnings: string[] = [];
   #filter: EdgeFilter | undefined;
   #source: SysfsEdgeSource | undefined;
-  readonly #edgeListeners = new Set<EdgeListener>();
-  readonly #errorListeners = new Set<PinErrorListener>();
+  readonly #listeners: PinListeners;
   #closed = false;
   #closing: Promise<void> | undefined;
 
@@ -236,7 +236,9 @@ class SysfsPin implements GpioPin {
     readonly number: number,
     readonly dir: string,
     readonly options: Readonly<ResolvedPinOptions>,
-  ) {}
+  ) {
+    this.#listeners = new PinListeners(bcm, options);
+  }
 
   async configure(): Promise<void> {
     const o = this.options;
@@ -259,7 +261,7 @@ class SysfsPin implements GpioPin {
       clock: this.backend.clock,
       initial,
       emit: (event) => {
-        for (const l of this.#edgeListeners) l(event);
+        this.#listeners.emitEdge(event);
       },
     });
     this.#filter = filter;
@@ -292,16 +294,11 @@ class SysfsPin implements GpioPin {
   }
 
   onEdge(listener: EdgeListener): () => void {
-    if (this.options.direction !== 'in') throw directionError(this.bcm, 'is an output and has no edges');
-    if (this.options.edge === 'none')
-      throw new HomeAgentError('HA_ERR_GPIO_CONFIG', `GPIO ${this.bcm}: edge is none, so no edges are reported`);
-    this.#edgeListeners.add(listener);
-    return () => this.#edgeListeners.delete(listener);
+    return this.#listeners.onEdge(listener);
   }
 
   onError(listener: PinErrorListener): () => void {
-    this.#errorListeners.add(listener);
-    return () => this.#errorListeners.delete(listener);
+    return this.#listeners.onError(listener);
   }
 
   close(): Promise<void> {
@@ -309,13 +306,13 @@ class SysfsPin implements GpioPin {
       this.#closed = true;
       this.#filter?.close();
       await this.#source?.stop();
-      this.#edgeListeners.clear();
+      this.#listeners.clearEdges();
       await this.backend.release(this);
     })();
     return this.#closing;
   }
 
   #fail(error: HomeAgentError): void {
-    for (const l of this.#errorListeners) l(error);
+    this.#listeners.emitError(error);
   }
 }
