@@ -143,6 +143,7 @@ async function run(configFile: string | undefined): Promise<number> {
 
   mkdirSync(paths.dataDir, { recursive: true, mode: 0o700 });
   mkdirSync(paths.runtimeDir, { recursive: true, mode: 0o750 });
+  mkdirSync(join(paths.dataDir, 'inbox'), { recursive: true, mode: 0o750 });
   const lock = new PidLock(paths.pidFile);
   try {
     lock.acquire();
@@ -243,9 +244,13 @@ async function run(configFile: string | undefined): Promise<number> {
           },
           { origin: 'builtin' },
         )
-        .then((receipt) => {
-          if (receipt.status !== 'done') memoryLog.warn({ receipt }, 'a memory upkeep task did not run');
-        });
+        .then(
+          (receipt) => {
+            if (receipt.status !== 'done') memoryLog.warn({ receipt }, 'a memory upkeep task did not run');
+          },
+          // submit() answers with a receipt (a full queue is one); anything else is logged, not left unhandled.
+          (error: unknown) => memoryLog.warn({ err: error }, 'a memory upkeep task was not queued'),
+        );
       return true;
     },
     clock,
@@ -272,7 +277,6 @@ async function run(configFile: string | undefined): Promise<number> {
   });
   // Files handed over for knowledge_attach / knowledge_import_dir: the model reads nothing else.
   const inboxDir = join(paths.dataDir, 'inbox');
-  mkdirSync(inboxDir, { recursive: true, mode: 0o750 });
   for (const definition of knowledgeTools(knowledge, {
     settings: () => settings.config().core.knowledge,
     sourceRoots: () => [inboxDir],
