@@ -101,7 +101,8 @@ export interface ContextWindowOptions {
   toolPolicy?: PolicyLookup;
 }
 
-interface EventRow {
+/** A row of context_events as SQLite returns it (lists still JSON text). */
+export interface EventRow {
   seq: number;
   revision: number;
   id: string;

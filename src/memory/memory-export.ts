@@ -6,6 +6,7 @@
  * left out: they belong to one embedder and are rebuilt from the text.
  */
 import { HomeAgentError } from '../shared/errors.js';
+import type { EventRow as ContextEventRow } from './context-window.js';
 import type { MemoryStores } from './memory-stores.js';
 
 export const EXPORT_SECTIONS = ['event', 'document', 'entity', 'sentence', 'relation'] as const;
@@ -34,20 +35,7 @@ interface Row {
 
 type SectionReader = (stores: MemoryStores, after: number, limit: number) => Row[];
 
-interface EventRow {
-  seq: number;
-  id: string;
-  timestamp: number;
-  source: string;
-  channel: string;
-  peer: string;
-  branch: string;
-  input: string;
-  response: string;
-  tools_used: string;
-  tool_results: string;
-  media_refs: string;
-}
+type EventRow = Omit<ContextEventRow, 'revision'>;
 
 const READERS: Record<ExportSection, SectionReader> = {
   event: (stores, after, limit) =>
