@@ -21,11 +21,18 @@ import { PromptBuilder } from './agent/prompt-builder.js';
 import { StageRegistry } from './agent/stage-registry.js';
 import { ToolExecutor } from './agent/tool-executor.js';
 import { ToolRegistry } from './agent/tool-registry.js';
-import { BUILTIN_DEFINITIONS } from './config/definitions.js';
+import { AutomationEngine } from './automation/automation-engine.js';
+import { registerAutomationMethods } from './automation/automation-methods.js';
+import { checkRules } from './automation/rule-check.js';
+import { BUILTIN_DEFINITIONS, type SettingChecks } from './config/definitions.js';
 import { type LoadedConfig, loadConfig } from './config/loader.js';
 import { type RuntimePaths, resolvePaths } from './config/paths.js';
+import type { AutomationRule } from './config/schema.js';
 import { SettingsRegistry } from './config/settings-registry.js';
 import { EventBus } from './events/event-bus.js';
+import { registerEntityMethods } from './home/entity-methods.js';
+import { EntityRegistry } from './home/entity-registry.js';
+import { entityTools } from './home/entity-tools.js';
 import { InputScheduler } from './io/input-scheduler.js';
 import { IoManager } from './io/io-manager.js';
 import type { InputEvent } from './io/types.js';
@@ -47,7 +54,7 @@ import { PluginHost } from './plugin/plugin-host.js';
 import { registerPluginMethods } from './plugin/plugin-methods.js';
 import { SkillLibrary } from './plugin/skills/skill-library.js';
 import { createSkillDriver, skillManifest } from './plugin/skills/skill-plugin.js';
-import { systemClock } from './shared/clock.js';
+import { systemClock, systemTimerClock } from './shared/clock.js';
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { EXIT_CODES } from './shared/exit-codes.js';
 import type { Service } from './shared/service.js';
@@ -116,10 +123,22 @@ function parseCommandLine(argv: string[]) {
   return { command, file: positionals[1], config: values.config };
 }
 
+/** Checks the config schema cannot express, run at load and on every `config set`. */
+const SETTING_CHECKS: SettingChecks = {
+  'core.automations.rules': (rules) => {
+    try {
+      checkRules(rules as AutomationRule[]);
+      return undefined;
+    } catch (error) {
+      return describeError(error);
+    }
+  },
+};
+
 /** Loads the configuration or prints one line per problem; undefined means "exit 78". */
 function loadOrReport(file: string | undefined): { loaded: LoadedConfig; paths: RuntimePaths } | undefined {
   try {
-    const loaded = loadConfig(file === undefined ? {} : { file });
+    const loaded = loadConfig(file === undefined ? { checks: SETTING_CHECKS } : { file, checks: SETTING_CHECKS });
     return { loaded, paths: resolvePaths(loaded) };
   } catch (error) {
     if (!isHomeAgentError(error)) throw error;
@@ -162,6 +181,8 @@ async function run(configFile: string | undefined): Promise<number> {
       { name: 'memory', file: paths.memoryDb, synchronous: 'FULL' },
       // Derived from the files under <data>/knowledge and rebuildable from them.
       { name: 'knowledge', file: paths.knowledgeDb, synchronous: 'NORMAL' },
+      // WAL with NORMAL survives a killed process; a power cut may lose the last state reports.
+      { name: 'home', file: paths.homeDb, synchronous: 'NORMAL' },
     ],
     busyTimeoutMs: core.store.busy_timeout_ms,
     startupCheck: core.store.startup_check,
@@ -175,6 +196,7 @@ async function run(configFile: string | undefined): Promise<number> {
     events,
     logs,
     clock,
+    checks: SETTING_CHECKS,
   });
   const control = new ControlRegistry();
   const status = new DaemonStatus({ events, clock });
@@ -282,6 +304,15 @@ async function run(configFile: string | undefined): Promise<number> {
     sourceRoots: () => [inboxDir],
   }))
     tools.register(definition);
+  // The home's entities: the one place device state is read and changed (docs/decisions/0004).
+  const entities = new EntityRegistry({
+    database: () => store.database('home'),
+    events,
+    log: logs.child('home'),
+    clock,
+    settings: () => settings.config().core.home,
+  });
+  for (const definition of entityTools(entities, { audit: (record) => logs.audit(record) })) tools.register(definition);
   const skills = new SkillLibrary();
   for (const definition of skills.tools()) tools.register(definition);
   // Lua adapters run in worker threads; the library is created once settings are loaded.
@@ -358,11 +389,38 @@ async function run(configFile: string | undefined): Promise<number> {
     newId: randomUUID,
   });
   const scheduler = new InputScheduler({ runner: agent, limits: () => settings.config().core.agent, log: logs.child('scheduler'), clock });
+  // Automations run on the device without the model (docs/automations.md).
+  const automations = new AutomationEngine({
+    entities,
+    events,
+    io: {
+      notify: (channel, text, meta) => io.send({ id: randomUUID(), channel, type: 'text', payload: text, meta, created_at: clock.now() }),
+      input: (channel, text, level, meta) => {
+        void scheduler.submit(
+          { id: randomUUID(), source: 'automation', channel, type: 'text', payload: text, meta, received_at: clock.now(), level },
+          { origin: 'builtin' },
+        );
+      },
+    },
+    database: () => store.database('home'),
+    log: logs.child('automation'),
+    clock: systemTimerClock,
+    settings: () => settings.config().core.automations,
+  });
+  // A matching input trigger with a reply answers without the model; an automation's own input is not matched again.
+  stages.register('automation', 'on_input', (ctx) => {
+    const { input } = ctx;
+    if (input.type !== 'text' || typeof input.payload !== 'string' || input.source === 'automation') return;
+    const { reply } = automations.handleInput({ text: input.payload, channel: input.channel, source: input.source });
+    if (reply !== undefined) ctx.response = reply;
+  });
 
   const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
   const plugins = new PluginHost({
     roots: [
       { dir: join(packageDir, 'plugins'), origin: 'shipped', skills: false },
+      // Device drivers (gpio, i2c, ...) load like built-in plugins (docs/decisions/0004).
+      { dir: join(packageDir, 'devices'), origin: 'shipped', skills: false },
       { dir: join(PACKAGE_ROOT, 'skills'), origin: 'shipped', skills: true },
       { dir: paths.installedPluginsDir, origin: 'installed', skills: true },
       { dir: paths.installedSkillsDir, origin: 'installed', skills: true },
@@ -385,6 +443,7 @@ async function run(configFile: string | undefined): Promise<number> {
       llm: providers,
       memory: memory.pluginMemory(),
       knowledge,
+      entities,
       controlMethods: new PluginControlMethods(control),
       newId: randomUUID,
       now: () => clock.now(),
@@ -406,8 +465,13 @@ async function run(configFile: string | undefined): Promise<number> {
   registerPluginMethods(control, plugins);
   registerMemoryMethods(control, memory, { logs, clock });
   registerKnowledgeMethods(control, knowledge, { logs });
+  registerEntityMethods(control, entities, { logs, now: () => clock.now() });
+  registerAutomationMethods(control, automations, { logs });
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
-  for (const service of [store, settings, watchdog, lua, memory, knowledge, io, scheduler, plugins]) runner.add(service);
+  // Automations start once the device drivers (plugins) have registered their entities and stop
+  // before them, so no run is left switching a device that is going to its safe state.
+  for (const service of [store, settings, watchdog, lua, memory, knowledge, entities, io, scheduler, plugins, automations])
+    runner.add(service);
   registerKernelMethods({
     control,
     settings,
@@ -428,6 +492,13 @@ async function run(configFile: string | undefined): Promise<number> {
   events.on('daemon', 'agent.llm_chain', (round) => agentLog.debug(round, 'llm round'));
   events.on('daemon', 'settings.changed', ({ key }) => {
     if (key.startsWith('core.log.')) logs.setLevels(settings.config().core.log.level, settings.config().core.log.levels);
+    if (key === 'core.automations.rules') {
+      try {
+        automations.reload();
+      } catch (error) {
+        log.error({ err: describeError(error) }, 'automation rules not reloaded: the rules running stay');
+      }
+    }
   });
   events.on('daemon', 'service.state', ({ name, kind, state, error }) => {
     if (kind !== 'plugin') return;

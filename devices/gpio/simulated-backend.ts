@@ -58,6 +58,8 @@ export interface PressOptions {
 
 interface Line {
   level: GpioValue;
+  /** Something drove the wire already (a test, an earlier pin): its level stands. */
+  driven: boolean;
   pin: SimulatedPin | undefined;
   failures: Map<SimulatedOperation, number>;
 }
@@ -74,7 +76,7 @@ export class SimulatedGpioBackend implements GpioBackend {
     this.#clock = options.clock ?? systemGpioClock;
     this.#stateDir = options.stateDir;
     if (this.#stateDir !== undefined) mkdirSync(this.#stateDir, { recursive: true });
-    for (let bcm = 0; bcm <= MAX_HEADER_BCM; bcm++) this.#lines.push({ level: 0, pin: undefined, failures: new Map() });
+    for (let bcm = 0; bcm <= MAX_HEADER_BCM; bcm++) this.#lines.push({ level: 0, driven: false, pin: undefined, failures: new Map() });
     this.control = new SimulatedGpioControl(this);
   }
 
@@ -93,6 +95,9 @@ export class SimulatedGpioBackend implements GpioBackend {
     if (resolved.direction === 'out') this.setWire(bcm, physical(resolved.initial, resolved.active_low));
     else if (resolved.bias === 'pull-up') this.setWire(bcm, 1);
     else if (resolved.bias === 'pull-down') this.setWire(bcm, 0);
+    // No bias set here: a real circuit has its own pull resistor holding the input inactive (a
+    // button wired active-low rests high), so the simulation starts released, not pressed.
+    else if (!line.driven) this.setWire(bcm, resolved.active_low ? 1 : 0);
     pin.startEdges(this.#clock);
     return pin;
   }
@@ -125,6 +130,7 @@ export class SimulatedGpioBackend implements GpioBackend {
     const line = this.line(bcm);
     const changed = line.level !== level;
     line.level = level;
+    line.driven = true;
     // Written even when unchanged: opening an output re-asserts a level a crash watcher may have set.
     if (line.pin?.options.direction === 'out' && this.#stateDir !== undefined) writeFileSync(this.statePath(bcm), String(level));
     if (!changed) return;

@@ -10,7 +10,22 @@ import type { PluginStatus } from '../plugin/plugin-host.js';
 import { describeError, isHomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { VERSION } from '../shared/version.js';
+import {
+  AUTOMATIONS_OPTIONS,
+  type AutomationsFlags,
+  automationsFlagsUsed,
+  parseAutomationsCommand,
+  runAutomations,
+} from './automations.js';
 import { runChat } from './chat.js';
+import {
+  ENTITIES_OPTIONS,
+  type EntitiesFlags,
+  entitiesFlagsUsed,
+  parseEntitiesCommand,
+  parseSensorsCommand,
+  runEntities,
+} from './entities.js';
 import {
   formatHealth,
   formatHistory,
@@ -21,6 +36,7 @@ import {
   formatSettingList,
   formatStatus,
 } from './format.js';
+import { GPIO_OPTIONS, type GpioFlags, gpioFlagsUsed, parseGpioCommand, runGpio } from './gpio.js';
 import {
   KB_LONG_COMMANDS,
   KB_LONG_TIMEOUT_MS,
@@ -34,6 +50,7 @@ import {
 import { MEMORY_OPTIONS, type MemoryCommand, type MemoryFlags, memoryFlagsUsed, parseMemoryCommand, runMemory } from './memory.js';
 import { runModels } from './models.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
+import { parseSensorsCommand as parseI2cCommand, runSensors as runI2c } from './sensors.js';
 
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
 
@@ -73,6 +90,28 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
   kb reindex                pick up edits made in <data>/knowledge
   kb stats                  entries, categories, media, index and vector state
   kb token                  the kbtree service's token and address
+  entities list [--domain D] [--area A]
+                            the home's entities with state, area and when they last changed
+  entities get ENTITY       one entity (id, name or alias, "kitchen light") with its recent history
+  entities call ENTITY SERVICE [--data JSON]
+                            call a service, e.g. entities call kitchen light turn_on --data '{"brightness":128}'
+  entities history ENTITY [--hours N]
+                            stored states of the last N hours (default 24)
+  sensors [--area A]        every sensor and binary sensor with its value and age
+  automations list          automations: enabled, mode, triggers, last run, problems
+  automations run ID [--skip-conditions]
+                            run an automation's actions now
+  automations enable|disable ID
+                            switch an automation on or off (remembered across restarts)
+  automations runs [ID] [--limit N]
+                            the run log: trigger, status, error, duration
+  gpio pins                 GPIO back end (and why), crash protection, every pin with its level
+  gpio read PIN             one pin (its id, entity id or BCM number)
+  gpio write PIN 0|1        set an output (audited; a momentary relay pulses)
+  gpio simulate PIN 0|1 | gpio simulate PIN --press MS
+                            simulated back end only: drive an input, or press it with contact bounce
+  i2c [list]                I2C sensors: driver, bus/address, state, values with units, failures, last error
+  i2c scan BUS              the addresses answering on an I2C bus, and whether each configured sensor does
   models list|install SRC   local models (embedders, parsers) in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
@@ -83,6 +122,68 @@ $HOMEAGENT_DATA_DIR/run, /run/homeagent or ./data/run.`;
 
 class UsageError extends Error {}
 
+/** What a command that talks to the daemon itself gets (it connects when it is ready to). */
+interface ModuleRunContext {
+  connect: () => Promise<RpcClient>;
+  json: boolean;
+  timeoutMs: number;
+}
+
+type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags;
+
+/**
+ * Commands with their own flags that run themselves: each parses its arguments (throwing its own
+ * usage error) into a runner. `flags` are the option names only it takes, so one used elsewhere
+ * is refused.
+ */
+interface CommandModule {
+  flags: readonly string[];
+  parse(args: string[], flags: ModuleFlags): (context: ModuleRunContext) => Promise<number>;
+}
+
+const COMMAND_MODULES: Record<string, CommandModule> = {
+  entities: {
+    flags: Object.keys(ENTITIES_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseEntitiesCommand(args, flags);
+      return (context) => runEntities(command, context);
+    },
+  },
+  sensors: {
+    flags: Object.keys(ENTITIES_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseSensorsCommand(args, flags);
+      return (context) => runEntities(command, context);
+    },
+  },
+  automations: {
+    flags: Object.keys(AUTOMATIONS_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseAutomationsCommand(args, flags);
+      return (context) => runAutomations(command, context);
+    },
+  },
+  gpio: {
+    flags: Object.keys(GPIO_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseGpioCommand(args, flags);
+      return (context) => runGpio(command, context);
+    },
+  },
+  i2c: {
+    flags: [],
+    parse: (args) => {
+      const command = parseI2cCommand(args, 'i2c');
+      return (context) => runI2c(command, context);
+    },
+  },
+};
+
+/** Module flags given on the command line (set to anything, false included). */
+function moduleFlagsUsed(flags: ModuleFlags): string[] {
+  return [...new Set([...entitiesFlagsUsed(flags), ...gpioFlagsUsed(flags), ...automationsFlagsUsed(flags)])];
+}
+
 interface Invocation {
   method: string;
   params: Record<string, unknown>;
@@ -92,9 +193,18 @@ interface Invocation {
 
 function plan(
   args: string[],
-  options: { db?: string | undefined; memory: MemoryFlags; kb: KbFlags },
-): Invocation | { memory: MemoryCommand } | { kb: KbCommand } | 'version' | 'help' | 'chat' {
+  options: { db?: string | undefined; memory: MemoryFlags; kb: KbFlags; modules: ModuleFlags },
+):
+  | Invocation
+  | { memory: MemoryCommand }
+  | { kb: KbCommand }
+  | { module: string; run: (context: ModuleRunContext) => Promise<number> }
+  | 'version'
+  | 'help'
+  | 'chat' {
   const [command, sub, ...rest] = args;
+  const module = command === undefined ? undefined : COMMAND_MODULES[command];
+  if (module && command !== undefined) return { module: command, run: module.parse(args.slice(1), options.modules) };
   const arity = (n: number, what: string) => {
     if (rest.length !== n) throw new UsageError(`${what}`);
   };
@@ -244,19 +354,32 @@ async function main(argv: string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
         ...MEMORY_OPTIONS,
         ...KB_OPTIONS,
+        ...ENTITIES_OPTIONS,
+        ...AUTOMATIONS_OPTIONS,
+        ...GPIO_OPTIONS,
       },
       allowPositionals: true,
     });
     values = parsed.values;
-    invocation = values.help ? 'help' : plan(parsed.positionals, { db: values.db, memory: parsed.values, kb: parsed.values });
+    invocation = values.help
+      ? 'help'
+      : plan(parsed.positionals, { db: values.db, memory: parsed.values, kb: parsed.values, modules: parsed.values });
     if (values.message !== undefined && invocation !== 'chat') throw new UsageError('-m belongs to chat');
     const isMemory = typeof invocation === 'object' && 'memory' in invocation;
     const isKb = typeof invocation === 'object' && 'kb' in invocation;
-    // --limit is both memory's and kb's; each parser has already refused the flags it does not take.
-    const stray = memoryFlagsUsed(parsed.values).find((f) => !isMemory && !(isKb && f in KB_OPTIONS));
+    const chosen = typeof invocation === 'object' && 'module' in invocation ? COMMAND_MODULES[invocation.module] : undefined;
+    // --limit is memory's, kb's and automations'; each parser has already refused the flags it does not take.
+    const stray = memoryFlagsUsed(parsed.values).find((f) => !isMemory && !(isKb && f in KB_OPTIONS) && !chosen?.flags.includes(f));
     if (stray !== undefined) throw new UsageError(`--${stray} belongs to memory`);
-    const strayKb = kbFlagsUsed(parsed.values).find((f) => !isKb && !(isMemory && f in MEMORY_OPTIONS));
+    const strayKb = kbFlagsUsed(parsed.values).find((f) => !isKb && !(isMemory && f in MEMORY_OPTIONS) && !chosen?.flags.includes(f));
     if (strayKb !== undefined) throw new UsageError(`--${strayKb} belongs to kb`);
+    const strayModule = moduleFlagsUsed(parsed.values).find(
+      (f) => !chosen?.flags.includes(f) && !(f in MEMORY_OPTIONS) && !(f in KB_OPTIONS),
+    );
+    if (strayModule !== undefined) {
+      const owners = Object.entries(COMMAND_MODULES).filter(([, m]) => m.flags.includes(strayModule));
+      throw new UsageError(`--${strayModule} belongs to ${owners.map(([name]) => name).join(' or ')}`);
+    }
   } catch (error) {
     process.stderr.write(`homeagentctl: ${describeError(error)}\n\n${USAGE}\n`);
     return EXIT_CODES.USAGE;
@@ -280,6 +403,13 @@ async function main(argv: string[]): Promise<number> {
     if (typeof invocation === 'object' && 'memory' in invocation) {
       // It may ask before connecting (forget --hard) and pages through exports itself.
       return await runMemory(invocation.memory, {
+        connect: () => RpcClient.connect(socket, Math.min(timeoutMs, 5000)),
+        json: values.json === true,
+        timeoutMs,
+      });
+    }
+    if (typeof invocation === 'object' && 'module' in invocation) {
+      return await invocation.run({
         connect: () => RpcClient.connect(socket, Math.min(timeoutMs, 5000)),
         json: values.json === true,
         timeoutMs,

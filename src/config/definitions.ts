@@ -152,10 +152,39 @@ export function describeFound(value: unknown, secret = false): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
+/**
+ * Fills the defaults inside a list or mapping value (a GPIO pin written as {id, bcm, direction}
+ * gets the other fields' defaults), so that a file only has to say what differs. Other values and
+ * values of the wrong shape come back unchanged for {@link checkValue} to judge.
+ */
+export function withDefaults(def: SettingDefinition, value: unknown): unknown {
+  if ((def.type !== 'array' && def.type !== 'object') || value === null || typeof value !== 'object') return value;
+  return Value.Default(def.schema, structuredClone(value));
+}
+
+/**
+ * Checks the schema cannot express, per setting key (an automation rule's cron expression, say),
+ * handed in by the composition root so that config stays below the layers that know them. A
+ * check returns the problem text or undefined; it runs after the schema check passed.
+ */
+export type SettingChecks = Readonly<Record<string, (value: unknown) => string | undefined>>;
+
 /** Checks a value against a definition; returns the problem text or undefined. */
 export function checkValue(def: SettingDefinition, value: unknown): string | undefined {
   if (Value.Check(def.schema, value)) return undefined;
-  return `expected ${describeExpected(def)}, found ${describeFound(value, def.secret)}`;
+  const expected = `expected ${describeExpected(def)}, found ${describeFound(value, def.secret)}`;
+  // Inside a list or mapping, name the item and field that is wrong rather than the whole value.
+  const first =
+    (def.type === 'array' || def.type === 'object') && value !== null && typeof value === 'object'
+      ? Value.Errors(def.schema, value).First()
+      : undefined;
+  if (first === undefined || first.path === '') return expected;
+  const where = first.path
+    .replace(/\/(\d+)/g, '[$1]')
+    .replace(/\//g, '.')
+    .replace(/^\./, '');
+  const found = def.secret ? '' : `, found ${describeFound(first.value, false)}`;
+  return `${where}: ${first.message.toLowerCase()}${found}`;
 }
 
 /**

@@ -9,7 +9,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { TSchema } from '@sinclair/typebox';
 import { parseDocument } from 'yaml';
 import { HomeAgentError } from '../shared/errors.js';
-import { BUILTIN_DEFINITIONS, checkValue, coerceText, ENV_PREFIX, NON_SETTING_ENV, type SettingDefinition } from './definitions.js';
+import {
+  BUILTIN_DEFINITIONS,
+  checkValue,
+  coerceText,
+  ENV_PREFIX,
+  NON_SETTING_ENV,
+  type SettingChecks,
+  type SettingDefinition,
+  withDefaults,
+} from './definitions.js';
 import { type Config, ConfigSchema, isSettingLeaf } from './schema.js';
 
 export const SYSTEM_CONFIG_FILE = '/etc/homeagent/config.yaml';
@@ -33,6 +42,8 @@ export interface LoadConfigOptions {
   file?: string;
   /** Override for tests; defaults to {@link SYSTEM_CONFIG_FILE}. */
   systemFile?: string;
+  /** Checks beyond the schema, per key; a failing one is a configuration problem like any other. */
+  checks?: SettingChecks;
 }
 
 export function chooseConfigFile(options: LoadConfigOptions): { path: string; required: boolean } | undefined {
@@ -65,7 +76,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
       warnings.push(`${name} is not a HomeAgent setting and is ignored`);
       continue;
     }
-    const value = coerceText(def, text);
+    const value = withDefaults(def, coerceText(def, text));
     const problem = checkValue(def, value);
     if (problem) problems.push(`${def.key}: ${problem} (from environment variable ${name})`);
     else {
@@ -74,12 +85,22 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     }
   }
 
+  for (const [key, check] of Object.entries(options.checks ?? {})) {
+    const problem = problems.some((p) => p.startsWith(`${key}:`)) ? undefined : check(getByKey(config, key));
+    if (problem) problems.push(`${key}: ${problem} (${describeSource(sources.get(key))})`);
+  }
+
   if (problems.length > 0) {
     throw new HomeAgentError('HA_ERR_CONFIG_INVALID', `invalid configuration:\n${problems.join('\n')}`, {
       details: { problems },
     });
   }
   return { config, sources, file: chosen?.path, warnings };
+}
+
+function describeSource(source: ValueSource | undefined): string {
+  if (source === undefined || source === 'default') return 'the default';
+  return source.startsWith('env:') ? `from environment variable ${source.slice(4)}` : `in ${source}`;
 }
 
 /** The configuration with every setting at its schema default. */
@@ -139,10 +160,11 @@ function mergeSection(
     }
     if (isSettingLeaf(child)) {
       const def = BUILTIN_DEFINITIONS.find((d) => d.key === key) as SettingDefinition;
-      const problem = checkValue(def, value);
+      const filled = withDefaults(def, value);
+      const problem = checkValue(def, filled);
       if (problem) problems.push(`${key}: ${problem} (in ${file})`);
       else {
-        target[name] = value;
+        target[name] = filled;
         sources.set(key, file);
       }
       continue;

@@ -10,6 +10,8 @@ export interface RuntimePaths {
   memoryDb: string;
   /** The knowledge library's index (the files under <data>/knowledge are the source of truth). */
   knowledgeDb: string;
+  /** Entities, their state history, automation runs and switches. */
+  homeDb: string;
   backupDir: string;
   /** Private data of each plugin: `<data>/plugin-data/<name>`. */
   pluginDataDir: string;
@@ -38,6 +40,7 @@ export function resolvePaths(loaded: LoadedConfig, env: NodeJS.ProcessEnv = proc
     stateDb: join(dataDir, 'state.db'),
     memoryDb: join(dataDir, 'memory.db'),
     knowledgeDb: join(dataDir, 'knowledge.db'),
+    homeDb: join(dataDir, 'home.db'),
     backupDir: core.store.backup_dir ? resolve(cwd, core.store.backup_dir) : join(dataDir, 'backups'),
     pluginDataDir: join(dataDir, 'plugin-data'),
     installedPluginsDir: join(dataDir, 'plugins'),

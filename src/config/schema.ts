@@ -471,6 +471,269 @@ const KnowledgeSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const homeMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: 'home', ...extra });
+
+/** Ids of entities' object parts, areas, pins, sensors and automations. */
+const SLUG = '^[a-z0-9_]{1,64}$';
+
+const AreaSchema = Type.Object(
+  {
+    id: Type.String({ pattern: SLUG, description: 'Area id (living_room).' }),
+    name: Type.String({ minLength: 1, maxLength: 64, description: 'How people call it ("Living room").' }),
+    aliases: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      default: [],
+      maxItems: 16,
+      description: 'Other names ("lounge").',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const HomeSchema = Type.Object(
+  {
+    areas: Type.Array(AreaSchema, {
+      default: [],
+      maxItems: 256,
+      ...homeMeta('Rooms and zones, each {id, name, aliases}. An entity naming an area not listed here creates it with its id as name.'),
+    }),
+    history_raw_days: Type.Integer({
+      default: 7,
+      minimum: 1,
+      maximum: 365,
+      ...homeMeta('Every reported state change is kept this many days; older ones are folded into one row per entity and period.'),
+    }),
+    history_days: Type.Integer({
+      default: 365,
+      minimum: 1,
+      maximum: 3650,
+      ...homeMeta('Downsampled history (min, mean, max per period for numbers, the last state otherwise) is kept this many days.'),
+    }),
+    history_period_minutes: Type.Integer({
+      default: 60,
+      minimum: 1,
+      maximum: 1440,
+      ...homeMeta('Length of one downsampled history period.'),
+    }),
+    history_max_rows: Type.Integer({
+      default: 1000000,
+      minimum: 1000,
+      maximum: 100000000,
+      ...homeMeta('Raw history rows kept at most over all entities; the oldest are folded first when there are more.'),
+    }),
+    maintenance_interval_ms: Type.Integer({
+      default: 3600000,
+      minimum: 60000,
+      maximum: 86400000,
+      ...homeMeta('How often history retention and downsampling run.'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const StateValue = Type.Union([Type.String({ maxLength: 255 }), Type.Number()]);
+const StateMatch = Type.Union([StateValue, Type.Array(StateValue, { minItems: 1, maxItems: 32 })]);
+const EntityRef = Type.String({ minLength: 1, maxLength: 128, description: 'Entity id (switch.kitchen_light), name or alias.' });
+const ClockTime = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d$', description: 'Local time HH:MM.' });
+const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+
+const AutomationTriggerSchema = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('state'),
+      entity_id: EntityRef,
+      from: Type.Optional(StateMatch),
+      to: Type.Optional(StateMatch),
+      for_s: Type.Optional(Type.Integer({ minimum: 0, maximum: 86400, description: 'The new state must hold this long.' })),
+    },
+    { additionalProperties: false, description: 'An entity changes state (from/to narrow it).' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('numeric'),
+      entity_id: EntityRef,
+      above: Type.Optional(Type.Number()),
+      below: Type.Optional(Type.Number()),
+      hysteresis: Type.Number({
+        default: 0,
+        minimum: 0,
+        description: 'Fires when the value enters the range; fires again only after it left the range by this much.',
+      }),
+    },
+    { additionalProperties: false, description: 'A numeric state crosses into a range (above and/or below).' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('edge'),
+      pin: Type.String({ minLength: 1, maxLength: 128, description: 'GPIO pin id or its entity id.' }),
+      edge: Type.Union([Type.Literal('rising'), Type.Literal('falling'), Type.Literal('both')], { default: 'rising' }),
+    },
+    { additionalProperties: false, description: 'A debounced edge on a GPIO input (rising = becomes active).' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('time'),
+      at: Type.Optional(ClockTime),
+      cron: Type.Optional(
+        Type.String({
+          minLength: 9,
+          maxLength: 128,
+          description: 'Five-field cron expression (minute hour day month weekday), local time.',
+        }),
+      ),
+    },
+    { additionalProperties: false, description: 'A time of day (at) or a cron schedule; exactly one of the two.' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('mqtt'),
+      topic: Type.String({ minLength: 1, maxLength: 256, description: 'Topic filter (+ and # wildcards).' }),
+      payload: Type.Optional(Type.String({ maxLength: 1024, description: 'Fire only for exactly this payload.' })),
+    },
+    { additionalProperties: false, description: 'An MQTT message (needs the mqtt plugin).' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('input'),
+      match: Type.String({ minLength: 1, maxLength: 256, description: 'Regular expression (case-insensitive) the whole text must match.' }),
+      channel: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+      reply: Type.Optional(
+        Type.String({ maxLength: 1000, description: 'Answer given instead of asking the agent; absent: the agent still answers.' }),
+      ),
+    },
+    { additionalProperties: false, description: 'A text input (typed or spoken) matches.' },
+  ),
+]);
+
+const FlatConditionSchema = Type.Union([
+  Type.Object({ type: Type.Literal('state'), entity_id: EntityRef, state: StateMatch }, { additionalProperties: false }),
+  Type.Object(
+    { type: Type.Literal('numeric'), entity_id: EntityRef, above: Type.Optional(Type.Number()), below: Type.Optional(Type.Number()) },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('time'),
+      after: Type.Optional(ClockTime),
+      before: Type.Optional(ClockTime),
+      weekdays: Type.Optional(Type.Array(Type.Union(WEEKDAYS.map((d) => Type.Literal(d))), { minItems: 1, maxItems: 7 })),
+    },
+    { additionalProperties: false, description: 'Local time window (may wrap midnight) and weekdays.' },
+  ),
+]);
+
+const AutomationConditionSchema = Type.Union([
+  FlatConditionSchema,
+  Type.Object(
+    {
+      type: Type.Union([Type.Literal('and'), Type.Literal('or'), Type.Literal('not')]),
+      conditions: Type.Array(FlatConditionSchema, { minItems: 1, maxItems: 16 }),
+    },
+    { additionalProperties: false, description: 'not: none of the conditions holds.' },
+  ),
+]);
+
+const AutomationActionSchema = Type.Union([
+  Type.Object(
+    {
+      type: Type.Literal('service'),
+      entity_id: Type.Union([EntityRef, Type.Array(EntityRef, { minItems: 1, maxItems: 32 })]),
+      service: Type.String({ pattern: SLUG }),
+      data: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
+    },
+    { additionalProperties: false, description: "Calls a service of the entities' domain (turn_on, toggle, set_value, ...)." },
+  ),
+  Type.Object(
+    { type: Type.Literal('delay'), seconds: Type.Number({ minimum: 0, maximum: 86400 }) },
+    { additionalProperties: false, description: 'Waits; the run can be cancelled meanwhile (restart mode, disable, stop).' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('notify'),
+      channel: Type.String({ minLength: 1, maxLength: 128, description: 'Output channel name.' }),
+      text: Type.String({ minLength: 1, maxLength: 4000, description: 'Text; {{trigger.*}} and {{state(entity)}} are filled in.' }),
+    },
+    { additionalProperties: false, description: 'Sends a text through an output channel.' },
+  ),
+  Type.Object(
+    {
+      type: Type.Literal('input'),
+      text: Type.String({
+        minLength: 1,
+        maxLength: 4000,
+        description: 'Text for the agent; {{trigger.*}} and {{state(entity)}} are filled in.',
+      }),
+      channel: Type.String({ default: 'automation', minLength: 1, maxLength: 128 }),
+      level: Type.Integer({ default: 0, minimum: 0, maximum: 3, description: 'Interrupt level (0 = queued).' }),
+    },
+    { additionalProperties: false, description: 'Hands a text input to the agent.' },
+  ),
+]);
+
+const AutomationRuleSchema = Type.Object(
+  {
+    id: Type.String({ pattern: SLUG }),
+    name: Type.String({ default: '', maxLength: 128 }),
+    enabled: Type.Boolean({
+      default: true,
+      description: 'Initial state; `homeagentctl automations enable|disable` overrides it (kept across restarts).',
+    }),
+    mode: Type.Union([Type.Literal('restart'), Type.Literal('single'), Type.Literal('queued'), Type.Literal('parallel')], {
+      default: 'restart',
+      description:
+        'A trigger while a run is still going: restart (cancel it and start again: a motion light stays on), single (ignore), queued (run after it), parallel.',
+    }),
+    triggers: Type.Array(AutomationTriggerSchema, { minItems: 1, maxItems: 16 }),
+    conditions: Type.Array(AutomationConditionSchema, { default: [], maxItems: 16, description: 'All must hold.' }),
+    actions: Type.Array(AutomationActionSchema, { minItems: 1, maxItems: 50 }),
+  },
+  { additionalProperties: false },
+);
+export type AutomationRule = Static<typeof AutomationRuleSchema>;
+export type AutomationTrigger = Static<typeof AutomationTriggerSchema>;
+export type AutomationCondition = Static<typeof AutomationConditionSchema>;
+export type AutomationAction = Static<typeof AutomationActionSchema>;
+
+const automationsMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: 'automations', ...extra });
+
+const AutomationsSchema = Type.Object(
+  {
+    rules: Type.Array(AutomationRuleSchema, {
+      default: [],
+      maxItems: 500,
+      ...automationsMeta(
+        'Automations, each {id, name, enabled, mode, triggers, conditions, actions}; they run on the device without the LLM. See docs/automations.md.',
+      ),
+    }),
+    max_runs_per_minute: Type.Integer({
+      default: 60,
+      minimum: 1,
+      maximum: 6000,
+      ...automationsMeta('Runs one automation may start per minute; more triggers are skipped and logged.'),
+    }),
+    self_trigger_per_minute: Type.Integer({
+      default: 3,
+      minimum: 0,
+      maximum: 600,
+      ...automationsMeta('Runs per minute an automation may start because of changes its own actions made (loops stop here).'),
+    }),
+    max_queued_runs: Type.Integer({
+      default: 10,
+      minimum: 1,
+      maximum: 1000,
+      ...automationsMeta('Runs waiting (queued mode) or running at once (parallel mode) per automation.'),
+    }),
+    run_history: Type.Integer({
+      default: 1000,
+      minimum: 10,
+      maximum: 1000000,
+      ...automationsMeta('Automation runs kept in the run log (oldest dropped first).'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 const pluginsMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
   meta({ description, requires_restart: false, category: 'plugins', ...extra });
 
@@ -586,6 +849,8 @@ const CoreSchema = Type.Object(
     agent: AgentSchema,
     memory: MemorySchema,
     knowledge: KnowledgeSchema,
+    home: HomeSchema,
+    automations: AutomationsSchema,
     plugins: PluginsSchema,
   },
   { additionalProperties: false, default: {} },
@@ -903,6 +1168,174 @@ const KbtreePluginSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const GpioPinSchema = Type.Object(
+  {
+    id: Type.String({ pattern: SLUG, description: 'Pin id; its entity is <domain>.<id> (switch.kitchen_light).' }),
+    name: Type.String({ default: '', maxLength: 64, description: 'Friendly name ("Kitchen light"); empty: the id with spaces.' }),
+    aliases: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [], maxItems: 16 }),
+    area: Type.String({ default: '', maxLength: 64, description: 'Area id or name; empty: none.' }),
+    bcm: Type.Integer({ minimum: 0, maximum: 57, description: 'BCM (Broadcom) GPIO number, as printed on pinout diagrams (GPIO17 = 17).' }),
+    direction: Type.Union([Type.Literal('in'), Type.Literal('out')]),
+    domain: Type.String({
+      default: '',
+      maxLength: 32,
+      description:
+        'Entity domain: outputs switch (default), light, fan, siren, valve, lock; inputs binary_sensor (default) or button. Empty: the default.',
+    }),
+    device_class: Type.String({ default: '', maxLength: 32, description: 'Home Assistant device class (door, motion, outlet, ...).' }),
+    active_low: Type.Boolean({ default: false, description: 'Logical 1 (on, pressed) is a low level on the wire.' }),
+    edge: Type.Union([Type.Literal('none'), Type.Literal('rising'), Type.Literal('falling'), Type.Literal('both')], {
+      default: 'both',
+      description: 'Inputs: which edges are watched.',
+    }),
+    debounce_ms: Type.Integer({ default: 20, minimum: 0, maximum: 5000, description: 'Inputs: a level must hold this long to count.' }),
+    bias: Type.Union([Type.Literal('as_is'), Type.Literal('pull_up'), Type.Literal('pull_down'), Type.Literal('disable')], {
+      default: 'as_is',
+      description: 'Inputs: pull resistor (libgpiod back end only; sysfs leaves it as the device tree set it).',
+    }),
+    initial: Type.Union([Type.Literal(0), Type.Literal(1), Type.Null()], {
+      default: null,
+      description: 'Outputs: logical value after start; null: the safe value.',
+    }),
+    safe: Type.Union([Type.Literal(0), Type.Literal(1), Type.Literal('keep')], {
+      default: 0,
+      description: 'Outputs: logical value whenever HomeAgent is not in control (start, stop, crash); keep: leave it.',
+    }),
+    pulse_ms: Type.Integer({
+      default: 0,
+      minimum: 0,
+      maximum: 60000,
+      description: 'Outputs: a momentary relay: turn_on pulses this long. 0: a normal output.',
+    }),
+    max_on_time_s: Type.Integer({
+      default: 0,
+      minimum: 0,
+      maximum: 86400,
+      description: 'Outputs: turned off after this long on, whoever turned it on (a pump). 0: no limit.',
+    }),
+    input_edges: Type.Union([Type.Literal('none'), Type.Literal('rising'), Type.Literal('falling'), Type.Literal('both')], {
+      default: 'rising',
+      description: 'Inputs: edges that also become an input for the agent (rising = becomes active: a press).',
+    }),
+    level: Type.Integer({
+      default: 1,
+      minimum: 0,
+      maximum: 4,
+      description: 'Interrupt level of those inputs: 0 queued, 1 background, 2 message, 3 interactive (a doorbell), 4 critical.',
+    }),
+    input_text: Type.String({
+      default: '',
+      maxLength: 500,
+      description: 'Text of that input; {name}, {edge} and {state} are filled in. Empty: "<name> became <on|off> (GPIO edge)".',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const GpioPluginSchema = Type.Object(
+  {
+    enabled: pluginEnabled('gpio'),
+    backend: Type.Union([Type.Literal('auto'), Type.Literal('sysfs'), Type.Literal('gpiod'), Type.Literal('simulated')], {
+      default: 'auto',
+      ...pluginMeta(
+        'gpio',
+        'auto: sysfs when /sys/class/gpio has the Raspberry Pi chip, else the libgpiod tools, else a simulation (said in the status). The others fail loudly when missing.',
+        { requires_restart: true },
+      ),
+    }),
+    chip: Type.String({
+      default: '',
+      maxLength: 64,
+      ...pluginMeta('gpio', 'GPIO chip label or gpiochipN; empty: the Raspberry Pi header chip found by its label.', {
+        requires_restart: true,
+      }),
+    }),
+    poll_interval_ms: Type.Integer({
+      default: 10,
+      minimum: 1,
+      maximum: 1000,
+      ...pluginMeta('gpio', 'sysfs without onoff: how often input values are read to find edges.', { requires_restart: true }),
+    }),
+    pins: Type.Array(GpioPinSchema, {
+      default: [],
+      maxItems: 58,
+      ...pluginMeta(
+        'gpio',
+        'Pins in use, each {id, name, area, bcm, direction, ...}; every pin becomes an entity. See devices/gpio/README.md.',
+        { requires_restart: true },
+      ),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const I2cBusSchema = Type.Object(
+  {
+    bus: Type.Integer({ minimum: 0, maximum: 255, description: '/dev/i2c-<bus> (1 on the header of most Pis).' }),
+    backend: Type.Union([Type.Literal('auto'), Type.Literal('linux'), Type.Literal('simulated')], {
+      default: 'auto',
+      description: 'auto: the real bus when /dev/i2c-<bus> exists, else a simulation populated with the configured sensors.',
+    }),
+    force_access: Type.Boolean({ default: false, description: 'Talk to addresses a kernel driver has claimed.' }),
+  },
+  { additionalProperties: false },
+);
+
+const I2cSensorSchema = Type.Object(
+  {
+    id: Type.String({ pattern: SLUG, description: 'Sensor id; its entities are sensor.<id>_<quantity>.' }),
+    name: Type.String({ default: '', maxLength: 64, description: 'Friendly name ("Living room"); empty: the id with spaces.' }),
+    area: Type.String({ default: '', maxLength: 64 }),
+    driver: Type.Union([Type.Literal('bme280'), Type.Literal('aht20'), Type.Literal('sht3x'), Type.Literal('bh1750')]),
+    bus: Type.Integer({ default: 1, minimum: 0, maximum: 255 }),
+    address: Type.Integer({
+      default: 0,
+      minimum: 0,
+      maximum: 127,
+      description: '7-bit address; 0: the driver default (bme280 0x76, aht20 0x38, sht3x 0x44, bh1750 0x23).',
+    }),
+    interval_s: Type.Integer({ default: 30, minimum: 1, maximum: 86400, description: 'Seconds between readings.' }),
+    unavailable_after: Type.Integer({
+      default: 3,
+      minimum: 1,
+      maximum: 100,
+      description: 'Failed readings in a row before it is unavailable.',
+    }),
+    backoff_max_s: Type.Integer({
+      default: 600,
+      minimum: 1,
+      maximum: 86400,
+      description: 'Longest wait between retries of an unavailable sensor.',
+    }),
+    options: Type.Record(Type.String(), Type.Unknown(), {
+      default: {},
+      description: 'bme280: oversampling {temperature, pressure, humidity}; sht3x: repeatability; bh1750: mode, mtreg.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const I2cPluginSchema = Type.Object(
+  {
+    enabled: pluginEnabled('i2c'),
+    buses: Type.Array(I2cBusSchema, {
+      default: [],
+      maxItems: 16,
+      ...pluginMeta('i2c', 'Buses in use, each {bus, backend, force_access}; a sensor on a bus not listed uses backend auto.', {
+        requires_restart: true,
+      }),
+    }),
+    sensors: Type.Array(I2cSensorSchema, {
+      default: [],
+      maxItems: 64,
+      ...pluginMeta('i2c', 'Sensors, each {id, name, area, driver, bus, address, interval_s, ...}; every reading becomes an entity.', {
+        requires_restart: true,
+      }),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 /** Sections of the built-in plugins. Sections of other plugins are free-form here and validated by the plugin host. */
 const PluginSchema = Type.Object(
   {
@@ -913,6 +1346,8 @@ const PluginSchema = Type.Object(
     mcp: McpPluginSchema,
     pluginmgr: PluginmgrPluginSchema,
     kbtree: KbtreePluginSchema,
+    gpio: GpioPluginSchema,
+    i2c: I2cPluginSchema,
   },
   { additionalProperties: Type.Record(Type.String(), Type.Unknown()), default: {} },
 );

@@ -16,7 +16,7 @@ import { HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
 import type { Migration, SqlDatabase } from '../store/types.js';
-import { checkValue, coerceText, type SettingDefinition } from './definitions.js';
+import { checkValue, coerceText, type SettingChecks, type SettingDefinition, withDefaults } from './definitions.js';
 import { getByKey, type LoadedConfig, setByKey, type ValueSource } from './loader.js';
 import type { Config } from './schema.js';
 
@@ -102,6 +102,8 @@ export interface SettingsRegistryOptions {
   events: EventBus;
   logs: LogManager;
   clock: Clock;
+  /** Checks beyond the schema, per key (the ones the loader ran on the file). */
+  checks?: SettingChecks;
 }
 
 export class SettingsRegistry implements Service {
@@ -135,7 +137,8 @@ export class SettingsRegistry implements Service {
         continue;
       }
       if (def) {
-        const problem = checkValue(def, value);
+        value = withDefaults(def, value);
+        const problem = checkValue(def, value) ?? this.#options.checks?.[row.key]?.(value);
         if (problem) {
           // Kept in the database (a later version may accept it again) but not used.
           this.#log.warn({ key: row.key, problem }, 'stored setting no longer fits its definition; using the configured value');
@@ -232,8 +235,11 @@ export class SettingsRegistry implements Service {
         `${key} can only be set in the configuration file or with the environment variable ${def.env}, because it is needed before the settings database opens`,
       );
     }
-    const value = typeof input === 'string' && def.type !== 'string' && def.type !== 'enum' ? coerceText(def, input) : input;
-    const problem = checkValue(def, value);
+    const value = withDefaults(
+      def,
+      typeof input === 'string' && def.type !== 'string' && def.type !== 'enum' ? coerceText(def, input) : input,
+    );
+    const problem = checkValue(def, value) ?? this.#options.checks?.[key]?.(value);
     if (problem) throw new HomeAgentError('HA_ERR_SETTINGS_INVALID_VALUE', `${key}: ${problem}`);
     const at = new Date(this.#options.clock.now()).toISOString();
     const json = JSON.stringify(value);

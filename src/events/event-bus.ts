@@ -28,6 +28,39 @@ export interface EventMap {
   };
   /** The daemon's one-line status changed (also sent to systemd as STATUS=). */
   'daemon.status': { state: DaemonState; text: string };
+  /** An entity joined the registry (src/home). */
+  'entity.registered': { entity_id: string; domain: string; owner: string };
+  /** An entity left the registry (its owner stopped or removed it); its history stays. */
+  'entity.removed': { entity_id: string; domain: string; owner: string };
+  /**
+   * An entity's state or attributes changed. `context` says who caused it when the change came from
+   * a service call (`automation:<id>` with its run, `agent`, `cli`, ...); null for a device's own report.
+   */
+  'entity.state_changed': {
+    entity_id: string;
+    domain: string;
+    old_state: string | number | null;
+    new_state: string | number | null;
+    /** False when only attributes changed. */
+    state_changed: boolean;
+    attributes: Record<string, unknown>;
+    at: number;
+    context: { actor: string; run_id?: string } | null;
+  };
+  /** A debounced edge on a GPIO input (devices/gpio). `value` is the logical level after the edge (active_low applied). */
+  'gpio.edge': { pin: string; bcm: number; entity_id: string; edge: 'rising' | 'falling'; value: 0 | 1; at: number };
+  /** An MQTT message arrived on a subscribed topic (plugins/mqtt); payload as text, cut at the plugin's limit. */
+  'mqtt.message': { topic: string; payload: string; retained: boolean; at: number };
+  /** An automation run ended (src/automation). */
+  'automation.run': {
+    automation_id: string;
+    run_id: string;
+    trigger: string;
+    status: 'done' | 'failed' | 'aborted' | 'skipped';
+    error?: string;
+    started_at: number;
+    finished_at: number;
+  };
 }
 
 export type DaemonState = 'starting' | 'running' | 'degraded' | 'stopping';

@@ -17,6 +17,7 @@ import { isStage, type StageRegistry } from '../agent/stage-registry.js';
 import type { ToolRegistry } from '../agent/tool-registry.js';
 import type { SettingsRegistry } from '../config/settings-registry.js';
 import type { EventBus, EventMap, EventName } from '../events/event-bus.js';
+import type { EntityRegistry } from '../home/entity-registry.js';
 import type { InputScheduler } from '../io/input-scheduler.js';
 import type { IoManager } from '../io/io-manager.js';
 import type { InputEvent, Level, OutputChannel } from '../io/types.js';
@@ -24,7 +25,15 @@ import type { KnowledgeBase } from '../knowledge/types.js';
 import type { LanguageModel } from '../llm/spec/index.js';
 import type { Logger, LogManager } from '../log/logger.js';
 import type { ControlApi, ControlMethod, MethodInfo } from '../sdk/control.js';
-import type { PluginContext, PluginInput, PluginInstance, PluginKnowledge, PluginMemory, PluginTrust } from '../sdk/plugin.js';
+import type {
+  PluginContext,
+  PluginEntities,
+  PluginInput,
+  PluginInstance,
+  PluginKnowledge,
+  PluginMemory,
+  PluginTrust,
+} from '../sdk/plugin.js';
 import { HomeAgentError } from '../shared/errors.js';
 import { matchesToolName, type ToolDefinition } from '../shared/tool.js';
 import type { HttpRouteRegistry, RegisteredRoute } from './http-routes.js';
@@ -46,6 +55,8 @@ export interface KernelServices {
   memory?: PluginMemory;
   /** The knowledge library; absent when this daemon runs without one (plugins then see it as unavailable). */
   knowledge?: HostKnowledge;
+  /** The home's entities; absent: `ctx.entities` answers HA_ERR_UNAVAILABLE. */
+  entities?: EntityRegistry;
   /** Where built-in plugins' own control methods go; absent: `ctx.control.register` answers HA_ERR_UNAVAILABLE. */
   controlMethods?: PluginControlMethods;
   newId: () => string;
@@ -162,6 +173,8 @@ export class PluginGeneration {
   readonly #controlMethods = new Map<string, ControlMethod>();
   /** Undo functions of registrations made while live. */
   readonly #live = new Set<() => void>();
+  /** Entity ids this generation registered (see commit()). */
+  readonly #entityIds = new Set<string>();
   #phase: 'staging' | 'live' | 'retired' = 'staging';
   #inflight = 0;
   #drained: Array<() => void> = [];
@@ -210,6 +223,9 @@ export class PluginGeneration {
     for (const s of this.#subscriptions) events.on(this.owner, s.event, s.listener as never);
     void io.replaceOwner(this.owner, { channels: [...this.#channels.values()] });
     controlMethods?.replaceOwner(this.owner, methods);
+    // Entities go live when registered (a device reports state while it starts); what an older
+    // generation registered and this one did not is removed now.
+    this.#kernel.entities?.removeOwner(this.owner, this.#entityIds);
     this.#phase = 'live';
   }
 
@@ -226,6 +242,7 @@ export class PluginGeneration {
     events.removeOwner(this.owner);
     routes.removeOwner(this.owner);
     controlMethods?.removeOwner(this.owner);
+    this.#kernel.entities?.removeOwner(this.owner);
     await io.removeOwner(this.owner);
     this.#live.clear();
   }
@@ -369,6 +386,28 @@ export class PluginGeneration {
           : read(async (kb) => void (await kb.create(entry, content, { overwrite: options.overwrite === true }))),
     };
 
+    const registry = kernel.entities;
+    const entityRead = async <T>(call: (r: EntityRegistry) => T | Promise<T>): Promise<T> =>
+      registry ? call(registry) : unavailable('the entity registry');
+    const entities: PluginEntities = {
+      register: (definition) => {
+        if (external) this.#permission('register entities');
+        if (!registry) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'this daemon has no entity registry');
+        if (this.#phase === 'retired') this.#permission('register entities while it is being replaced');
+        const handle = registry.register(owner, definition);
+        this.#entityIds.add(handle.entity_id);
+        return handle;
+      },
+      list: (filter) => entityRead((r) => r.list(filter)),
+      get: (reference) => entityRead((r) => r.resolve(reference)),
+      call: (reference, service, data = {}) =>
+        external
+          ? Promise.reject(new HomeAgentError('HA_ERR_PLUGIN_PERMISSION', `plugin ${name} (external) may not call entity services`))
+          : entityRead((r) => r.call(reference, service, data, { actor: owner })),
+      history: (entityId, options) => entityRead((r) => r.history(entityId, options)),
+      areas: () => entityRead((r) => r.areas()),
+    };
+
     return {
       name,
       trust: this.trust,
@@ -472,6 +511,7 @@ export class PluginGeneration {
       },
       memory,
       knowledge,
+      entities,
       llm: {
         chat: async (request) => {
           if (!kernel.llm) return unavailable('a language model');

@@ -5,6 +5,23 @@
 export { STAGES, type Stage, type StageContext, type StageHandler, type StageScope } from '../agent/types.js';
 export type { EventMap, EventName } from '../events/event-bus.js';
 export {
+  type Area,
+  CRITICAL_DOMAINS,
+  DOMAIN_SERVICES,
+  ENTITY_DOMAINS,
+  type EntityContext,
+  type EntityDefinition,
+  type EntityDomain,
+  type EntityFilter,
+  type EntityHandle,
+  type EntityInfo,
+  type EntityState,
+  STATE_OFF,
+  STATE_ON,
+  STATE_UNAVAILABLE,
+  type StateHistoryRow,
+} from '../home/types.js';
+export {
   CAPABILITY,
   type InputEvent,
   type InputType,
@@ -47,6 +64,7 @@ export {
   type PluginChatRequest,
   type PluginContext,
   type PluginControl,
+  type PluginEntities,
   type PluginEvents,
   type PluginFactory,
   type PluginHealth,

@@ -15,6 +15,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import type { Stage, StageHandler, StageScope } from '../agent/types.js';
 import type { EventMap, EventName } from '../events/event-bus.js';
+import type { Area, EntityDefinition, EntityFilter, EntityHandle, EntityInfo, StateHistoryRow } from '../home/types.js';
 import type { InputType, Level, OutputChannel, Receipt } from '../io/types.js';
 import type { ChatMessage, Usage } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
@@ -246,6 +247,29 @@ export interface PluginControl extends ControlApi {
   register<P extends TSchema, R>(method: ControlMethod<P, R>): () => void;
 }
 
+/**
+ * The home's entities (switches, lights, sensors, ...), the one place device state is read and
+ * changed. Entities a plugin registers are owned by it and removed when it stops (their history
+ * stays). External plugins may read (list, get, history, areas) but not register or call. Reads
+ * are asynchronous because an out-of-process plugin's go over its connection to the daemon.
+ */
+export interface PluginEntities {
+  /** Registers an entity owned by the plugin; an id taken by another owner is HA_ERR_ENTITY_DEFINITION. */
+  register(definition: EntityDefinition): EntityHandle;
+  list(filter?: EntityFilter): Promise<EntityInfo[]>;
+  /**
+   * One entity by id (`switch.kitchen_light`), name or alias, case-insensitive; "kitchen light"
+   * also matches the entity named "light" in the area "kitchen". HA_ERR_ENTITY_NOT_FOUND or
+   * HA_ERR_ENTITY_AMBIGUOUS (the message lists the candidates) otherwise.
+   */
+  get(reference: string): Promise<EntityInfo>;
+  /** Calls a service of the entity's domain with the plugin as actor; resolves with the entity after the call. */
+  call(reference: string, service: string, data?: Record<string, unknown>): Promise<EntityInfo>;
+  /** Stored states of an entity, oldest first, between two epoch ms (default: the last 24 hours). */
+  history(entity_id: string, options?: { from?: number; to?: number; limit?: number }): Promise<StateHistoryRow[]>;
+  areas(): Promise<Area[]>;
+}
+
 /** Everything a plugin may use, handed to its factory. */
 export interface PluginContext {
   readonly name: string;
@@ -266,6 +290,7 @@ export interface PluginContext {
   readonly stages: PluginStages;
   readonly memory: PluginMemory;
   readonly knowledge: PluginKnowledge;
+  readonly entities: PluginEntities;
   readonly llm: PluginLlm;
   readonly http: PluginHttp;
 }

@@ -115,6 +115,14 @@ export const ERROR_CODES = {
   HA_ERR_I2C_NACK: 'the I2C device did not answer (no acknowledge)',
   HA_ERR_I2C_CRC: 'the I2C device answered with a bad checksum',
   HA_ERR_I2C_DEVICE: 'the I2C device is not the sensor expected or reported an error',
+
+  HA_ERR_ENTITY_NOT_FOUND: 'no entity has that id, name or alias',
+  HA_ERR_ENTITY_AMBIGUOUS: 'the name matches more than one entity; use the entity id or add the area',
+  HA_ERR_ENTITY_DEFINITION: 'the entity definition is invalid or its id is taken by another owner',
+  HA_ERR_ENTITY_SERVICE: 'the entity does not offer that service, or its data is invalid',
+  HA_ERR_ENTITY_UNAVAILABLE: 'the entity is unavailable (its device does not answer)',
+  HA_ERR_AUTOMATION_CONFIG: 'an automation rule is invalid',
+  HA_ERR_AUTOMATION_NOT_FOUND: 'no automation has that id',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -8,11 +8,15 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ToolRegistry } from '../../src/agent/tool-registry.js';
 import { EventBus } from '../../src/events/event-bus.js';
+import { EntityRegistry, type HomeSettings } from '../../src/home/entity-registry.js';
 import type { Level, OutputChannel, Receipt } from '../../src/io/types.js';
 import { LogManager } from '../../src/log/logger.js';
+import { ControlRegistry } from '../../src/plugin/control-registry.js';
 import type { PluginContext, PluginInput, PluginTrust } from '../../src/sdk/plugin.js';
+import { type Clock, systemClock } from '../../src/shared/clock.js';
 import { HomeAgentError } from '../../src/shared/errors.js';
 import type { ToolContext, ToolDefinition } from '../../src/shared/tool.js';
+import { ManagedDatabase } from '../../src/store/database.js';
 
 export interface InjectedInput {
   input: PluginInput;
@@ -27,6 +31,12 @@ export interface TestPluginContext {
   injected: InjectedInput[];
   audits: Array<{ action: string; details: Record<string, unknown> }>;
   settings: Map<string, unknown>;
+  /** The real entity registry behind ctx.entities, over <dataDir>/home.db. */
+  entities: EntityRegistry;
+  /** The control methods the plugin registered (ctx.control.register), callable like homeagentctl does. */
+  control: ControlRegistry;
+  /** Closes home.db (also done by the test's teardown when `teardown` was given). */
+  close(): void;
   /** Calls a registered tool the way the executor does (arguments validated first); throws ToolError as the tool does. */
   call(name: string, args: Record<string, unknown>, context?: Partial<ToolContext>): Promise<unknown>;
   /** Resolves with the next injected input. */
@@ -40,6 +50,10 @@ export interface TestPluginContextOptions {
   dataDir: string;
   trust?: PluginTrust;
   root?: string;
+  /** The clock of the entity registry (last_changed, history); default the system clock. */
+  clock?: Clock;
+  /** core.home settings of the entity registry. */
+  home?: Partial<HomeSettings>;
   /** Answer of injectInput/injectInterrupt; default a done receipt. */
   receipt?: (input: PluginInput) => Receipt;
 }
@@ -64,6 +78,27 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     waiters.shift()?.(entry);
     return options.receipt?.(input) ?? { input_id: `in-${injected.length}`, status: 'done', text: '', finished_at: Date.now() };
   };
+  const home = ManagedDatabase.open(
+    { name: 'home', file: join(options.dataDir, 'home.db'), synchronous: 'NORMAL' },
+    { busyTimeoutMs: 2000, startupCheck: 'off', log: logs.child('store'), clock: options.clock ?? systemClock },
+  );
+  const homeSettings: HomeSettings = {
+    areas: [],
+    history_raw_days: 7,
+    history_days: 365,
+    history_period_minutes: 60,
+    history_max_rows: 1_000_000,
+    maintenance_interval_ms: 3_600_000,
+    ...options.home,
+  };
+  const entities = new EntityRegistry({
+    database: () => home,
+    events,
+    log: logs.child('home'),
+    clock: options.clock ?? systemClock,
+    settings: () => homeSettings,
+  });
+  const control = new ControlRegistry();
   const unavailable = (what: string) => () =>
     Promise.reject(new HomeAgentError('HA_ERR_UNAVAILABLE', `${what} is not available in this test`));
 
@@ -88,11 +123,9 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
       publish: (event, payload) => events.emit(event, payload),
     },
     control: {
-      call: unavailable('the control API'),
-      methods: () => [],
-      register: () => {
-        throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'control methods are not available in this test context');
-      },
+      call: (method, params) => control.call(method, params, { actor: owner }),
+      methods: () => control.methods(),
+      register: (method) => control.register(method),
     },
     paths: { data, runtime: join(options.dataDir, 'run'), root: options.root ?? options.dataDir },
     io: {
@@ -119,6 +152,14 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
       categoryCounts: unavailable('knowledge'),
       add: unavailable('knowledge'),
     },
+    entities: {
+      register: (definition) => entities.register(owner, definition),
+      list: async (filter) => entities.list(filter),
+      get: async (reference) => entities.resolve(reference),
+      call: async (reference, service, data = {}) => entities.call(reference, service, data, { actor: owner }),
+      history: async (entityId, historyOptions) => entities.history(entityId, historyOptions),
+      areas: async () => entities.areas(),
+    },
     llm: { chat: unavailable('the language model') },
     http: {
       route: () => {
@@ -135,6 +176,9 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     injected,
     audits,
     settings,
+    entities,
+    control,
+    close: () => home.close(),
     call: async (name, args, callContext = {}) => {
       const def = tools.get(name);
       if (!def) throw new Error(`no tool ${name} is registered`);

@@ -278,6 +278,18 @@ class PluginRuntime {
         add: async (name, content, options) =>
           void (await this.#ask('knowledge.add', options === undefined ? { name, content } : { name, content, options })),
       },
+      entities: {
+        register: () => {
+          throw pluginError('HA_ERR_PLUGIN_PERMISSION', `plugin ${name} (external) may not register entities`);
+        },
+        list: (filter) => this.#ask('entities.list', filter === undefined ? {} : { filter }),
+        get: (reference) => this.#ask('entities.get', { reference }),
+        call: async () => {
+          throw pluginError('HA_ERR_PLUGIN_PERMISSION', `plugin ${name} (external) may not call entity services`);
+        },
+        history: (entity_id, options) => this.#ask('entities.history', options === undefined ? { entity_id } : { entity_id, options }),
+        areas: () => this.#ask('entities.areas', {}),
+      },
       llm: {
         chat: async ({ signal, ...request }) => {
           const { id, result } = this.#peer.request<ChildRequestResults['llm.chat']>('llm.chat', request);

@@ -10,6 +10,7 @@
 import { Value } from '@sinclair/typebox/value';
 import type { Stage, StageContext } from '../../agent/types.js';
 import type { EventMap, EventName } from '../../events/event-bus.js';
+import type { EntityDomain } from '../../home/types.js';
 import type { ChatMessage } from '../../llm/spec/index.js';
 import type { Logger } from '../../log/logger.js';
 import type { HttpResponse, PluginContext } from '../../sdk/plugin.js';
@@ -161,6 +162,19 @@ export class HostBridge implements ChildMessageHandler {
         await context.knowledge.add(p.name, p.content, p.options);
         return {};
       }
+      case 'entities.list': {
+        const p = params as ChildRequestParams<'entities.list'>;
+        // The domain is checked by the registry's filter (an unknown one matches nothing).
+        return context.entities.list(p.filter as { domain?: EntityDomain; area?: string; owner?: string } | undefined);
+      }
+      case 'entities.get':
+        return context.entities.get((params as ChildRequestParams<'entities.get'>).reference);
+      case 'entities.history': {
+        const p = params as ChildRequestParams<'entities.history'>;
+        return context.entities.history(p.entity_id, p.options);
+      }
+      case 'entities.areas':
+        return context.entities.areas();
       case 'llm.chat': {
         const p = params as ChildRequestParams<'llm.chat'>;
         const controller = new AbortController();

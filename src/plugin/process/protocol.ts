@@ -14,6 +14,7 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import type { StageContext } from '../../agent/types.js';
+import type { Area, EntityInfo, StateHistoryRow } from '../../home/types.js';
 import type { OutputEvent, Receipt } from '../../io/types.js';
 import type { MethodInfo } from '../../sdk/control.js';
 import type {
@@ -239,6 +240,24 @@ export const ChildRequestSchemas = {
     { name: Name, content: Type.String(), options: Type.Optional(Type.Object({ overwrite: Type.Optional(Type.Boolean()) }, strict)) },
     strict,
   ),
+  'entities.list': Type.Object(
+    { filter: Type.Optional(Type.Object({ domain: Type.Optional(Name), area: Type.Optional(Name), owner: Type.Optional(Name) }, strict)) },
+    strict,
+  ),
+  'entities.get': Type.Object({ reference: Text(256) }, strict),
+  'entities.history': Type.Object(
+    {
+      entity_id: Name,
+      options: Type.Optional(
+        Type.Object(
+          { from: Type.Optional(Type.Number()), to: Type.Optional(Type.Number()), limit: Type.Optional(Type.Integer({ minimum: 1 })) },
+          strict,
+        ),
+      ),
+    },
+    strict,
+  ),
+  'entities.areas': Type.Object({}, strict),
   'llm.chat': Type.Object(
     {
       messages: Type.Array(JsonObject, { minItems: 1, maxItems: 1000 }),
@@ -269,6 +288,10 @@ export interface ChildRequestResults {
   'knowledge.categories': string[];
   'knowledge.counts': KnowledgeCategoryCount[];
   'knowledge.add': Record<string, never>;
+  'entities.list': EntityInfo[];
+  'entities.get': EntityInfo;
+  'entities.history': StateHistoryRow[];
+  'entities.areas': Area[];
   'llm.chat': Awaited<ReturnType<PluginLlm['chat']>>;
   'events.publish': Record<string, never>;
   'control.call': unknown;

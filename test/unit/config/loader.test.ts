@@ -336,3 +336,19 @@ t.test('setByKey and getByKey', async (t) => {
   t.equal(getByKey(target, 'plugin.x.z'), undefined);
   t.equal(getByKey(target, 'plugin.x.y.deeper'), undefined);
 });
+
+t.test('list items written short get their defaults; a bad field is named by item and path', async (t) => {
+  const dir = tempDir(t);
+  const good = writeConfig(dir, ['plugin:', '  gpio:', '    pins:', '      - { id: hall_light, bcm: 17, direction: out }', ''].join('\n'));
+  const loaded = loadConfig({ file: good, env: {}, systemFile: NO_SYSTEM });
+  const [pin] = loaded.config.plugin.gpio.pins;
+  t.match(pin, { id: 'hall_light', bcm: 17, direction: 'out', safe: 0, debounce_ms: 20, max_on_time_s: 0, aliases: [] });
+
+  const bad = writeConfig(
+    dir,
+    ['plugin:', '  gpio:', '    pins:', '      - { id: hall_light, bcm: 99, direction: out }', ''].join('\n'),
+    'bad.yaml',
+  );
+  const error = expectError(t, () => loadConfig({ file: bad, env: {}, systemFile: NO_SYSTEM }), 'HA_ERR_CONFIG_INVALID') as HomeAgentError;
+  t.match(error.message, /plugin\.gpio\.pins: \[0\]\.bcm: .*57, found 99/);
+});

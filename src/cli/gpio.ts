@@ -1,0 +1,216 @@
+/**
+ * `homeagentctl gpio pins|read|write|simulate`: the GPIO pins of a running daemon (the `gpio.*`
+ * control methods of the gpio device plugin). `simulate` drives a simulated input, so a button can
+ * be pressed on a machine without GPIO; on real hardware the daemon refuses it.
+ */
+import { EXIT_CODES } from '../shared/exit-codes.js';
+import { RemoteError } from './rpc-client.js';
+
+/** homeagentctl's option table entries for gpio (merged into its parseArgs options). */
+export const GPIO_OPTIONS = {
+  press: { type: 'string' },
+} as const;
+
+export type GpioFlags = { press?: string | undefined };
+
+export type GpioCommand =
+  | { command: 'pins' }
+  | { command: 'read'; pin: string }
+  | { command: 'write'; pin: string; value: 0 | 1 }
+  | { command: 'simulate'; pin: string; level: 0 | 1 }
+  | { command: 'simulate'; pin: string; press_ms: number };
+
+export class GpioUsageError extends Error {}
+
+const COMMANDS = 'pins, read, write or simulate';
+/** The daemon's bounds for a simulated press (gpio.simulate). */
+const MIN_PRESS_MS = 10;
+const MAX_PRESS_MS = 60_000;
+
+/** The gpio flags given on the command line (homeagentctl refuses them on other commands). */
+export function gpioFlagsUsed(flags: GpioFlags): Array<keyof GpioFlags> {
+  return (Object.keys(GPIO_OPTIONS) as Array<keyof GpioFlags>).filter((k) => flags[k] !== undefined);
+}
+
+/** Reads `gpio <sub> …` (positionals after `gpio`); throws GpioUsageError. */
+export function parseGpioCommand(positionals: readonly string[], flags: GpioFlags): GpioCommand {
+  const [sub, ...rest] = positionals;
+  if (sub === undefined) throw new GpioUsageError(`gpio needs a command: ${COMMANDS}`);
+  if (flags.press !== undefined && sub !== 'simulate') throw new GpioUsageError(`--press belongs to gpio simulate, not gpio ${sub}`);
+  const pin = (): string => {
+    const p = rest[0]?.trim() ?? '';
+    if (p === '') throw new GpioUsageError(`gpio ${sub} needs a PIN (its id, entity id or BCM number)`);
+    return p;
+  };
+  switch (sub) {
+    case 'pins':
+      if (rest.length > 0) throw new GpioUsageError('gpio pins takes no arguments');
+      return { command: 'pins' };
+    case 'read':
+      if (rest.length !== 1) throw new GpioUsageError('gpio read needs exactly one PIN');
+      return { command: 'read', pin: pin() };
+    case 'write':
+      if (rest.length !== 2) throw new GpioUsageError('gpio write needs a PIN and a value 0 or 1');
+      return { command: 'write', pin: pin(), value: bit(rest[1], 'gpio write') };
+    case 'simulate': {
+      if (flags.press !== undefined) {
+        if (rest.length !== 1) throw new GpioUsageError('gpio simulate PIN --press MS takes no level');
+        return { command: 'simulate', pin: pin(), press_ms: pressMs(flags.press) };
+      }
+      if (rest.length !== 2) throw new GpioUsageError('gpio simulate needs a PIN and a level 0 or 1, or a PIN and --press MS');
+      return { command: 'simulate', pin: pin(), level: bit(rest[1], 'gpio simulate') };
+    }
+    default:
+      throw new GpioUsageError(`unknown gpio command ${sub}; use ${COMMANDS}`);
+  }
+}
+
+function bit(text: string | undefined, what: string): 0 | 1 {
+  if (text === '0') return 0;
+  if (text === '1') return 1;
+  throw new GpioUsageError(`${what}: the value must be 0 or 1, not ${JSON.stringify(text ?? '')}`);
+}
+
+function pressMs(text: string): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isInteger(n) || n < MIN_PRESS_MS || n > MAX_PRESS_MS) {
+    throw new GpioUsageError(`--press must be a whole number of milliseconds from ${MIN_PRESS_MS} to ${MAX_PRESS_MS}`);
+  }
+  return n;
+}
+
+/** One pin as gpio.pins and gpio.read answer (the plugin's GpioPinStatus; the CLI may not import devices). */
+export interface GpioPinLine {
+  id: string;
+  name: string;
+  bcm: number;
+  direction: 'in' | 'out';
+  domain: string;
+  entity_id: string;
+  value: 0 | 1 | null;
+  state: string | number | null;
+  active_low: boolean;
+  pulse_ms: number;
+  max_on_time_s: number;
+  on_since: string | null;
+  error: string | null;
+  pulsed_ms?: number;
+}
+
+export interface GpioPinsAnswer {
+  backend: { kind: string; reason: string; describe: string; watcher_pid: number | null; crash_protection: string };
+  pins: GpioPinLine[];
+}
+
+export interface GpioSimulateAnswer {
+  pin: string;
+  level?: 0 | 1;
+  press_ms?: number;
+  status: GpioPinLine;
+}
+
+/** What runGpio needs of a connection (RpcClient fits). */
+export interface GpioClient {
+  call(method: string, params: object, timeoutMs: number): Promise<unknown>;
+  close(): void;
+}
+
+export interface GpioRunOptions {
+  connect: () => Promise<GpioClient>;
+  json: boolean;
+  timeoutMs: number;
+  io?: { stdout: { write(text: string): unknown } };
+}
+
+/** Runs a parsed gpio command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
+export async function runGpio(command: GpioCommand, options: GpioRunOptions): Promise<number> {
+  const stdout = options.io?.stdout ?? process.stdout;
+  const client = await options.connect();
+  try {
+    const call = async (method: string, params: object): Promise<unknown> => {
+      try {
+        return await client.call(method, params, options.timeoutMs);
+      } catch (error) {
+        if (error instanceof RemoteError && error.code === 'HA_ERR_RPC_UNKNOWN_METHOD') {
+          throw new RemoteError({
+            code: error.code,
+            message: 'the gpio plugin is not running: enable it with plugin.gpio.enabled: true and restart HomeAgent',
+          });
+        }
+        throw error;
+      }
+    };
+    const print = <R>(result: R, format: (r: R) => string) => {
+      stdout.write(`${options.json ? JSON.stringify(result, null, 2) : format(result)}\n`);
+      return EXIT_CODES.OK;
+    };
+    switch (command.command) {
+      case 'pins':
+        return print((await call('gpio.pins', {})) as GpioPinsAnswer, formatGpioPins);
+      case 'read':
+        return print((await call('gpio.read', { pin: command.pin })) as GpioPinLine, formatGpioPin);
+      case 'write':
+        return print((await call('gpio.write', { pin: command.pin, value: command.value })) as GpioPinLine, formatGpioWrite);
+      case 'simulate': {
+        const params =
+          'press_ms' in command ? { pin: command.pin, press_ms: command.press_ms } : { pin: command.pin, level: command.level };
+        return print((await call('gpio.simulate', params)) as GpioSimulateAnswer, formatGpioSimulate);
+      }
+    }
+  } finally {
+    client.close();
+  }
+}
+
+// ---- readable output ----
+
+function level(p: GpioPinLine): string {
+  if (p.value === null) return 'unknown';
+  return p.state === null || String(p.state) === String(p.value) ? String(p.value) : `${p.value} (${p.state})`;
+}
+
+/** `kitchen_light (GPIO17) = 1 (on)`. */
+export function formatGpioPin(p: GpioPinLine): string {
+  const error = p.error === null ? '' : `\n  error: ${p.error}`;
+  return `${p.id} (GPIO${p.bcm}) = ${level(p)}${error}`;
+}
+
+function formatGpioWrite(p: GpioPinLine): string {
+  if (p.pulsed_ms !== undefined) return `${p.id} (GPIO${p.bcm}) pulsed for ${p.pulsed_ms} ms, now ${level(p)}`;
+  return formatGpioPin(p);
+}
+
+export function formatGpioSimulate(r: GpioSimulateAnswer): string {
+  const p = r.status;
+  if (r.press_ms !== undefined) return `${r.pin} (GPIO${p.bcm}) pressed for ${r.press_ms} ms (with contact bounce)`;
+  return `${r.pin} (GPIO${p.bcm}) driven to ${r.level}; now ${level(p)}`;
+}
+
+/** The back end with its reason, then one aligned line per pin. */
+export function formatGpioPins(r: GpioPinsAnswer): string {
+  const lines = [`back end: ${r.backend.reason}`, `  ${r.backend.describe}`, `  ${r.backend.crash_protection}`];
+  if (r.pins.length === 0) {
+    lines.push('no pins configured (plugin.gpio.pins; see devices/gpio/README.md)');
+    return lines.join('\n');
+  }
+  const rows = r.pins.map((p) => {
+    const notes: string[] = [];
+    if (p.active_low) notes.push('active low');
+    if (p.pulse_ms > 0) notes.push(`pulse ${p.pulse_ms} ms`);
+    if (p.max_on_time_s > 0) notes.push(`max on ${p.max_on_time_s} s`);
+    if (p.on_since !== null) notes.push(`on since ${p.on_since}`);
+    if (p.error !== null) notes.push(`ERROR ${p.error}`);
+    return [p.id, `GPIO${p.bcm}`, p.direction, p.entity_id, level(p), notes.join(', ')];
+  });
+  const header = ['PIN', 'BCM', 'DIR', 'ENTITY', 'LEVEL', ''];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  for (const row of [header, ...rows]) {
+    lines.push(
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    );
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,196 @@
+/**
+ * `homeagentctl sensors [scan BUS]`: the I2C sensors of a running daemon (the i2c plugin's
+ * `i2c.sensors` and `i2c.scan` control methods). The table answers "why is this reading missing?"
+ * in one look: state, failures in a row, when the next retry comes, and the last error.
+ * The result shapes are declared here: the CLI may not import device plugins.
+ */
+import { EXIT_CODES } from '../shared/exit-codes.js';
+import { RemoteError } from './rpc-client.js';
+
+/** homeagentctl's option table entries for sensors: none of its own (`--json` is global). */
+export const SENSORS_OPTIONS = {} as const;
+
+export type SensorsCommand = { command: 'list' } | { command: 'scan'; bus: number };
+
+export class SensorsUsageError extends Error {}
+
+/**
+ * Reads `sensors [scan BUS]` (positionals after the command word); throws SensorsUsageError.
+ * `word` is the command word the messages name, should homeagentctl mount this under another one.
+ */
+export function parseSensorsCommand(positionals: readonly string[], word = 'sensors'): SensorsCommand {
+  const [sub, ...rest] = positionals;
+  switch (sub) {
+    case undefined:
+    case 'list':
+      if (rest.length > 0) throw new SensorsUsageError(`${word} takes no arguments (${word} scan BUS scans a bus)`);
+      return { command: 'list' };
+    case 'scan': {
+      if (rest.length !== 1) throw new SensorsUsageError(`${word} scan needs exactly one BUS number (1 for /dev/i2c-1)`);
+      const text = rest[0] as string;
+      const bus = Number(text);
+      if (text.trim() === '' || !Number.isInteger(bus) || bus < 0 || bus > 255) {
+        throw new SensorsUsageError(`${word} scan: BUS must be a whole number from 0 to 255, found ${JSON.stringify(text)}`);
+      }
+      return { command: 'scan', bus };
+    }
+    default:
+      throw new SensorsUsageError(`unknown ${word} command ${sub}; use ${word} or ${word} scan BUS`);
+  }
+}
+
+/** What `i2c.sensors` answers (devices/i2c/i2c-plugin.ts SensorsResult). */
+export interface SensorsResult {
+  buses: Array<{
+    bus: number;
+    backend: string;
+    name: string | null;
+    simulated: boolean;
+    fallback_reason?: string;
+    error?: string;
+  }>;
+  sensors: Array<{
+    id: string;
+    name: string;
+    driver: string;
+    bus: number;
+    address: string;
+    simulated: boolean;
+    state: 'starting' | 'available' | 'unavailable';
+    failures: number;
+    next_poll_at: string | null;
+    last_reading: { at: string; values: Array<{ quantity: string; value: number; unit: string }> } | null;
+    last_error: { at: string; message: string } | null;
+  }>;
+}
+
+/** What `i2c.scan` answers. */
+export interface ScanResult {
+  bus: number;
+  name: string;
+  simulated: boolean;
+  addresses: string[];
+  busy: Array<{ address: string; error: string }>;
+  configured: Array<{ sensor: string; address: string; answering: boolean }>;
+}
+
+/** What runSensors needs of a connection (RpcClient fits). */
+export interface SensorsClient {
+  call(method: string, params: object, timeoutMs: number): Promise<unknown>;
+  close(): void;
+}
+
+export interface SensorsRunOptions {
+  connect: () => Promise<SensorsClient>;
+  json: boolean;
+  timeoutMs: number;
+  stdout?: { write(text: string): unknown };
+  /** For "retry in 40 s"; tests fix it. */
+  now?: () => number;
+}
+
+/** Runs a parsed sensors command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
+export async function runSensors(command: SensorsCommand, options: SensorsRunOptions): Promise<number> {
+  const stdout = options.stdout ?? process.stdout;
+  const client = await options.connect();
+  try {
+    const call = (method: string, params: object) => pluginCall(() => client.call(method, params, options.timeoutMs));
+    const result =
+      command.command === 'list'
+        ? ((await call('i2c.sensors', {})) as SensorsResult)
+        : ((await call('i2c.scan', { bus: command.bus })) as ScanResult);
+    let text: string;
+    if (options.json) text = JSON.stringify(result, null, 2);
+    else if (command.command === 'list') text = formatSensors(result as SensorsResult, (options.now ?? Date.now)());
+    else text = formatScan(result as ScanResult);
+    stdout.write(`${text}\n`);
+    return EXIT_CODES.OK;
+  } finally {
+    client.close();
+  }
+}
+
+async function pluginCall(call: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof RemoteError && error.code === 'HA_ERR_RPC_UNKNOWN_METHOD') {
+      throw new RemoteError({
+        code: error.code,
+        message:
+          'the i2c plugin is not running: enable it with plugin.i2c.enabled: true, configure plugin.i2c.sensors, and restart HomeAgent',
+      });
+    }
+    throw error;
+  }
+}
+
+// ---- readable output ----
+
+function seconds(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  return m < 60 ? `${m} min ${s % 60} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+function table(rows: string[][]): string[] {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
+  return rows.map((row) =>
+    row
+      .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/** Buses that need a word first, then one line per sensor. */
+export function formatSensors(result: SensorsResult, now: number): string {
+  const lines: string[] = [];
+  for (const bus of result.buses) {
+    if (bus.error !== undefined) lines.push(`bus ${bus.bus}: not opened: ${bus.error}`);
+    else if (bus.simulated)
+      lines.push(`bus ${bus.bus}: simulated (${bus.name ?? '?'})${bus.fallback_reason === undefined ? '' : `: ${bus.fallback_reason}`}`);
+  }
+  if (result.sensors.length === 0) {
+    lines.push('no I2C sensors configured (plugin.i2c.sensors)');
+    return lines.join('\n');
+  }
+  if (lines.length > 0) lines.push('');
+  const rows = [['ID', 'DRIVER', 'BUS/ADDRESS', 'STATE', 'VALUES', 'LAST ERROR']];
+  for (const sensor of result.sensors) {
+    const values = sensor.last_reading?.values.map((v) => `${v.value} ${v.unit}`).join(', ') ?? '-';
+    const stale = sensor.state !== 'available' && sensor.last_reading !== null;
+    const problem: string[] = [];
+    // An error from before the last good reading is history, not a problem.
+    if (sensor.last_error !== null && (sensor.state !== 'available' || sensor.failures > 0)) problem.push(sensor.last_error.message);
+    const retry: string[] = [];
+    if (sensor.failures > 0) retry.push(`${sensor.failures} in a row`);
+    if (sensor.state === 'unavailable' && sensor.next_poll_at !== null)
+      retry.push(`retry in ${seconds(Date.parse(sensor.next_poll_at) - now)}`);
+    if (retry.length > 0) problem.push(`(${retry.join(', ')})`);
+    rows.push([
+      sensor.id,
+      sensor.driver,
+      `${sensor.bus}/${sensor.address}${sensor.simulated ? ' sim' : ''}`,
+      sensor.state,
+      stale ? `last: ${values}` : values,
+      problem.join(' '),
+    ]);
+  }
+  lines.push(...table(rows));
+  return lines.join('\n');
+}
+
+export function formatScan(result: ScanResult): string {
+  const lines = [
+    `bus ${result.bus} (${result.name}${result.simulated ? ', simulated' : ''}): ${
+      result.addresses.length === 0 ? 'no device answers' : `answering ${result.addresses.join(' ')}`
+    }`,
+  ];
+  for (const busy of result.busy) lines.push(`  ${busy.address} busy: ${busy.error}`);
+  for (const configured of result.configured) {
+    lines.push(`  ${configured.sensor} at ${configured.address}: ${configured.answering ? 'answers' : 'does not answer'}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,586 @@
+/**
+ * The entity registry: the one place device state is read and changed. Drivers and plugins
+ * register entities and report their state through the handle they get back; the agent, intents,
+ * automations, MQTT and the web page list, resolve and call them here. Every state change is
+ * persisted (entities row + a raw history row) and announced as `entity.state_changed`, carrying
+ * the context of the service call that caused it, so an automation can recognise its own doing.
+ *
+ * A report is on the fast path (a GPIO edge → update → event within about 2 ms): prepared
+ * statements, one small transaction, and a report that changes nothing only touches last_updated
+ * in memory (written with the next change, a removal or the registry's stop).
+ */
+import type { EventBus } from '../events/event-bus.js';
+import type { Logger } from '../log/logger.js';
+import type { Clock } from '../shared/clock.js';
+import { describeError, HomeAgentError } from '../shared/errors.js';
+import type { Service } from '../shared/service.js';
+import type { ManagedDatabase } from '../store/database.js';
+import type { SqlDatabase, SqlStatement } from '../store/types.js';
+import { type HistoryRules, maintainHistory } from './entity-history.js';
+import { areaSlug, findArea, resolveEntity } from './entity-resolver.js';
+import { validateServiceData } from './entity-services.js';
+import { openHomeDatabase } from './home-schema.js';
+import {
+  type Area,
+  CRITICAL_DOMAINS,
+  DOMAIN_SERVICES,
+  ENTITY_DOMAINS,
+  type EntityContext,
+  type EntityDefinition,
+  type EntityDomain,
+  type EntityFilter,
+  type EntityHandle,
+  type EntityInfo,
+  type EntityState,
+  STATE_UNAVAILABLE,
+  type StateHistoryRow,
+} from './types.js';
+
+/** core.home as the registry reads it (on every use, so changes apply without a restart). */
+export interface HomeSettings extends HistoryRules {
+  areas: Area[];
+  maintenance_interval_ms: number;
+}
+
+export interface EntityRegistryOptions {
+  /** The `home` database (<data>/home.db), asked for on first use (the store opens it at start) and migrated then. */
+  database: () => ManagedDatabase;
+  events: EventBus;
+  log: Logger;
+  clock: Clock;
+  settings: () => HomeSettings;
+}
+
+export interface HistoryOptions {
+  /** Epoch ms, inclusive; default `to` minus 24 hours. */
+  from?: number;
+  /** Epoch ms, inclusive; default now. */
+  to?: number;
+  /** Rows at most (the newest of the range); default 1000, at most 10000. */
+  limit?: number;
+}
+
+export const DEFAULT_HISTORY_LIMIT = 1000;
+export const MAX_HISTORY_LIMIT = 10_000;
+const DAY_MS = 86_400_000;
+const OBJECT_ID = /^[a-z0-9_]{1,64}$/;
+const MAX_NAME_CHARS = 128;
+const MAX_ALIASES = 16;
+
+interface Statements {
+  stored: SqlStatement;
+  upsert: SqlStatement;
+  change: SqlStatement;
+  touch: SqlStatement;
+  appendHistory: SqlStatement;
+  history: SqlStatement;
+}
+
+/** One registered entity. `info` is never handed out: callers get copies. */
+interface LiveEntity {
+  readonly info: EntityInfo;
+  readonly handler: EntityDefinition['call'];
+  /** The context of the call running now (the last one started wins), or null. */
+  context: EntityContext | null;
+  /** Identifies the call whose context is pending, so an earlier call ending does not clear a later one's. */
+  callToken: object | null;
+  /** last_updated moved without a change and is not yet written. */
+  touched: boolean;
+}
+
+/** A state change waiting for the prepared transaction (which takes no arguments). */
+interface PendingChange {
+  entity_id: string;
+  state: string;
+  /** JSON of the new attributes; undefined when they did not change (not re-serialised then). */
+  attributes: string | undefined;
+  last_changed: number;
+  last_updated: number;
+  history: boolean;
+}
+
+export class EntityRegistry implements Service {
+  readonly name = 'entities';
+  readonly #options: EntityRegistryOptions;
+  readonly #live = new Map<string, LiveEntity>();
+  /** Names of areas that entities named but core.home.areas does not list, by id. */
+  readonly #namedAreas = new Map<string, string>();
+  #db: SqlDatabase | undefined;
+  #sql: Statements | undefined;
+  #persistChange: (() => void) | undefined;
+  #pending: PendingChange | undefined;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: EntityRegistryOptions) {
+    this.#options = options;
+  }
+
+  async start(_signal: AbortSignal): Promise<void> {
+    this.#statements();
+    this.#schedule();
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    for (const live of this.#live.values()) this.#flushTouch(live);
+  }
+
+  /**
+   * Registers (or, for the same owner, replaces) an entity. An id registered by another owner is
+   * refused; a stored row from an earlier run gives the initial state when the definition has none.
+   */
+  register(owner: string, definition: EntityDefinition): EntityHandle {
+    const checked = checkDefinition(definition);
+    const entityId = `${checked.domain}.${checked.object_id}`;
+    const existing = this.#live.get(entityId);
+    if (existing !== undefined && existing.info.owner !== owner) {
+      throw new HomeAgentError('HA_ERR_ENTITY_DEFINITION', `${entityId} is already registered by ${existing.info.owner}`);
+    }
+    const sql = this.#statements();
+    const now = this.#options.clock.now();
+    const stored = sql.stored.get(entityId) as { state: string; last_changed: number } | undefined;
+    const storedState = stored === undefined ? null : (JSON.parse(stored.state) as EntityState);
+    const state = checked.initial_state !== undefined ? checked.initial_state : storedState;
+    const sameAsStored = stored !== undefined && storedState === state;
+    const info: EntityInfo = {
+      entity_id: entityId,
+      domain: checked.domain,
+      name: checked.name,
+      aliases: checked.aliases,
+      area: checked.area === null ? null : this.#areaId(checked.area),
+      device: checked.device,
+      state,
+      attributes: checked.attributes,
+      unit: checked.unit,
+      device_class: checked.device_class,
+      last_changed: sameAsStored ? stored.last_changed : now,
+      last_updated: now,
+      owner,
+      critical: checked.critical,
+      services: checked.services,
+    };
+    // A first state or one different from the stored state is a change worth a history row.
+    const history = stored === undefined ? state !== null : !sameAsStored;
+    this.#transaction(() => {
+      sql.upsert.run(
+        entityId,
+        info.domain,
+        info.name,
+        JSON.stringify(info.aliases),
+        info.area,
+        info.device,
+        info.unit,
+        info.device_class,
+        JSON.stringify(info.attributes),
+        JSON.stringify(state),
+        info.last_changed,
+        info.last_updated,
+        owner,
+      );
+      if (history) sql.appendHistory.run(entityId, now, JSON.stringify(state));
+    });
+    const live: LiveEntity = { info, handler: checked.call, context: null, callToken: null, touched: false };
+    this.#live.set(entityId, live);
+    this.#options.events.emit('entity.registered', { entity_id: entityId, domain: info.domain, owner });
+    return {
+      entity_id: entityId,
+      update: (next, attributes) => {
+        // A handle of a replaced registration (the owner reloaded) no longer speaks for the entity.
+        if (this.#live.get(entityId) === live) this.#update(live, next, attributes);
+      },
+      remove: () => {
+        if (this.#live.get(entityId) === live) this.#remove(live);
+      },
+    };
+  }
+
+  /** Removes every entity of an owner (it stopped) but those in `keep`; their rows and history stay. */
+  removeOwner(owner: string, keep: ReadonlySet<string> = new Set()): void {
+    for (const live of [...this.#live.values()]) {
+      if (live.info.owner === owner && !keep.has(live.info.entity_id)) this.#remove(live);
+    }
+  }
+
+  list(filter: EntityFilter = {}): EntityInfo[] {
+    const area = filter.area === undefined ? undefined : (findArea(filter.area, this.areas())?.id ?? filter.area);
+    const out: EntityInfo[] = [];
+    for (const { info } of this.#live.values()) {
+      if (filter.domain !== undefined && info.domain !== filter.domain) continue;
+      if (area !== undefined && info.area !== area) continue;
+      if (filter.owner !== undefined && info.owner !== filter.owner) continue;
+      out.push(copy(info));
+    }
+    return out.sort((a, b) => a.entity_id.localeCompare(b.entity_id));
+  }
+
+  /** The registered entity a reference (id, name, alias, area + name) means, or undefined when none or several. */
+  find(reference: string): EntityInfo | undefined {
+    const { entity } = this.#resolution(reference);
+    return entity === undefined ? undefined : copy(entity);
+  }
+
+  /** Like {@link find}, but HA_ERR_ENTITY_NOT_FOUND / HA_ERR_ENTITY_AMBIGUOUS (listing the candidates) instead of undefined. */
+  resolve(reference: string): EntityInfo {
+    return copy(this.#resolveLive(reference).info);
+  }
+
+  /**
+   * Calls a service. Updates the entity reports while the handler runs carry `context` in their
+   * `entity.state_changed`. Resolves with the entity after the call; auditing is the caller's job.
+   */
+  async call(reference: string, service: string, data: Record<string, unknown>, context: EntityContext): Promise<EntityInfo> {
+    const live = this.#resolveLive(reference);
+    const { info } = live;
+    if (!info.services.includes(service)) {
+      const offered = info.services.length === 0 ? 'it only reports its state' : `it offers ${info.services.join(', ')}`;
+      throw new HomeAgentError('HA_ERR_ENTITY_SERVICE', `${info.entity_id} has no service ${JSON.stringify(service)}: ${offered}`, {
+        details: { field: 'service', services: [...info.services] },
+      });
+    }
+    const checked = validateServiceData(info.entity_id, info.domain, service, data);
+    if (info.state === STATE_UNAVAILABLE) {
+      throw new HomeAgentError('HA_ERR_ENTITY_UNAVAILABLE', `${info.entity_id} is unavailable: its device does not answer`);
+    }
+    const handler = live.handler;
+    if (handler === undefined) {
+      throw new HomeAgentError('HA_ERR_ENTITY_SERVICE', `${info.entity_id} reports only: its owner ${info.owner} takes no calls`, {
+        details: { field: 'service', reports_only: true },
+      });
+    }
+    const token = {};
+    live.context = { ...context };
+    live.callToken = token;
+    try {
+      await handler(service, checked, context);
+    } catch (error) {
+      if (error instanceof HomeAgentError) throw error;
+      throw new HomeAgentError('HA_ERR_INTERNAL', `${info.entity_id} ${service} failed: ${describeError(error)}`, { cause: error });
+    } finally {
+      if (live.callToken === token) {
+        live.context = null;
+        live.callToken = null;
+      }
+    }
+    return copy(live.info);
+  }
+
+  /** Stored states of an entity (registered or not), oldest first: the newest `limit` rows of the range. */
+  history(entityId: string, options: HistoryOptions = {}): StateHistoryRow[] {
+    const to = options.to ?? this.#options.clock.now();
+    const from = options.from ?? to - DAY_MS;
+    const wanted = options.limit !== undefined && Number.isFinite(options.limit) ? Math.trunc(options.limit) : DEFAULT_HISTORY_LIMIT;
+    const limit = Math.min(Math.max(1, wanted), MAX_HISTORY_LIMIT);
+    const rows = this.#statements().history.all(entityId, from, to, limit) as StoredHistoryRow[];
+    return rows.reverse().map((row) => historyRow(entityId, row));
+  }
+
+  /** The configured areas, then the ones entities named that are not configured. */
+  areas(): Area[] {
+    const configured = this.#options.settings().areas.map((a) => ({ id: a.id, name: a.name, aliases: [...a.aliases] }));
+    const known = new Set(configured.map((a) => a.id));
+    const extra: Area[] = [];
+    for (const { info } of this.#live.values()) {
+      if (info.area === null || known.has(info.area)) continue;
+      known.add(info.area);
+      extra.push({ id: info.area, name: this.#namedAreas.get(info.area) ?? info.area, aliases: [] });
+    }
+    return [...configured, ...extra.sort((a, b) => a.id.localeCompare(b.id))];
+  }
+
+  /** History retention and downsampling (see entity-history.ts); runs on a timer while started. */
+  maintain(now = this.#options.clock.now()): { downsampled: number; deleted: number } {
+    this.#statements();
+    const db = this.#database();
+    const result = maintainHistory(db, this.#options.settings(), now);
+    if (result.downsampled > 0 || result.deleted > 0) this.#options.log.debug(result, 'entity history maintained');
+    return result;
+  }
+
+  #update(live: LiveEntity, state: EntityState, attributes: Record<string, unknown> | undefined): void {
+    const { info } = live;
+    checkState(info.entity_id, state);
+    const now = this.#options.clock.now();
+    const stateChanged = state !== info.state;
+    const merged = attributes === undefined ? undefined : mergeAttributes(info.attributes, attributes);
+    if (!stateChanged && merged === undefined) {
+      info.last_updated = now;
+      live.touched = true;
+      return;
+    }
+    const oldState = info.state;
+    const nextAttributes = merged ?? info.attributes;
+    const lastChanged = stateChanged ? now : info.last_changed;
+    // Stored first: a failed write (disk full) leaves memory, the database and the listeners agreeing on the old state.
+    this.#pending = {
+      entity_id: info.entity_id,
+      state: JSON.stringify(state),
+      attributes: merged === undefined ? undefined : JSON.stringify(merged),
+      last_changed: lastChanged,
+      last_updated: now,
+      history: stateChanged,
+    };
+    try {
+      this.#persistChange?.();
+    } finally {
+      this.#pending = undefined;
+    }
+    info.state = state;
+    info.attributes = nextAttributes;
+    info.last_changed = lastChanged;
+    info.last_updated = now;
+    live.touched = false;
+    // Listeners get the registry's attributes object itself (no copy on the fast path); it is
+    // replaced, never changed in place, so it stays what it was at this change.
+    this.#options.events.emit('entity.state_changed', {
+      entity_id: info.entity_id,
+      domain: info.domain,
+      old_state: oldState,
+      new_state: state,
+      state_changed: stateChanged,
+      attributes: nextAttributes,
+      at: now,
+      context: live.context,
+    });
+  }
+
+  #remove(live: LiveEntity): void {
+    this.#flushTouch(live);
+    this.#live.delete(live.info.entity_id);
+    this.#options.events.emit('entity.removed', { entity_id: live.info.entity_id, domain: live.info.domain, owner: live.info.owner });
+  }
+
+  #flushTouch(live: LiveEntity): void {
+    if (!live.touched) return;
+    live.touched = false;
+    try {
+      this.#statements().touch.run(live.info.last_updated, live.info.entity_id);
+    } catch (error) {
+      this.#options.log.warn({ entity_id: live.info.entity_id, err: describeError(error) }, 'could not store last_updated');
+    }
+  }
+
+  #resolution(reference: string) {
+    return resolveEntity(
+      reference,
+      [...this.#live.values()].map((l) => l.info),
+      this.areas(),
+    );
+  }
+
+  #resolveLive(reference: string): LiveEntity {
+    const { entity, candidates } = this.#resolution(reference);
+    if (entity !== undefined) {
+      const live = this.#live.get(entity.entity_id);
+      if (live !== undefined) return live;
+    }
+    if (candidates.length === 0) {
+      throw new HomeAgentError('HA_ERR_ENTITY_NOT_FOUND', `no entity is called ${JSON.stringify(reference)}`);
+    }
+    candidates.sort((a, b) => a.entity_id.localeCompare(b.entity_id));
+    const listed = candidates.map((c) => `${c.entity_id} (${c.name}${c.area === null ? '' : `, ${c.area}`})`).join(', ');
+    throw new HomeAgentError(
+      'HA_ERR_ENTITY_AMBIGUOUS',
+      `${JSON.stringify(reference)} could mean ${listed}; use the entity id or add the area`,
+      {
+        details: { candidates: candidates.map((c) => c.entity_id) },
+      },
+    );
+  }
+
+  /** A definition's area (configured id, name or alias, or a new name) as an area id. */
+  #areaId(area: string): string {
+    const configured = findArea(area, this.#options.settings().areas);
+    if (configured !== undefined) return configured.id;
+    const id = OBJECT_ID.test(area) ? area : areaSlug(area);
+    if (!this.#namedAreas.has(id) || id !== area) this.#namedAreas.set(id, area);
+    return id;
+  }
+
+  #schedule(): void {
+    const interval = this.#options.settings().maintenance_interval_ms;
+    this.#timer = setTimeout(() => {
+      try {
+        this.maintain();
+      } catch (error) {
+        this.#options.log.error({ err: describeError(error) }, 'entity history maintenance failed');
+      }
+      this.#schedule();
+    }, interval);
+    this.#timer.unref();
+  }
+
+  #transaction(fn: () => void): void {
+    this.#database().transaction(fn)();
+  }
+
+  #database(): SqlDatabase {
+    this.#statements();
+    return this.#db as SqlDatabase;
+  }
+
+  /** Migrates and prepares on first use, so the constructor stays free of I/O and start() is not a precondition for reads. */
+  #statements(): Statements {
+    if (this.#sql !== undefined) return this.#sql;
+    const db = openHomeDatabase(this.#options.database());
+    const sql: Statements = {
+      stored: db.prepare('SELECT state, last_changed FROM entities WHERE entity_id = ?'),
+      upsert: db.prepare(`
+        INSERT INTO entities (entity_id, domain, name, aliases, area, device, unit, device_class, attributes, state, last_changed, last_updated, owner)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (entity_id) DO UPDATE SET
+          domain = excluded.domain, name = excluded.name, aliases = excluded.aliases, area = excluded.area,
+          device = excluded.device, unit = excluded.unit, device_class = excluded.device_class,
+          attributes = excluded.attributes, state = excluded.state, last_changed = excluded.last_changed,
+          last_updated = excluded.last_updated, owner = excluded.owner`),
+      change: db.prepare(
+        'UPDATE entities SET state = ?, attributes = coalesce(?, attributes), last_changed = ?, last_updated = ? WHERE entity_id = ?',
+      ),
+      touch: db.prepare('UPDATE entities SET last_updated = ? WHERE entity_id = ?'),
+      appendHistory: db.prepare('INSERT INTO state_history (entity_id, at, state, period_ms) VALUES (?, ?, ?, 0)'),
+      history: db.prepare(
+        'SELECT at, state, period_ms, min, mean, max FROM state_history WHERE entity_id = ? AND at >= ? AND at <= ? ORDER BY at DESC, rowid DESC LIMIT ?',
+      ),
+    };
+    const persist = db.transaction(() => {
+      const change = this.#pending;
+      if (change === undefined) return;
+      sql.change.run(change.state, change.attributes, change.last_changed, change.last_updated, change.entity_id);
+      if (change.history) sql.appendHistory.run(change.entity_id, change.last_updated, change.state);
+    });
+    this.#db = db;
+    this.#sql = sql;
+    this.#persistChange = persist;
+    return sql;
+  }
+}
+
+interface StoredHistoryRow {
+  at: number;
+  state: string;
+  period_ms: number;
+  min: number | null;
+  mean: number | null;
+  max: number | null;
+}
+
+function historyRow(entityId: string, row: StoredHistoryRow): StateHistoryRow {
+  const out: StateHistoryRow = { entity_id: entityId, at: row.at, state: JSON.parse(row.state) as EntityState, period_ms: row.period_ms };
+  if (row.min !== null) out.min = row.min;
+  if (row.mean !== null) out.mean = row.mean;
+  if (row.max !== null) out.max = row.max;
+  return out;
+}
+
+interface CheckedDefinition {
+  domain: EntityDomain;
+  object_id: string;
+  name: string;
+  aliases: string[];
+  area: string | null;
+  device: string | null;
+  unit: string | null;
+  device_class: string | null;
+  attributes: Record<string, unknown>;
+  initial_state: EntityState | undefined;
+  critical: boolean;
+  services: string[];
+  call: EntityDefinition['call'];
+}
+
+function checkDefinition(definition: EntityDefinition): CheckedDefinition {
+  if (typeof definition !== 'object' || definition === null) throw invalidDefinition('the definition must be an object');
+  const { domain, object_id } = definition;
+  if (!(ENTITY_DOMAINS as readonly unknown[]).includes(domain)) {
+    throw invalidDefinition(`domain ${JSON.stringify(domain)} is not one of ${ENTITY_DOMAINS.join(', ')}`);
+  }
+  if (typeof object_id !== 'string' || !OBJECT_ID.test(object_id)) {
+    throw invalidDefinition(`object_id ${JSON.stringify(object_id)} must be 1-64 lowercase letters, digits or _`);
+  }
+  const where = `${domain}.${object_id}`;
+  const name = typeof definition.name === 'string' ? definition.name.trim() : '';
+  if (name === '' || name.length > MAX_NAME_CHARS) throw invalidDefinition(`${where}: name must be 1-${MAX_NAME_CHARS} characters`);
+  const aliases = definition.aliases ?? [];
+  if (
+    !Array.isArray(aliases) ||
+    aliases.length > MAX_ALIASES ||
+    aliases.some((a) => typeof a !== 'string' || a.trim() === '' || a.length > MAX_NAME_CHARS)
+  ) {
+    throw invalidDefinition(`${where}: aliases must be at most ${MAX_ALIASES} non-empty names`);
+  }
+  const offered = DOMAIN_SERVICES[domain];
+  const services = definition.services ?? [...offered];
+  const foreign = Array.isArray(services) ? services.filter((s) => !offered.includes(s)) : ['(not a list)'];
+  if (foreign.length > 0) {
+    throw invalidDefinition(`${where}: services ${foreign.join(', ')} are not ${domain} services (${offered.join(', ') || 'none'})`);
+  }
+  const attributes = definition.attributes ?? {};
+  if (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes)) {
+    throw invalidDefinition(`${where}: attributes must be an object`);
+  }
+  if (definition.initial_state !== undefined) checkState(where, definition.initial_state);
+  if (definition.call !== undefined && typeof definition.call !== 'function') throw invalidDefinition(`${where}: call must be a function`);
+  return {
+    domain,
+    object_id,
+    name,
+    aliases: aliases.map((a) => a.trim()),
+    area: optionalText(where, 'area', definition.area),
+    device: optionalText(where, 'device', definition.device),
+    unit: optionalText(where, 'unit', definition.unit),
+    device_class: optionalText(where, 'device_class', definition.device_class),
+    attributes: { ...attributes },
+    initial_state: definition.initial_state,
+    critical: definition.critical ?? CRITICAL_DOMAINS.includes(domain),
+    services: [...new Set(services)],
+    call: definition.call === undefined ? undefined : definition.call.bind(definition),
+  };
+}
+
+function optionalText(where: string, field: string, value: string | null | undefined): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.trim() === '' || value.length > MAX_NAME_CHARS) {
+    throw invalidDefinition(`${where}: ${field} must be 1-${MAX_NAME_CHARS} characters or null`);
+  }
+  return value.trim();
+}
+
+function checkState(where: string, state: unknown): void {
+  if (state === null || typeof state === 'string' || (typeof state === 'number' && Number.isFinite(state))) return;
+  throw new HomeAgentError(
+    'HA_ERR_ENTITY_DEFINITION',
+    `${where}: a state must be a string, a finite number or null, not ${describeValue(state)}`,
+  );
+}
+
+function describeValue(value: unknown): string {
+  return typeof value === 'number' ? String(value) : typeof value;
+}
+
+function invalidDefinition(message: string): HomeAgentError {
+  return new HomeAgentError('HA_ERR_ENTITY_DEFINITION', message);
+}
+
+/** The merged attributes, or undefined when the report changes none of them. */
+function mergeAttributes(current: Record<string, unknown>, report: Record<string, unknown>): Record<string, unknown> | undefined {
+  for (const [key, value] of Object.entries(report)) {
+    const old = current[key];
+    if (Object.is(old, value)) continue;
+    if (
+      typeof value === 'object' &&
+      value !== null &&
+      typeof old === 'object' &&
+      old !== null &&
+      JSON.stringify(old) === JSON.stringify(value)
+    ) {
+      continue;
+    }
+    // Copy on write: event payloads and earlier copies keep the object they were given.
+    return { ...current, ...report };
+  }
+  return undefined;
+}
+
+function copy(info: EntityInfo): EntityInfo {
+  return { ...info, aliases: [...info.aliases], services: [...info.services], attributes: structuredClone(info.attributes) };
+}

@@ -1,0 +1,159 @@
+/**
+ * The home vocabulary: entities, their domains and services, areas, and the context that says who
+ * caused a state change. The entity registry (entity-registry.ts) is the one place that the agent,
+ * local intents, automations, MQTT and the web page read and change device state; device drivers
+ * and plugins register entities through the SDK (`ctx.entities`) and report their state there.
+ */
+
+/** What kind of thing an entity is; the domain decides its services and states. The list is closed. */
+export const ENTITY_DOMAINS = [
+  'switch',
+  'light',
+  'fan',
+  'siren',
+  'cover',
+  'valve',
+  'lock',
+  'button',
+  'number',
+  'binary_sensor',
+  'sensor',
+] as const;
+export type EntityDomain = (typeof ENTITY_DOMAINS)[number];
+
+/**
+ * The services each domain offers (`entity_call` and automations use these names). A sensor and a
+ * binary sensor only report. Data per service:
+ * - light turn_on: `brightness` 0-255 (optional); fan turn_on / set_percentage: `percentage` 0-100;
+ * - cover set_position: `position` 0-100; number set_value: `value`;
+ * - every other service takes no data.
+ */
+export const DOMAIN_SERVICES: Readonly<Record<EntityDomain, readonly string[]>> = {
+  switch: ['turn_on', 'turn_off', 'toggle'],
+  light: ['turn_on', 'turn_off', 'toggle'],
+  fan: ['turn_on', 'turn_off', 'toggle', 'set_percentage'],
+  siren: ['turn_on', 'turn_off', 'toggle'],
+  cover: ['open', 'close', 'stop', 'set_position'],
+  valve: ['open', 'close'],
+  lock: ['lock', 'unlock'],
+  button: ['press'],
+  number: ['set_value'],
+  binary_sensor: [],
+  sensor: [],
+};
+
+/** Domains whose calls move or unlock something: `entity_call` on them is a dangerous tool call (asks the owner first). */
+export const CRITICAL_DOMAINS: readonly EntityDomain[] = ['lock', 'cover', 'valve', 'siren'];
+
+/** Common states. Sensors hold numbers; `null` is unknown (not reported yet). */
+export const STATE_ON = 'on';
+export const STATE_OFF = 'off';
+/** The device does not answer (a sensor past its failure limit, a hub device gone). */
+export const STATE_UNAVAILABLE = 'unavailable';
+
+export type EntityState = string | number | null;
+
+/**
+ * Who caused a call or a state change. It travels from `call()` to the state change it causes,
+ * so an automation can tell a change made by its own actions (and rate-limit re-triggering).
+ */
+export interface EntityContext {
+  /** `agent`, `cli`, `automation:<id>`, `plugin:<name>`, `device`, `intent`, `mqtt`, ... */
+  actor: string;
+  /** Automations: the run that made the call. */
+  run_id?: string;
+}
+
+/** An entity as everyone reads it. */
+export interface EntityInfo {
+  /** `<domain>.<object_id>`, e.g. `switch.kitchen_light`; lowercase letters, digits and `_`. */
+  entity_id: string;
+  domain: EntityDomain;
+  /** Friendly name ("Kitchen light"). */
+  name: string;
+  /** Other names people use ("ceiling light"); matched like the name. */
+  aliases: string[];
+  /** Area id, or null. */
+  area: string | null;
+  /** The physical device it belongs to (a pin name, a sensor id, a hub device id), or null. */
+  device: string | null;
+  state: EntityState;
+  attributes: Record<string, unknown>;
+  /** Unit of a sensor's state (`°C`, `%`, `hPa`, `lx`), or null. */
+  unit: string | null;
+  /** Home Assistant device class (`temperature`, `door`, `motion`, `outlet`, ...), or null. */
+  device_class: string | null;
+  /** Epoch ms the state last changed (attributes alone do not change it). */
+  last_changed: number;
+  /** Epoch ms of the last report, changed or not. */
+  last_updated: number;
+  /** Who registered it: `plugin:gpio`, `plugin:mqtt`, ... */
+  owner: string;
+  /** Calls move or unlock something: they need the owner's confirmation when the agent makes them. */
+  critical: boolean;
+  /** Services it accepts now (its domain's, or fewer when the driver declared fewer). */
+  services: string[];
+}
+
+/** What a driver or plugin declares when it registers an entity. */
+export interface EntityDefinition {
+  domain: EntityDomain;
+  /** The part after the dot: `kitchen_light`. Lowercase letters, digits and `_`, 1-64 characters. */
+  object_id: string;
+  name: string;
+  aliases?: string[];
+  /** Area id or name; an unknown area is created from it. */
+  area?: string | null;
+  device?: string | null;
+  unit?: string | null;
+  device_class?: string | null;
+  attributes?: Record<string, unknown>;
+  /** The state right after registration; absent: the last state stored for this entity, else null. */
+  initial_state?: EntityState;
+  /** Overrides the domain's default in {@link CRITICAL_DOMAINS}. */
+  critical?: boolean;
+  /** Only these of the domain's services (a momentary relay that only pulses: `['toggle']`). */
+  services?: string[];
+  /**
+   * Carries out a service. The new state is reported through the handle's `update()` (during the
+   * call or later); the registry links updates made while the call runs to its context. Throwing
+   * a HomeAgentError fails the call with that error. Absent: the entity only reports.
+   */
+  call?(service: string, data: Record<string, unknown>, context: EntityContext): Promise<void>;
+}
+
+/** What `register()` returns to the owner of an entity. */
+export interface EntityHandle {
+  readonly entity_id: string;
+  /** Reports a state (and optionally attributes, merged); a report equal to the current state only touches last_updated. */
+  update(state: EntityState, attributes?: Record<string, unknown>): void;
+  /** Removes the entity (its history stays). */
+  remove(): void;
+}
+
+/** A room or zone. */
+export interface Area {
+  /** Lowercase letters, digits and `_` (`living_room`). */
+  id: string;
+  name: string;
+  aliases: string[];
+}
+
+/** One stored state of an entity. Downsampled rows cover `[at, at + period_ms)` and carry min/mean/max for numbers. */
+export interface StateHistoryRow {
+  entity_id: string;
+  at: number;
+  state: EntityState;
+  /** 0 for a raw report; the bucket length for a downsampled row. */
+  period_ms: number;
+  min?: number;
+  mean?: number;
+  max?: number;
+}
+
+export interface EntityFilter {
+  domain?: EntityDomain;
+  /** Area id or name. */
+  area?: string;
+  owner?: string;
+}

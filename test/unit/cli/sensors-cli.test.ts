@@ -1,0 +1,200 @@
+// `homeagentctl sensors …` (src/cli/sensors.ts): argument parsing, the readable table, --json, and a daemon without the i2c plugin.
+import t from 'tap';
+import { RemoteError } from '../../../src/cli/rpc-client.js';
+import {
+  formatScan,
+  formatSensors,
+  parseSensorsCommand,
+  runSensors,
+  type ScanResult,
+  type SensorsClient,
+  type SensorsResult,
+  SensorsUsageError,
+} from '../../../src/cli/sensors.js';
+import { EXIT_CODES } from '../../../src/shared/exit-codes.js';
+
+const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);
+const at = (s: number) => new Date(NOW + s * 1000).toISOString();
+
+const RESULT: SensorsResult = {
+  buses: [
+    { bus: 1, backend: 'auto', name: 'sim-1', simulated: true, fallback_reason: 'I2C bus i2c-1: /dev/i2c-1 does not exist' },
+    { bus: 3, backend: 'linux', name: null, simulated: false, error: 'HA_ERR_I2C_UNAVAILABLE: I2C bus i2c-3: /dev/i2c-3 does not exist' },
+  ],
+  sensors: [
+    {
+      id: 'living_room_climate',
+      name: 'Living room',
+      driver: 'bme280',
+      bus: 1,
+      address: '0x76',
+      simulated: true,
+      state: 'available',
+      failures: 0,
+      next_poll_at: at(20),
+      last_reading: {
+        at: at(-10),
+        values: [
+          { quantity: 'temperature', value: 21.53, unit: '°C' },
+          { quantity: 'humidity', value: 45.2, unit: '%' },
+          { quantity: 'pressure', value: 1013.25, unit: 'hPa' },
+        ],
+      },
+      last_error: { at: at(-3600), message: 'HA_ERR_I2C_CRC: an old one' },
+    },
+    {
+      id: 'kitchen_climate',
+      name: 'Kitchen',
+      driver: 'sht3x',
+      bus: 1,
+      address: '0x44',
+      simulated: true,
+      state: 'unavailable',
+      failures: 4,
+      next_poll_at: at(40),
+      last_reading: { at: at(-300), values: [{ quantity: 'temperature', value: 19.5, unit: '°C' }] },
+      last_error: { at: at(-5), message: 'HA_ERR_I2C_NACK: I2C device 0x44 on sim-1 did not answer' },
+    },
+    {
+      id: 'cellar',
+      name: 'Cellar',
+      driver: 'aht20',
+      bus: 3,
+      address: '0x38',
+      simulated: false,
+      state: 'unavailable',
+      failures: 0,
+      next_poll_at: null,
+      last_reading: null,
+      last_error: { at: at(-60), message: 'HA_ERR_I2C_UNAVAILABLE: I2C bus i2c-3: /dev/i2c-3 does not exist' },
+    },
+  ],
+};
+
+t.test('parseSensorsCommand', async (t) => {
+  t.same(parseSensorsCommand([]), { command: 'list' });
+  t.same(parseSensorsCommand(['list']), { command: 'list' });
+  t.same(parseSensorsCommand(['scan', '1']), { command: 'scan', bus: 1 });
+  t.same(parseSensorsCommand(['scan', '0']), { command: 'scan', bus: 0 });
+  const refused: Array<[string[], RegExp]> = [
+    [['x'], /unknown sensors command x/],
+    [['list', 'all'], /sensors takes no arguments/],
+    [['scan'], /needs exactly one BUS/],
+    [['scan', '1', '2'], /needs exactly one BUS/],
+    [['scan', 'one'], /BUS must be a whole number from 0 to 255, found "one"/],
+    [['scan', '256'], /BUS must be/],
+    [['scan', '1.5'], /BUS must be/],
+    [['scan', ' '], /BUS must be/],
+  ];
+  for (const [args, message] of refused)
+    t.throws(() => parseSensorsCommand(args), { constructor: SensorsUsageError, message }, args.join(' '));
+  t.throws(
+    () => parseSensorsCommand(['scan'], 'i2c'),
+    { message: /^i2c scan needs exactly one BUS/ },
+    'messages name the command word it is mounted under',
+  );
+});
+
+t.test('formatSensors: buses that need a word, then one aligned line per sensor', async (t) => {
+  t.equal(
+    formatSensors(RESULT, NOW),
+    [
+      'bus 1: simulated (sim-1): I2C bus i2c-1: /dev/i2c-1 does not exist',
+      'bus 3: not opened: HA_ERR_I2C_UNAVAILABLE: I2C bus i2c-3: /dev/i2c-3 does not exist',
+      '',
+      'ID                   DRIVER  BUS/ADDRESS  STATE        VALUES                         LAST ERROR',
+      'living_room_climate  bme280  1/0x76 sim   available    21.53 °C, 45.2 %, 1013.25 hPa',
+      'kitchen_climate      sht3x   1/0x44 sim   unavailable  last: 19.5 °C                  HA_ERR_I2C_NACK: I2C device 0x44 on sim-1 did not answer (4 in a row, retry in 40 s)',
+      'cellar               aht20   3/0x38       unavailable  -                              HA_ERR_I2C_UNAVAILABLE: I2C bus i2c-3: /dev/i2c-3 does not exist',
+    ].join('\n'),
+  );
+  t.equal(formatSensors({ buses: [], sensors: [] }, NOW), 'no I2C sensors configured (plugin.i2c.sensors)');
+});
+
+t.test('formatScan', async (t) => {
+  const scan: ScanResult = {
+    bus: 1,
+    name: 'i2c-1',
+    simulated: false,
+    addresses: ['0x23', '0x76'],
+    busy: [{ address: '0x50', error: 'claimed by a kernel driver' }],
+    configured: [
+      { sensor: 'living_room_climate', address: '0x76', answering: true },
+      { sensor: 'kitchen_climate', address: '0x44', answering: false },
+    ],
+  };
+  t.equal(
+    formatScan(scan),
+    [
+      'bus 1 (i2c-1): answering 0x23 0x76',
+      '  0x50 busy: claimed by a kernel driver',
+      '  living_room_climate at 0x76: answers',
+      '  kitchen_climate at 0x44: does not answer',
+    ].join('\n'),
+  );
+  t.equal(
+    formatScan({ ...scan, simulated: true, name: 'sim-1', addresses: [], busy: [], configured: [] }),
+    'bus 1 (sim-1, simulated): no device answers',
+  );
+});
+
+function fakeClient(answer: (method: string, params: object) => unknown) {
+  const calls: Array<{ method: string; params: object; timeoutMs: number }> = [];
+  let closed = 0;
+  const client: SensorsClient = {
+    call: async (method, params, timeoutMs) => {
+      calls.push({ method, params, timeoutMs });
+      return answer(method, params);
+    },
+    close: () => void closed++,
+  };
+  return { client, calls, closed: () => closed };
+}
+
+t.test('runSensors calls the i2c methods and prints text or JSON', async (t) => {
+  const fake = fakeClient((method) =>
+    method === 'i2c.sensors' ? RESULT : { bus: 2, name: 'i2c-2', simulated: false, addresses: [], busy: [], configured: [] },
+  );
+  let out = '';
+  const stdout = { write: (text: string) => (out += text) };
+  t.equal(
+    await runSensors({ command: 'list' }, { connect: async () => fake.client, json: false, timeoutMs: 1234, stdout, now: () => NOW }),
+    EXIT_CODES.OK,
+  );
+  t.equal(out, `${formatSensors(RESULT, NOW)}\n`);
+  out = '';
+  t.equal(await runSensors({ command: 'list' }, { connect: async () => fake.client, json: true, timeoutMs: 1234, stdout }), EXIT_CODES.OK);
+  t.same(JSON.parse(out), RESULT);
+  out = '';
+  await runSensors({ command: 'scan', bus: 2 }, { connect: async () => fake.client, json: false, timeoutMs: 1234, stdout });
+  t.equal(out, 'bus 2 (i2c-2): no device answers\n');
+  t.same(
+    fake.calls.map((c) => [c.method, c.params, c.timeoutMs]),
+    [
+      ['i2c.sensors', {}, 1234],
+      ['i2c.sensors', {}, 1234],
+      ['i2c.scan', { bus: 2 }, 1234],
+    ],
+  );
+  t.equal(fake.closed(), 3, 'the connection is closed after each command');
+});
+
+t.test('a daemon without the i2c plugin, and daemon errors, are reported as remote errors', async (t) => {
+  const stdout = { write: () => t.fail('nothing is printed') };
+  const missing = fakeClient(() => {
+    throw new RemoteError({ code: 'HA_ERR_RPC_UNKNOWN_METHOD', message: 'no method named "i2c.sensors"' });
+  });
+  await t.rejects(runSensors({ command: 'list' }, { connect: async () => missing.client, json: false, timeoutMs: 1000, stdout }), {
+    code: 'HA_ERR_RPC_UNKNOWN_METHOD',
+    message: /the i2c plugin is not running: enable it with plugin\.i2c\.enabled: true/,
+  });
+  t.equal(missing.closed(), 1);
+  const gone = fakeClient(() => {
+    throw new RemoteError({ code: 'HA_ERR_I2C_UNAVAILABLE', message: 'I2C bus i2c-7: /dev/i2c-7 does not exist' });
+  });
+  await t.rejects(runSensors({ command: 'scan', bus: 7 }, { connect: async () => gone.client, json: false, timeoutMs: 1000, stdout }), {
+    code: 'HA_ERR_I2C_UNAVAILABLE',
+    message: /\/dev\/i2c-7 does not exist/,
+  });
+  t.equal(gone.closed(), 1);
+});
