@@ -377,9 +377,11 @@ const MemorySchema = Type.Object(
       ),
     }),
     no_memory_channels: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
-      default: [],
+      default: ['gpio'],
       maxItems: 256,
-      ...memoryMeta('Input channels whose conversations are never archived into documents or read for facts.'),
+      ...memoryMeta(
+        'Input channels whose conversations are never archived into documents or read for facts. gpio: button and contact edges are kept in the entity history instead.',
+      ),
     }),
     distill_interval_ms: intervalMs('distill', 30 * 60000, 'cold documents become facts in the graph.'),
     archive_interval_ms: intervalMs('archive', 60 * 60000, 'force-prune an oversized window, re-embed stale vectors, reindex.'),
