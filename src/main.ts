@@ -130,7 +130,11 @@ const SETTING_CHECKS: SettingChecks = {
       checkRules(rules as AutomationRule[]);
       return undefined;
     } catch (error) {
-      return describeError(error);
+      // One line: each problem already names its rule and field.
+      const problems = isHomeAgentError(error, 'HA_ERR_AUTOMATION_CONFIG')
+        ? (error.details?.problems as Array<{ automation_id: string; field: string; problem: string }> | undefined)
+        : undefined;
+      return problems?.length ? problems.map((p) => `${p.automation_id}: ${p.field}: ${p.problem}`).join('; ') : describeError(error);
     }
   },
 };

@@ -169,6 +169,11 @@ export function withDefaults(def: SettingDefinition, value: unknown): unknown {
  */
 export type SettingChecks = Readonly<Record<string, (value: unknown) => string | undefined>>;
 
+/** `core.x: problem`, or `plugin.gpio.pins[0].bcm: problem` when the problem names a part of the value. */
+export function describeProblem(key: string, problem: string): string {
+  return problem.startsWith('[') || problem.startsWith('.') ? `${key}${problem}` : `${key}: ${problem}`;
+}
+
 /** Checks a value against a definition; returns the problem text or undefined. */
 export function checkValue(def: SettingDefinition, value: unknown): string | undefined {
   if (Value.Check(def.schema, value)) return undefined;
@@ -179,10 +184,8 @@ export function checkValue(def: SettingDefinition, value: unknown): string | und
       ? Value.Errors(def.schema, value).First()
       : undefined;
   if (first === undefined || first.path === '') return expected;
-  const where = first.path
-    .replace(/\/(\d+)/g, '[$1]')
-    .replace(/\//g, '.')
-    .replace(/^\./, '');
+  // `[0].bcm` for a list item's field, `.store` for a mapping's key: appended to the setting's key.
+  const where = first.path.replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.');
   const found = def.secret ? '' : `, found ${describeFound(first.value, false)}`;
   return `${where}: ${first.message.toLowerCase()}${found}`;
 }

@@ -13,6 +13,7 @@ import {
   BUILTIN_DEFINITIONS,
   checkValue,
   coerceText,
+  describeProblem,
   ENV_PREFIX,
   NON_SETTING_ENV,
   type SettingChecks,
@@ -78,7 +79,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     }
     const value = withDefaults(def, coerceText(def, text));
     const problem = checkValue(def, value);
-    if (problem) problems.push(`${def.key}: ${problem} (from environment variable ${name})`);
+    if (problem) problems.push(`${describeProblem(def.key, problem)} (from environment variable ${name})`);
     else {
       setByKey(config, def.key, value);
       sources.set(def.key, `env:${name}`);
@@ -87,7 +88,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
 
   for (const [key, check] of Object.entries(options.checks ?? {})) {
     const problem = problems.some((p) => p.startsWith(`${key}:`)) ? undefined : check(getByKey(config, key));
-    if (problem) problems.push(`${key}: ${problem} (${describeSource(sources.get(key))})`);
+    if (problem) problems.push(`${describeProblem(key, problem)} (${describeSource(sources.get(key))})`);
   }
 
   if (problems.length > 0) {
@@ -162,7 +163,7 @@ function mergeSection(
       const def = BUILTIN_DEFINITIONS.find((d) => d.key === key) as SettingDefinition;
       const filled = withDefaults(def, value);
       const problem = checkValue(def, filled);
-      if (problem) problems.push(`${key}: ${problem} (in ${file})`);
+      if (problem) problems.push(`${describeProblem(key, problem)} (in ${file})`);
       else {
         target[name] = filled;
         sources.set(key, file);

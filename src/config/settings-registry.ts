@@ -16,7 +16,7 @@ import { HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
 import type { Migration, SqlDatabase } from '../store/types.js';
-import { checkValue, coerceText, type SettingChecks, type SettingDefinition, withDefaults } from './definitions.js';
+import { checkValue, coerceText, describeProblem, type SettingChecks, type SettingDefinition, withDefaults } from './definitions.js';
 import { getByKey, type LoadedConfig, setByKey, type ValueSource } from './loader.js';
 import type { Config } from './schema.js';
 
@@ -240,7 +240,7 @@ export class SettingsRegistry implements Service {
       typeof input === 'string' && def.type !== 'string' && def.type !== 'enum' ? coerceText(def, input) : input,
     );
     const problem = checkValue(def, value) ?? this.#options.checks?.[key]?.(value);
-    if (problem) throw new HomeAgentError('HA_ERR_SETTINGS_INVALID_VALUE', `${key}: ${problem}`);
+    if (problem) throw new HomeAgentError('HA_ERR_SETTINGS_INVALID_VALUE', describeProblem(key, problem));
     const at = new Date(this.#options.clock.now()).toISOString();
     const json = JSON.stringify(value);
     this.#write(() => {

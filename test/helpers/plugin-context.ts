@@ -35,8 +35,8 @@ export interface TestPluginContext {
   entities: EntityRegistry;
   /** The control methods the plugin registered (ctx.control.register), callable like homeagentctl does. */
   control: ControlRegistry;
-  /** Closes home.db (also done by the test's teardown when `teardown` was given). */
-  close(): void;
+  /** Stops the entity registry (its pending writes land) and closes home.db. */
+  close(): Promise<void>;
   /** Calls a registered tool the way the executor does (arguments validated first); throws ToolError as the tool does. */
   call(name: string, args: Record<string, unknown>, context?: Partial<ToolContext>): Promise<unknown>;
   /** Resolves with the next injected input. */
@@ -178,7 +178,10 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     settings,
     entities,
     control,
-    close: () => home.close(),
+    close: async () => {
+      await entities.stop();
+      home.close();
+    },
     call: async (name, args, callContext = {}) => {
       const def = tools.get(name);
       if (!def) throw new Error(`no tool ${name} is registered`);

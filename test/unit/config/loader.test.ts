@@ -350,5 +350,5 @@ t.test('list items written short get their defaults; a bad field is named by ite
     'bad.yaml',
   );
   const error = expectError(t, () => loadConfig({ file: bad, env: {}, systemFile: NO_SYSTEM }), 'HA_ERR_CONFIG_INVALID') as HomeAgentError;
-  t.match(error.message, /plugin\.gpio\.pins: \[0\]\.bcm: .*57, found 99/);
+  t.match(error.message, /plugin\.gpio\.pins\[0\]\.bcm: .*57, found 99/);
 });

@@ -63,7 +63,7 @@ function context(t: Test, pins: readonly object[], settings: Record<string, unkn
   const stops: Array<() => Promise<void>> = [];
   t.teardown(async () => {
     for (const stop of stops) await stop();
-    tc.close();
+    await tc.close();
   });
   return { tc, control: tc.control, ctx: tc.context, atEnd: (stop: () => Promise<void>) => void stops.push(stop) };
 }

@@ -84,7 +84,7 @@ function setup(t: Teardown, options: StartOptions) {
   };
   t.teardown(async () => {
     await stop();
-    tc.close();
+    await tc.close();
   });
   const running: Running = {
     tc,
