@@ -14,7 +14,9 @@ function sum(values: number[]): number {
   return total;
 }
 
+/** History rows in home.db after the registry wrote its queue (it writes behind). */
 function count(home: HomeSetup, where = '1'): number {
+  home.registry.flush();
   return (home.database.db.prepare(`SELECT COUNT(*) AS n FROM state_history WHERE ${where}`).get() as { n: number }).n;
 }
 

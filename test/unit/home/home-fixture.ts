@@ -4,7 +4,8 @@
  */
 import { join } from 'node:path';
 import { EventBus, type EventMap } from '../../../src/events/event-bus.js';
-import { EntityRegistry, type HomeSettings } from '../../../src/home/entity-registry.js';
+import { EntityRegistry, type EntityRegistryOptions, type HomeSettings } from '../../../src/home/entity-registry.js';
+import type { LogManager } from '../../../src/log/logger.js';
 import type { Clock } from '../../../src/shared/clock.js';
 import { ManagedDatabase } from '../../../src/store/database.js';
 import { silentLogs, type Teardown, tempDir } from '../fixtures/support.js';
@@ -56,10 +57,20 @@ export interface HomeSetup {
   reopen(): EntityRegistry;
 }
 
-export function openHome(t: Teardown, options: { settings?: Partial<HomeSettings>; dir?: string; clock?: ManualClock } = {}): HomeSetup {
+export interface HomeOptions {
+  settings?: Partial<HomeSettings>;
+  dir?: string;
+  clock?: ManualClock;
+  /** Where the registry logs (default: nowhere). */
+  logs?: LogManager;
+  writeBehind?: EntityRegistryOptions['writeBehind'];
+  onFlush?: EntityRegistryOptions['onFlush'];
+}
+
+export function openHome(t: Teardown, options: HomeOptions = {}): HomeSetup {
   const dir = options.dir ?? tempDir(t, 'ha-home-');
   const file = join(dir, 'home.db');
-  const logs = silentLogs();
+  const logs = options.logs ?? silentLogs();
   const clock = options.clock ?? manualClock();
   const settings = homeSettings(options.settings);
   const open = () => {
@@ -77,7 +88,15 @@ export function openHome(t: Teardown, options: { settings?: Partial<HomeSettings
     events.on('test', event, (payload) => void seen.push({ event, payload }));
   }
   const make = (db: ManagedDatabase) =>
-    new EntityRegistry({ database: () => db, events, log: logs.child('home'), clock, settings: () => settings });
+    new EntityRegistry({
+      database: () => db,
+      events,
+      log: logs.child('home'),
+      clock,
+      settings: () => settings,
+      ...(options.writeBehind !== undefined && { writeBehind: options.writeBehind }),
+      ...(options.onFlush !== undefined && { onFlush: options.onFlush }),
+    });
   return {
     registry: make(database),
     database,
