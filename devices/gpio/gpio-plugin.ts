@@ -301,7 +301,12 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
     }
     return selectGpioBackend({
       backend: this.#setting('backend') ?? 'auto',
-      sysfs: { ...labels, clock, pollIntervalMs: this.#setting('poll_interval_ms') ?? 10 },
+      sysfs: {
+        ...labels,
+        clock,
+        pollIntervalMs: this.#setting('poll_interval_ms') ?? 10,
+        onWarning: (message: string) => this.#ctx.log.warn(`GPIO: ${message}`),
+      },
       gpiod: { ...labels, ...(CHIP_DEVICE.test(chip) ? { chip } : {}), clock, runDir: join(data, GPIOD_RUN_DIR) },
       simulated: { clock, stateDir: join(data, SIMULATED_STATE_DIR) },
     });

@@ -2,7 +2,9 @@
  * The real I2C back end: /dev/i2c-N through the i2c-bus package (an optional dependency with a
  * native addon). i2c-bus opens lazily and its scan() returns [] on a bus that does not exist, so
  * the device node is checked here before anything else: a missing bus is a clear
- * HA_ERR_I2C_UNAVAILABLE naming the path, never an empty sensor list.
+ * HA_ERR_I2C_UNAVAILABLE naming the path, never an empty sensor list. Opening then asks the
+ * adapter what it supports (I2C_FUNCS, no bus traffic), so a node that exists but is no I2C
+ * adapter fails at open too, not at the first sensor read.
  */
 import { constants as fsConstants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
@@ -26,6 +28,8 @@ export interface PromisifiedI2cBusLike {
   i2cWrite(address: number, length: number, buffer: Buffer): Promise<{ bytesWritten: number; buffer: Buffer }>;
   readI2cBlock(address: number, command: number, length: number, buffer: Buffer): Promise<{ bytesRead: number; buffer: Buffer }>;
   readByte(address: number, command: number): Promise<number>;
+  /** The adapter's functionality bits; an ioctl only, nothing goes over the wires. */
+  i2cFuncs(): Promise<object>;
   writeByte(address: number, command: number, byte: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -51,7 +55,8 @@ export interface LinuxI2cBusOptions {
 /** A string variable, so TypeScript does not need the package's types and it may be missing. */
 const I2C_BUS_PACKAGE = 'i2c-bus';
 
-async function loadI2cBusPackage(): Promise<I2cBusModuleLike> {
+/** The installed i2c-bus package (throws when it is missing or its addon does not load). */
+export async function loadI2cBusPackage(): Promise<I2cBusModuleLike> {
   const specifier = I2C_BUS_PACKAGE;
   const loaded = (await import(specifier)) as { default?: I2cBusModuleLike } & Partial<I2cBusModuleLike>;
   // A CommonJS package: its exports arrive as `default`.
@@ -91,6 +96,7 @@ export async function checkI2cDevice(path: string, bus: string): Promise<void> {
 }
 
 const NACK_ERRNOS = new Set(['ENXIO', 'EREMOTEIO', 'ETIMEDOUT', 'EIO']);
+// ENOTTY: the node takes no I2C ioctls, so it is some other character device.
 const GONE_ERRNOS = new Set(['ENOENT', 'ENODEV', 'EACCES', 'EPERM', 'EBADF']);
 
 /**
@@ -102,6 +108,9 @@ export function mapI2cBusError(error: unknown, context: I2cErrorContext): HomeAg
   if (error instanceof HomeAgentError) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   if (code !== undefined && NACK_ERRNOS.has(code)) return nackError(context, code, error);
+  if (code === 'ENOTTY') {
+    return unavailableError(context.bus, `/dev/${context.bus} is not an I2C adapter (ENOTTY during ${context.op})`, { errno: code }, error);
+  }
   if (code !== undefined && GONE_ERRNOS.has(code)) {
     return unavailableError(context.bus, `the bus failed during ${context.op} (${code})`, { address: context.address, errno: code }, error);
   }
@@ -140,10 +149,14 @@ export class LinuxI2cBus implements I2cBus {
         error,
       );
     }
+    let bus: PromisifiedI2cBusLike | undefined;
     try {
-      const bus = await module.openPromisified(number, { forceAccess: options.forceAccess ?? false });
+      bus = await module.openPromisified(number, { forceAccess: options.forceAccess ?? false });
+      // i2c-bus opens the node lazily; this makes it open now and proves it is an adapter.
+      await bus.i2cFuncs();
       return new LinuxI2cBus(name, bus);
     } catch (error) {
+      await bus?.close().catch(() => {});
       const mapped = mapI2cBusError(error, { bus: name, address: 0, op: 'open' });
       throw mapped.code === 'HA_ERR_I2C_UNAVAILABLE' ? mapped : unavailableError(name, `opening failed: ${mapped.message}`, {}, error);
     }

@@ -1256,7 +1256,11 @@ const GpioPluginSchema = Type.Object(
       default: 10,
       minimum: 1,
       maximum: 1000,
-      ...pluginMeta('gpio', 'sysfs without onoff: how often input values are read to find edges.', { requires_restart: true }),
+      ...pluginMeta(
+        'gpio',
+        "sysfs inputs whose edges do not come from onoff's epoll (onoff missing or switched off, or epoll refused): how often values are read to find edges.",
+        { requires_restart: true },
+      ),
     }),
     pins: Type.Array(GpioPinSchema, {
       default: [],

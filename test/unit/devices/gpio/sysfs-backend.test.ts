@@ -1,10 +1,14 @@
+/**
+ * The sysfs back end's file path against the fake tree (any root other than /sys/class/gpio never
+ * uses onoff). The onoff path: sysfs-onoff.test.ts; the real onoff: sysfs-namespace.test.ts.
+ */
 import { join } from 'node:path';
 import t from 'tap';
 import type { EdgeEvent } from '../../../../devices/gpio/gpio-backend.js';
 import { ManualClock } from '../../../../devices/gpio/gpio-clock.js';
 import { applySafeStateSteps } from '../../../../devices/gpio/safe-state.js';
 import { SysfsGpioBackend } from '../../../../devices/gpio/sysfs-backend.js';
-import { loadOnoff, type OnoffGpio, onoffEdgeSource, type SysfsEdgeSourceFactory } from '../../../../devices/gpio/sysfs-edge-source.js';
+import type { SysfsEdgeSourceFactory } from '../../../../devices/gpio/sysfs-edge-source.js';
 import { expectErrorAsync, tempDir } from '../../fixtures/support.js';
 import { FakeSysfs, PI3_CHIPS, PI4_CHIPS, PI5_CHIPS } from './fixtures/fake-sysfs.js';
 
@@ -149,44 +153,4 @@ t.test('an injected edge source gets the kernel number; its levels go through th
   push?.(1);
   clock.advance(50);
   t.same(events, ['rising@0'], 'bounces inside the window are dropped; the window ends level, so nothing more');
-});
-
-t.test('onoff adapter: new Gpio(base + BCM, in, both, activeLow) and watch values reach the listener', async (t) => {
-  const made: unknown[][] = [];
-  let watcher: ((error: Error | null | undefined, value: 0 | 1) => void) | undefined;
-  let unexported = 0;
-  class FakeOnoff implements OnoffGpio {
-    constructor(...args: unknown[]) {
-      made.push(args);
-    }
-    watch(cb: (error: Error | null | undefined, value: 0 | 1) => void) {
-      watcher = cb;
-    }
-    unwatchAll() {
-      watcher = undefined;
-    }
-    unexport() {
-      unexported++;
-    }
-  }
-  const source = onoffEdgeSource(FakeOnoff, { root: '/sys/class/gpio', kernelNumber: 588, valuePath: '/x', activeLow: true });
-  const levels: number[] = [];
-  const errors: unknown[] = [];
-  source.start(
-    (v) => levels.push(v),
-    (e) => errors.push(e),
-  );
-  t.same(made, [[588, 'in', 'both', { activeLow: true, reconfigureDirection: false }]]);
-  watcher?.(null, 1);
-  watcher?.(new Error('EPOLL'), 0);
-  t.same(levels, [1]);
-  t.equal(errors.length, 1);
-  await source.stop();
-  t.equal(watcher, undefined);
-  t.equal(unexported, 1);
-});
-
-t.test('onoff is optional: loading it here (not installed) gives undefined, not an exception', async (t) => {
-  t.equal(await loadOnoff(), undefined);
-  t.equal(await loadOnoff('definitely-not-a-package-ha'), undefined);
 });
