@@ -1342,6 +1342,211 @@ const I2cPluginSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const mqttMeta = (description: string, extra: Partial<SettingMeta> = {}) => pluginMeta('mqtt', description, extra);
+
+const MqttEntityMappingSchema = Type.Object(
+  {
+    domain: Type.Union([Type.Literal('sensor'), Type.Literal('binary_sensor'), Type.Literal('switch'), Type.Literal('light')], {
+      default: 'sensor',
+    }),
+    object_id: Type.String({ pattern: SLUG, description: 'Entity <domain>.<object_id>.' }),
+    name: Type.String({ default: '', maxLength: 64 }),
+    area: Type.String({ default: '', maxLength: 64 }),
+    unit: Type.String({ default: '', maxLength: 16 }),
+    device_class: Type.String({ default: '', maxLength: 32 }),
+    value_path: Type.String({
+      default: '',
+      maxLength: 128,
+      description: 'Dot path of the value in a JSON payload (temperature, state.power); empty: the whole payload.',
+    }),
+    payload_on: Type.String({ default: 'ON', maxLength: 64, description: 'binary_sensor, switch, light: the value meaning on.' }),
+    payload_off: Type.String({ default: 'OFF', maxLength: 64 }),
+    command_topic: Type.String({
+      default: '',
+      maxLength: 256,
+      description: 'switch, light: where turn_on / turn_off publish payload_on / payload_off; empty: the entity only reports.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const MqttSubscriptionSchema = Type.Object(
+  {
+    topic: Type.String({ minLength: 1, maxLength: 256, description: 'Topic filter (+ and # wildcards).' }),
+    qos: Type.Union([Type.Literal(0), Type.Literal(1), Type.Literal(2)], { default: 1 }),
+    to: Type.Union([Type.Literal('input'), Type.Literal('entity'), Type.Literal('event')], {
+      default: 'event',
+      description: 'input: a text for the agent; entity: the state of an entity; event: only the mqtt.message event (automations).',
+    }),
+    template: Type.String({
+      default: '',
+      maxLength: 1000,
+      description: 'input: the text; {topic}, {payload} and {json.path} are filled in. Empty: "MQTT <topic>: <payload>".',
+    }),
+    channel: Type.String({ default: 'mqtt', minLength: 1, maxLength: 128, description: 'input: the conversation it belongs to.' }),
+    level: Type.Integer({ default: 0, minimum: 0, maximum: 3, description: 'input: interrupt level (0 = queued).' }),
+    entity: Type.Optional(MqttEntityMappingSchema),
+    rate_per_minute: Type.Integer({
+      default: 60,
+      minimum: 1,
+      maximum: 60000,
+      description: 'Messages per minute taken from one topic; more are dropped and counted (a chatty sensor cannot flood the agent).',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const MqttPluginSchema = Type.Object(
+  {
+    enabled: pluginEnabled('mqtt'),
+    url: Type.String({
+      default: '',
+      maxLength: 512,
+      ...mqttMeta(
+        'Broker address: mqtt://host:1883, mqtts://host:8883, ws://, wss://. Empty: the embedded broker when broker_enabled, else no MQTT.',
+        {
+          requires_restart: true,
+        },
+      ),
+    }),
+    username: Type.String({ default: '', maxLength: 256, ...mqttMeta('Broker user name.', { requires_restart: true }) }),
+    password: Type.String({ default: '', maxLength: 1024, ...mqttMeta('Broker password.', { requires_restart: true, secret: true }) }),
+    client_id: Type.String({
+      default: '',
+      maxLength: 128,
+      ...mqttMeta('Client id; fixed so the broker keeps the session. Empty: homeagent-<node_id>.', { requires_restart: true }),
+    }),
+    ca_file: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...mqttMeta('TLS: CA certificate file (PEM) to trust.', { requires_restart: true }),
+    }),
+    cert_file: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...mqttMeta('TLS: client certificate file (PEM), with key_file.', { requires_restart: true }),
+    }),
+    key_file: Type.String({ default: '', maxLength: 4096, ...mqttMeta('TLS: client key file (PEM).', { requires_restart: true }) }),
+    reject_unauthorized: Type.Boolean({
+      default: true,
+      ...mqttMeta('TLS: refuse a broker whose certificate does not verify.', { requires_restart: true }),
+    }),
+    node_id: Type.String({
+      default: '',
+      maxLength: 64,
+      pattern: '^[a-z0-9_]{0,64}$',
+      ...mqttMeta('This HomeAgent on MQTT (Home Assistant node id, client id). Empty: from core.name.', { requires_restart: true }),
+    }),
+    base_topic: Type.String({
+      default: 'homeagent',
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[^#+]+$',
+      ...mqttMeta('Topics of this HomeAgent: <base>/status, <base>/<entity_id>/state, <base>/<entity_id>/set.', { requires_restart: true }),
+    }),
+    keepalive_s: Type.Integer({ default: 30, minimum: 5, maximum: 3600, ...mqttMeta('MQTT keep-alive.', { requires_restart: true }) }),
+    reconnect_min_ms: Type.Integer({
+      default: 1000,
+      minimum: 100,
+      maximum: 60000,
+      ...mqttMeta('First wait before reconnecting; it doubles (with jitter) up to reconnect_max_ms.'),
+    }),
+    reconnect_max_ms: Type.Integer({ default: 60000, minimum: 1000, maximum: 3600000, ...mqttMeta('Longest wait between reconnects.') }),
+    connect_timeout_ms: Type.Integer({
+      default: 10000,
+      minimum: 1000,
+      maximum: 120000,
+      ...mqttMeta('A connection attempt longer than this fails.'),
+    }),
+    publish_qos: Type.Union([Type.Literal(0), Type.Literal(1), Type.Literal(2)], {
+      default: 1,
+      ...mqttMeta('QoS of what HomeAgent publishes (states, the output channel, mqtt_publish).'),
+    }),
+    max_payload_bytes: Type.Integer({
+      default: 65536,
+      minimum: 256,
+      maximum: 16777216,
+      ...mqttMeta('Larger inbound payloads are dropped and counted; larger outbound ones refused.'),
+    }),
+    outbox_max_messages: Type.Integer({
+      default: 10000,
+      minimum: 10,
+      maximum: 1000000,
+      ...mqttMeta('QoS 1/2 messages kept on disk while the broker is away; beyond it the oldest are dropped and counted.'),
+    }),
+    subscriptions: Type.Array(MqttSubscriptionSchema, {
+      default: [],
+      maxItems: 256,
+      ...mqttMeta('Topics to follow, each {topic, qos, to: input|entity|event, template, channel, level, entity, rate_per_minute}.'),
+    }),
+    publish_allow: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
+      default: ['homeagent/#'],
+      maxItems: 64,
+      ...mqttMeta('Topic filters the mqtt_publish tool and the mqtt output channel may publish to.'),
+    }),
+    discovery: Type.Boolean({
+      default: true,
+      ...mqttMeta('Publish Home Assistant MQTT discovery for every entity HomeAgent owns (and the agent as a notify entity).'),
+    }),
+    discovery_prefix: Type.String({
+      default: 'homeassistant',
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[^#+]+$',
+      ...mqttMeta('Home Assistant discovery prefix.', { requires_restart: true }),
+    }),
+    remote_nodes: Type.Boolean({
+      default: true,
+      ...mqttMeta('Entities other HomeAgent nodes announce by discovery on this broker become remote entities here (multi-room).'),
+    }),
+    zigbee2mqtt: Type.Boolean({ default: false, ...mqttMeta('Zigbee2MQTT devices become entities.') }),
+    zigbee2mqtt_base_topic: Type.String({
+      default: 'zigbee2mqtt',
+      minLength: 1,
+      maxLength: 128,
+      pattern: '^[^#+]+$',
+      ...mqttMeta('Zigbee2MQTT base topic.', { requires_restart: true }),
+    }),
+    broker_enabled: Type.Boolean({
+      default: false,
+      ...mqttMeta('Run an embedded MQTT broker (for a house without one); its messages persist in <data>/plugin-data/mqtt.', {
+        requires_restart: true,
+      }),
+    }),
+    broker_host: Type.String({
+      default: '127.0.0.1',
+      minLength: 1,
+      maxLength: 255,
+      ...mqttMeta('Embedded broker: address to listen on.', { requires_restart: true }),
+    }),
+    broker_port: Type.Integer({
+      default: 1883,
+      minimum: 1,
+      maximum: 65535,
+      ...mqttMeta('Embedded broker: port.', { requires_restart: true }),
+    }),
+    broker_username: Type.String({
+      default: '',
+      maxLength: 256,
+      ...mqttMeta('Embedded broker: the one user name clients log in with; empty with an empty password: no login (only on 127.0.0.1).', {
+        requires_restart: true,
+      }),
+    }),
+    broker_password: Type.String({
+      default: '',
+      maxLength: 1024,
+      ...mqttMeta('Embedded broker: its password.', { requires_restart: true, secret: true }),
+    }),
+    broker_max_connections: Type.Integer({
+      default: 64,
+      minimum: 1,
+      maximum: 10000,
+      ...mqttMeta('Embedded broker: clients at once.', { requires_restart: true }),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 /** Sections of the built-in plugins. Sections of other plugins are free-form here and validated by the plugin host. */
 const PluginSchema = Type.Object(
   {
@@ -1354,6 +1559,7 @@ const PluginSchema = Type.Object(
     kbtree: KbtreePluginSchema,
     gpio: GpioPluginSchema,
     i2c: I2cPluginSchema,
+    mqtt: MqttPluginSchema,
   },
   { additionalProperties: Type.Record(Type.String(), Type.Unknown()), default: {} },
 );

@@ -123,6 +123,11 @@ export const ERROR_CODES = {
   HA_ERR_ENTITY_UNAVAILABLE: 'the entity is unavailable (its device does not answer)',
   HA_ERR_AUTOMATION_CONFIG: 'an automation rule is invalid',
   HA_ERR_AUTOMATION_NOT_FOUND: 'no automation has that id',
+
+  HA_ERR_MQTT_UNAVAILABLE: 'MQTT is not configured or the broker cannot be reached',
+  HA_ERR_MQTT_PAYLOAD: 'the MQTT payload is too large or cannot be read',
+  HA_ERR_MQTT_TOPIC: 'the MQTT topic is invalid or not allowed',
+  HA_ERR_MQTT_BROKER: 'the embedded MQTT broker could not start',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
