@@ -1463,7 +1463,8 @@ const MqttPluginSchema = Type.Object(
       ...mqttMeta('QoS of what HomeAgent publishes (states, the output channel, mqtt_publish).'),
     }),
     max_payload_bytes: Type.Integer({
-      default: 65536,
+      // Zigbee2MQTT's retained device list is ~3-4 KB per device: a 250-device network fits.
+      default: 1048576,
       minimum: 256,
       maximum: 16777216,
       ...mqttMeta('Larger inbound payloads are dropped and counted; larger outbound ones refused.'),
@@ -1483,6 +1484,18 @@ const MqttPluginSchema = Type.Object(
       default: ['homeagent/#'],
       maxItems: 64,
       ...mqttMeta('Topic filters the mqtt_publish tool and the mqtt output channel may publish to.'),
+    }),
+    notify_rate_per_minute: Type.Integer({
+      default: 20,
+      minimum: 1,
+      maximum: 6000,
+      ...mqttMeta('Texts for the agent taken from <base>/agent/notify per minute; more are dropped and counted.'),
+    }),
+    command_rate_per_minute: Type.Integer({
+      default: 120,
+      minimum: 1,
+      maximum: 6000,
+      ...mqttMeta('Commands taken per minute on one entity command topic (<base>/<entity_id>/set); more are dropped and counted.'),
     }),
     discovery: Type.Boolean({
       default: true,
@@ -1506,6 +1519,12 @@ const MqttPluginSchema = Type.Object(
       maxLength: 128,
       pattern: '^[^#+]+$',
       ...mqttMeta('Zigbee2MQTT base topic.', { requires_restart: true }),
+    }),
+    zigbee2mqtt_confirm_ms: Type.Integer({
+      default: 3000,
+      minimum: 0,
+      maximum: 60000,
+      ...mqttMeta('How long an entity call to a Zigbee2MQTT device waits for its new state before it returns anyway.'),
     }),
     broker_enabled: Type.Boolean({
       default: false,
