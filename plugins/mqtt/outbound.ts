@@ -390,11 +390,19 @@ export function publishRefusal(
 ): { reason?: ToolErrorReason; detail: string; hint?: string } | undefined {
   const problem = topicProblem(topic);
   if (problem !== undefined) return { reason: 'format', detail: `${problem} (got ${JSON.stringify(topic)})` };
-  const own = [layout.status, layout.commandFilter, layout.state('+'), layout.attributes('+'), layout.agentNotify];
+  const own = [
+    layout.status,
+    layout.commandFilter,
+    layout.state('+'),
+    layout.attributes('+'),
+    layout.availability('+'),
+    layout.agentNotify,
+    layout.agentLastReply,
+  ];
   if (own.some((filter) => topicMatches(filter, topic))) {
     return {
       reason: 'unauthorized',
-      detail: `${topic} is one of HomeAgent's own topics (status, states, commands, notify)`,
+      detail: `${topic} is one of HomeAgent's own topics (status, states, availability, commands, notify, last reply)`,
       hint: "switch HomeAgent's devices with entity_call; answers reach MQTT by themselves",
     };
   }

@@ -5,6 +5,7 @@
  *   <base>/status                     "online" (retained) / "offline" (last will)
  *   <base>/<entity_id>/state          the state as text ("on", "21.5"), retained; "" for unknown
  *   <base>/<entity_id>/attributes     the attributes as JSON, retained
+ *   <base>/<entity_id>/availability   "online", or "offline" while the state is unavailable, retained
  *   <base>/<entity_id>/set            commands: a service name ("turn_on"), ON / OFF, or
  *                                     {"service": "set_value", "data": {"value": 3}}
  *   <base>/agent/notify               a text for the agent (Home Assistant's notify entity)
@@ -17,6 +18,7 @@ export interface TopicLayout {
   status: string;
   state(entityId: string): string;
   attributes(entityId: string): string;
+  availability(entityId: string): string;
   command(entityId: string): string;
   /** Filter matching every entity's command topic. */
   commandFilter: string;
@@ -33,6 +35,7 @@ export function topicLayout(base: string): TopicLayout {
     status: `${root}/status`,
     state: (entityId) => `${root}/${entityId}/state`,
     attributes: (entityId) => `${root}/${entityId}/attributes`,
+    availability: (entityId) => `${root}/${entityId}/availability`,
     command: (entityId) => `${root}/${entityId}/set`,
     commandFilter: `${root}/+/set`,
     entityOfCommand: (topic) => commandPattern.exec(topic)?.[1],

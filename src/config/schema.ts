@@ -1438,11 +1438,13 @@ const MqttPluginSchema = Type.Object(
       ...mqttMeta('This HomeAgent on MQTT (Home Assistant node id, client id). Empty: from core.name.', { requires_restart: true }),
     }),
     base_topic: Type.String({
-      default: 'homeagent',
-      minLength: 1,
+      default: '',
       maxLength: 128,
-      pattern: '^[^#+]+$',
-      ...mqttMeta('Topics of this HomeAgent: <base>/status, <base>/<entity_id>/state, <base>/<entity_id>/set.', { requires_restart: true }),
+      pattern: '^[^#+]*$',
+      ...mqttMeta(
+        'Topics of this HomeAgent: <base>/status, <base>/<entity_id>/state, <base>/<entity_id>/set. Empty: homeagent/<node_id>, so several HomeAgents share a broker.',
+        { requires_restart: true },
+      ),
     }),
     keepalive_s: Type.Integer({ default: 30, minimum: 5, maximum: 3600, ...mqttMeta('MQTT keep-alive.', { requires_restart: true }) }),
     reconnect_min_ms: Type.Integer({
@@ -1507,6 +1509,26 @@ const MqttPluginSchema = Type.Object(
       maxLength: 128,
       pattern: '^[^#+]+$',
       ...mqttMeta('Home Assistant discovery prefix.', { requires_restart: true }),
+    }),
+    state_min_interval_ms: Type.Integer({
+      default: 100,
+      minimum: 0,
+      maximum: 60000,
+      ...mqttMeta('An entity state is published at most this often; a burst waits and its last state wins.'),
+    }),
+    discovery_removal_grace_ms: Type.Integer({
+      default: 5000,
+      minimum: 0,
+      maximum: 600000,
+      ...mqttMeta('A removed entity leaves Home Assistant only when it is not back within this time (a plugin reload).'),
+    }),
+    discovery_stale_grace_ms: Type.Integer({
+      default: 60000,
+      minimum: 0,
+      maximum: 3600000,
+      ...mqttMeta(
+        'After start, discovery configs of this node that no entity publishes (deleted while HomeAgent was down) are removed after this time.',
+      ),
     }),
     remote_nodes: Type.Boolean({
       default: true,
