@@ -46,7 +46,21 @@ export function topicLayout(base: string): TopicLayout {
 
 /** True when `topic` matches the MQTT filter (`+` one level, `#` the rest, including none). */
 export function topicMatches(filter: string, topic: string): boolean {
-  const f = filter.split('/');
+  if (!filter.includes('+') && !filter.includes('#')) return topic === filter;
+  return matchLevels(filter.split('/'), topic);
+}
+
+/**
+ * The filter as a test, split once: a connection tests every inbound message against each of its
+ * filters, and splitting the filter every time was a measurable share of the inbound path.
+ */
+export function compileFilter(filter: string): (topic: string) => boolean {
+  if (!filter.includes('+') && !filter.includes('#')) return (topic) => topic === filter;
+  const levels = filter.split('/');
+  return (topic) => matchLevels(levels, topic);
+}
+
+function matchLevels(f: readonly string[], topic: string): boolean {
   const t = topic.split('/');
   for (let i = 0; i < f.length; i++) {
     const part = f[i];
@@ -73,7 +87,7 @@ export function filterProblem(filter: string): string | undefined {
 /** Why a topic to publish to is invalid, or undefined. */
 export function topicProblem(topic: string): string | undefined {
   if (topic.length === 0) return 'a topic cannot be empty';
-  if (/[#+\u0000]/.test(topic)) return 'a topic to publish to cannot contain +, # or NUL';
+  if (topic.includes('#') || topic.includes('+') || topic.includes('\u0000')) return 'a topic to publish to cannot contain +, # or NUL';
   if (Buffer.byteLength(topic) > 65535) return 'a topic is at most 65535 bytes';
   return undefined;
 }

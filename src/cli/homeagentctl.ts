@@ -49,6 +49,7 @@ import {
 } from './kb.js';
 import { MEMORY_OPTIONS, type MemoryCommand, type MemoryFlags, memoryFlagsUsed, parseMemoryCommand, runMemory } from './memory.js';
 import { runModels } from './models.js';
+import { MQTT_OPTIONS, type MqttFlags, mqttFlagsUsed, parseMqttCommand, runMqtt } from './mqtt.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
 import { parseSensorsCommand as parseI2cCommand, runSensors as runI2c } from './sensors.js';
 
@@ -112,6 +113,9 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
                             simulated back end only: drive an input, or press it with contact bounce
   i2c [list]                I2C sensors: driver, bus/address, state, values with units, failures, last error
   i2c scan BUS              the addresses answering on an I2C bus, and whether each configured sensor does
+  mqtt [status]             the MQTT connection: broker, since when, last error, outbox, message counters
+  mqtt publish TOPIC PAYLOAD [--qos 0|1|2] [--retain]
+                            publish a message (any valid topic; audited)
   models list|install SRC   local models (embedders, parsers) in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
@@ -129,7 +133,7 @@ interface ModuleRunContext {
   timeoutMs: number;
 }
 
-type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags;
+type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags;
 
 /**
  * Commands with their own flags that run themselves: each parses its arguments (throwing its own
@@ -170,6 +174,13 @@ const COMMAND_MODULES: Record<string, CommandModule> = {
       return (context) => runGpio(command, context);
     },
   },
+  mqtt: {
+    flags: Object.keys(MQTT_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseMqttCommand(args, flags);
+      return (context) => runMqtt(command, context);
+    },
+  },
   i2c: {
     flags: [],
     parse: (args) => {
@@ -181,7 +192,7 @@ const COMMAND_MODULES: Record<string, CommandModule> = {
 
 /** Module flags given on the command line (set to anything, false included). */
 function moduleFlagsUsed(flags: ModuleFlags): string[] {
-  return [...new Set([...entitiesFlagsUsed(flags), ...gpioFlagsUsed(flags), ...automationsFlagsUsed(flags)])];
+  return [...new Set([...entitiesFlagsUsed(flags), ...gpioFlagsUsed(flags), ...automationsFlagsUsed(flags), ...mqttFlagsUsed(flags)])];
 }
 
 interface Invocation {
@@ -357,6 +368,7 @@ async function main(argv: string[]): Promise<number> {
         ...ENTITIES_OPTIONS,
         ...AUTOMATIONS_OPTIONS,
         ...GPIO_OPTIONS,
+        ...MQTT_OPTIONS,
       },
       allowPositionals: true,
     });

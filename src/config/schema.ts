@@ -1474,13 +1474,16 @@ const MqttPluginSchema = Type.Object(
     outbox_max_messages: Type.Integer({
       default: 10000,
       minimum: 10,
-      maximum: 1000000,
+      // MQTT packet ids are 16 bits: every stored message needs its own.
+      maximum: 60000,
       ...mqttMeta('QoS 1/2 messages kept on disk while the broker is away; beyond it the oldest are dropped and counted.'),
     }),
     subscriptions: Type.Array(MqttSubscriptionSchema, {
       default: [],
       maxItems: 256,
-      ...mqttMeta('Topics to follow, each {topic, qos, to: input|entity|event, template, channel, level, entity, rate_per_minute}.'),
+      ...mqttMeta('Topics to follow, each {topic, qos, to: input|entity|event, template, channel, level, entity, rate_per_minute}.', {
+        requires_restart: true,
+      }),
     }),
     publish_allow: Type.Array(Type.String({ minLength: 1, maxLength: 256 }), {
       default: ['homeagent/#'],
@@ -1534,7 +1537,7 @@ const MqttPluginSchema = Type.Object(
       default: true,
       ...mqttMeta('Entities other HomeAgent nodes announce by discovery on this broker become remote entities here (multi-room).'),
     }),
-    zigbee2mqtt: Type.Boolean({ default: false, ...mqttMeta('Zigbee2MQTT devices become entities.') }),
+    zigbee2mqtt: Type.Boolean({ default: false, ...mqttMeta('Zigbee2MQTT devices become entities.', { requires_restart: true }) }),
     zigbee2mqtt_base_topic: Type.String({
       default: 'zigbee2mqtt',
       minLength: 1,
@@ -1583,6 +1586,26 @@ const MqttPluginSchema = Type.Object(
       minimum: 1,
       maximum: 10000,
       ...mqttMeta('Embedded broker: clients at once.', { requires_restart: true }),
+    }),
+    broker_max_queued_messages: Type.Integer({
+      default: 1000,
+      minimum: 10,
+      maximum: 1000000,
+      ...mqttMeta('Embedded broker: QoS 1/2 messages kept for one absent persistent client; beyond it new ones are dropped and counted.', {
+        requires_restart: true,
+      }),
+    }),
+    broker_max_stored_mb: Type.Integer({
+      default: 64,
+      minimum: 1,
+      maximum: 4096,
+      ...mqttMeta('Embedded broker: retained and queued messages kept in all (MiB).', { requires_restart: true }),
+    }),
+    broker_max_payload_bytes: Type.Integer({
+      default: 1048576,
+      minimum: 256,
+      maximum: 268435455,
+      ...mqttMeta('Embedded broker: larger publishes are refused (the client is disconnected).', { requires_restart: true }),
     }),
   },
   { additionalProperties: false, default: {} },

@@ -1,0 +1,183 @@
+/**
+ * `homeagentctl mqtt status | publish TOPIC PAYLOAD [--qos N] [--retain]`: the MQTT connection of a
+ * running daemon (the `mqtt.*` control methods of the mqtt plugin). `publish` is the owner's own
+ * hand on the broker: any valid topic (plugin.mqtt.publish_allow limits the agent, not the owner),
+ * audited by the daemon. A QoS 0 message dropped because the broker is away exits 1.
+ */
+import { EXIT_CODES } from '../shared/exit-codes.js';
+import { RemoteError } from './rpc-client.js';
+
+/** homeagentctl's option table entries for mqtt (merged into its parseArgs options). */
+export const MQTT_OPTIONS = {
+  qos: { type: 'string' },
+  retain: { type: 'boolean' },
+} as const;
+
+export type MqttFlags = { qos?: string | undefined; retain?: boolean | undefined };
+
+export type MqttCommand = { command: 'status' } | { command: 'publish'; topic: string; payload: string; qos?: 0 | 1 | 2; retain: boolean };
+
+export class MqttUsageError extends Error {}
+
+const COMMANDS = 'status or publish';
+
+/** The mqtt flags given on the command line (homeagentctl refuses them on other commands). */
+export function mqttFlagsUsed(flags: MqttFlags): Array<keyof MqttFlags> {
+  return (Object.keys(MQTT_OPTIONS) as Array<keyof MqttFlags>).filter((k) => flags[k] !== undefined);
+}
+
+/** Reads `mqtt <sub> …` (positionals after `mqtt`); no sub-command means status. Throws MqttUsageError. */
+export function parseMqttCommand(positionals: readonly string[], flags: MqttFlags): MqttCommand {
+  const [sub = 'status', ...rest] = positionals;
+  switch (sub) {
+    case 'status': {
+      const stray = mqttFlagsUsed(flags);
+      if (stray.length > 0) throw new MqttUsageError(`--${stray[0]} belongs to mqtt publish, not mqtt status`);
+      if (rest.length > 0) throw new MqttUsageError('mqtt status takes no arguments');
+      return { command: 'status' };
+    }
+    case 'publish': {
+      if (rest.length !== 2) {
+        throw new MqttUsageError(
+          'mqtt publish needs a TOPIC and a PAYLOAD (quote it; "" for an empty one, which clears a retained message)',
+        );
+      }
+      const [topic = '', payload = ''] = rest;
+      if (topic.trim() === '') throw new MqttUsageError('mqtt publish: the TOPIC is empty');
+      const command: MqttCommand = { command: 'publish', topic, payload, retain: flags.retain === true };
+      if (flags.qos !== undefined) command.qos = qos(flags.qos);
+      return command;
+    }
+    default:
+      throw new MqttUsageError(`unknown mqtt command ${sub}; use ${COMMANDS}`);
+  }
+}
+
+function qos(text: string): 0 | 1 | 2 {
+  if (text === '0') return 0;
+  if (text === '1') return 1;
+  if (text === '2') return 2;
+  throw new MqttUsageError(`--qos must be 0, 1 or 2, not ${JSON.stringify(text)}`);
+}
+
+/** What mqtt.status answers (the plugin's MqttStatus; the CLI may not import plugins). */
+export interface MqttStatusAnswer {
+  state: string;
+  connected: boolean;
+  url: string;
+  client_id: string;
+  node_id: string;
+  base_topic: string;
+  since: string | null;
+  session_present: boolean | null;
+  reconnects: number;
+  failed_attempts: number;
+  next_attempt_in_ms: number | null;
+  last_error: string | null;
+  subscriptions: string[];
+  outbox: { messages: number; max: number; dropped: number; problem: string | null } | null;
+  counters: Record<string, number>;
+  broker: unknown;
+  features: Array<{ name: string; status: unknown }>;
+}
+
+export interface MqttPublishAnswer {
+  topic: string;
+  qos: number;
+  retain: boolean;
+  bytes: number;
+  delivery: 'sent' | 'queued' | 'dropped';
+}
+
+/** What runMqtt needs of a connection (RpcClient fits). */
+export interface MqttClient {
+  call(method: string, params: object, timeoutMs: number): Promise<unknown>;
+  close(): void;
+}
+
+export interface MqttRunOptions {
+  connect: () => Promise<MqttClient>;
+  json: boolean;
+  timeoutMs: number;
+  io?: { stdout: { write(text: string): unknown } };
+}
+
+/** Runs a parsed mqtt command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
+export async function runMqtt(command: MqttCommand, options: MqttRunOptions): Promise<number> {
+  const stdout = options.io?.stdout ?? process.stdout;
+  const client = await options.connect();
+  try {
+    const call = async (method: string, params: object): Promise<unknown> => {
+      try {
+        return await client.call(method, params, options.timeoutMs);
+      } catch (error) {
+        if (error instanceof RemoteError && error.code === 'HA_ERR_RPC_UNKNOWN_METHOD') {
+          throw new RemoteError({
+            code: error.code,
+            message: 'the mqtt plugin is not running: enable it with plugin.mqtt.enabled: true and restart HomeAgent',
+          });
+        }
+        throw error;
+      }
+    };
+    const print = (text: string, result: unknown) => stdout.write(`${options.json ? JSON.stringify(result, null, 2) : text}\n`);
+    if (command.command === 'status') {
+      const status = (await call('mqtt.status', {})) as MqttStatusAnswer;
+      print(formatMqttStatus(status), status);
+      return EXIT_CODES.OK;
+    }
+    const params: Record<string, unknown> = { topic: command.topic, payload: command.payload, retain: command.retain };
+    if (command.qos !== undefined) params.qos = command.qos;
+    const answer = (await call('mqtt.publish', params)) as MqttPublishAnswer;
+    print(formatMqttPublish(answer), answer);
+    return answer.delivery === 'dropped' ? EXIT_CODES.FAILURE : EXIT_CODES.OK;
+  } finally {
+    client.close();
+  }
+}
+
+// ---- readable output ----
+
+export function formatMqttPublish(a: MqttPublishAnswer): string {
+  const what = `QoS ${a.qos}${a.retain ? ', retained' : ''}, ${a.bytes} byte(s)`;
+  switch (a.delivery) {
+    case 'sent':
+      return `published to ${a.topic} (${what})`;
+    case 'queued':
+      return `kept for ${a.topic} (${what}): the broker is not connected; it is sent when the broker is back`;
+    case 'dropped':
+      return `dropped ${a.topic} (${what}): the broker is not connected and QoS 0 messages are not kept (use --qos 1)`;
+  }
+}
+
+/** A few lines: the link, then the numbers. */
+export function formatMqttStatus(s: MqttStatusAnswer): string {
+  if (s.state === 'off') return 'MQTT off: no broker configured (set plugin.mqtt.url, or plugin.mqtt.broker_enabled, and restart)';
+  const lines: string[] = [];
+  if (s.connected) {
+    const session = s.session_present === true ? ', session resumed' : '';
+    lines.push(`connected to ${s.url} as ${s.client_id}${s.since === null ? '' : ` since ${s.since}`}${session}`);
+  } else {
+    const next = s.next_attempt_in_ms === null ? '' : `; next attempt in ${Math.ceil(s.next_attempt_in_ms / 1000)} s`;
+    lines.push(`NOT connected to ${s.url} (${s.state}${s.since === null ? '' : ` since ${s.since}`})${next}`);
+    lines.push(`  ${s.failed_attempts} failed attempt(s)${s.last_error === null ? '' : `; last error: ${s.last_error}`}`);
+  }
+  lines.push(`node ${s.node_id}, topics under ${s.base_topic}/, ${s.reconnects} reconnect(s)`);
+  if (s.outbox !== null) {
+    const problem = s.outbox.problem === null ? '' : `; NOT DURABLE: ${s.outbox.problem}`;
+    const dropped = s.outbox.dropped > 0 ? `, ${s.outbox.dropped} dropped (full)` : '';
+    lines.push(`outbox: ${s.outbox.messages} waiting (max ${s.outbox.max})${dropped}${problem}`);
+  }
+  const c = s.counters;
+  const counts = ['received', 'published', 'duplicates', 'oversized', 'malformed', 'rate_limited', 'dropped']
+    .map((key) => `${key.replace('_', ' ')} ${c[key] ?? 0}`)
+    .join(', ');
+  lines.push(`messages: ${counts}`);
+  lines.push(`subscriptions: ${s.subscriptions.length === 0 ? 'none' : s.subscriptions.join(', ')}`);
+  lines.push(`features: ${s.features.length === 0 ? 'none' : s.features.map((f) => f.name).join(', ')}`);
+  if (s.broker !== null && typeof s.broker === 'object') {
+    const b = s.broker as { url?: unknown; clients?: unknown };
+    lines.push(`embedded broker: ${String(b.url ?? 'running')}${typeof b.clients === 'number' ? `, ${b.clients} client(s)` : ''}`);
+  }
+  return lines.join('\n');
+}
