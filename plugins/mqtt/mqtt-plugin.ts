@@ -29,7 +29,7 @@ import { Outbound } from './outbound.js';
 import { RemoteNodes } from './remote-nodes.js';
 import { StatePublisher } from './state-publisher.js';
 import { type TopicLayout, topicLayout, topicProblem } from './topics.js';
-import type { MqttCounters, MqttLink, Qos } from './types.js';
+import { emptyCounters, type MqttCounters, type MqttLink, type Qos } from './types.js';
 import { Zigbee2MqttBridge } from './zigbee2mqtt-bridge.js';
 
 /** plugin.mqtt.* as the plugin reads it (src/config/schema.ts MqttPluginSchema holds the defaults and bounds). */
@@ -249,7 +249,7 @@ export interface MqttPublishResult {
 export class MqttPlugin implements PluginInstance {
   readonly #ctx: PluginContext;
   readonly #options: MqttPluginOptions;
-  readonly #counters: MqttCounters = newCounters();
+  readonly #counters: MqttCounters = emptyCounters();
   readonly #undo: Array<() => void> = [];
   readonly #features: Array<{ name: string; feature: MqttFeature }> = [];
   #settings: MqttSettings | undefined;
@@ -520,10 +520,6 @@ export function nodeIdFrom(name: string): string {
     .replace(/^_+|_+$/g, '')
     .slice(0, 64);
   return id === '' ? NODE_ID_FALLBACK : id;
-}
-
-function newCounters(): MqttCounters {
-  return { received: 0, published: 0, duplicates: 0, malformed: 0, oversized: 0, rate_limited: 0, dropped: 0, reconnects: 0 };
 }
 
 function defaultBroker(settings: MqttSettings, ctx: PluginContext, counters: MqttCounters): BrokerHandle {

@@ -59,3 +59,8 @@ export interface MqttCounters {
   dropped: number;
   reconnects: number;
 }
+
+/** Counters at zero: the plugin starts with them, and tests hand them to a feature under test. */
+export function emptyCounters(): MqttCounters {
+  return { received: 0, published: 0, duplicates: 0, malformed: 0, oversized: 0, rate_limited: 0, dropped: 0, reconnects: 0 };
+}

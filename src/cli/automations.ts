@@ -13,6 +13,7 @@ import type {
 import { summarizeTrigger } from '../automation/automation-store.js';
 import type { AutomationRunRecord } from '../automation/types.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
+import { type CommandRunOptions, withDaemon } from './command-client.js';
 
 /** homeagentctl's option table entries for automations (merged into its parseArgs options; --limit is shared). */
 export const AUTOMATIONS_OPTIONS = {
@@ -94,32 +95,12 @@ function integer(text: string, flag: string, min: number, max: number): number {
   return n;
 }
 
-/** What runAutomations needs of a connection (RpcClient fits). */
-export interface AutomationsClient {
-  call(method: string, params: object, timeoutMs: number): Promise<unknown>;
-  close(): void;
-}
-
-export interface AutomationsRunOptions {
-  connect: () => Promise<AutomationsClient>;
-  json: boolean;
-  timeoutMs: number;
-  stdout?: { write(text: string): unknown };
-}
-
 /** Runs a parsed command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
-export async function runAutomations(command: AutomationsCommand, options: AutomationsRunOptions): Promise<number> {
-  const stdout = options.stdout ?? process.stdout;
-  const client = await options.connect();
-  try {
-    const call = (method: string, params: object) => client.call(method, params, options.timeoutMs);
-    const print = <R>(result: R, format: (r: R) => string) => {
-      stdout.write(`${options.json ? JSON.stringify(result, null, 2) : format(result)}\n`);
-    };
+export async function runAutomations(command: AutomationsCommand, options: CommandRunOptions): Promise<number> {
+  return withDaemon(options, undefined, async ({ call, print }) => {
     switch (command.command) {
       case 'list':
-        print((await call('automations.list', {})) as AutomationsListResult, formatAutomationList);
-        return EXIT_CODES.OK;
+        return print((await call('automations.list', {})) as AutomationsListResult, formatAutomationList);
       case 'run': {
         const params = { id: command.id, ...(command.skip_conditions && { skip_conditions: true }) };
         const result = (await call('automations.run', params)) as AutomationsRunResult;
@@ -128,23 +109,19 @@ export async function runAutomations(command: AutomationsCommand, options: Autom
       }
       case 'enable':
       case 'disable':
-        print(
+        return print(
           (await call(`automations.${command.command}`, { id: command.id })) as AutomationsEnableResult,
           (r) => `${r.id} ${r.enabled ? 'enabled' : 'disabled'}`,
         );
-        return EXIT_CODES.OK;
       case 'runs': {
         const params = {
           ...(command.id !== undefined && { id: command.id }),
           ...(command.limit !== undefined && { limit: command.limit }),
         };
-        print((await call('automations.runs', params)) as AutomationsRunsResult, (r) => formatRuns(r, command.id));
-        return EXIT_CODES.OK;
+        return print((await call('automations.runs', params)) as AutomationsRunsResult, (r) => formatRuns(r, command.id));
       }
     }
-  } finally {
-    client.close();
-  }
+  });
 }
 
 // ---- readable output ----

@@ -5,7 +5,7 @@
  */
 import type { EntitiesGetResult, EntitiesHistoryResult } from '../home/entity-methods.js';
 import { ENTITY_DOMAINS, type EntityInfo, type EntityState, type StateHistoryRow } from '../home/types.js';
-import { EXIT_CODES } from '../shared/exit-codes.js';
+import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { duration } from './format.js';
 
 /** homeagentctl's option table entries for entities and sensors (merged into its parseArgs options). */
@@ -132,32 +132,13 @@ function integer(text: string, flag: string, min: number, max: number): number {
   return n;
 }
 
-/** What runEntities needs of a connection (RpcClient fits). */
-export interface EntitiesClient {
-  call(method: string, params: object, timeoutMs: number): Promise<unknown>;
-  close(): void;
-}
-
-export interface EntitiesRunOptions {
-  connect: () => Promise<EntitiesClient>;
-  json: boolean;
-  timeoutMs: number;
-  stdout?: { write(text: string): unknown };
-  /** Epoch ms, for --hours and the "changed … ago" column; Date.now by default. */
-  now?: () => number;
-}
-
-/** Runs a parsed entities or sensors command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
-export async function runEntities(command: EntitiesCommand, options: EntitiesRunOptions): Promise<number> {
-  const stdout = options.stdout ?? process.stdout;
+/**
+ * Runs a parsed entities or sensors command; resolves with the exit code. Daemon errors are thrown
+ * (homeagentctl reports them). `options.now` is the clock for --hours and the "changed … ago" column.
+ */
+export async function runEntities(command: EntitiesCommand, options: CommandRunOptions): Promise<number> {
   const now = (options.now ?? Date.now)();
-  const client = await options.connect();
-  try {
-    const call = (method: string, params: object) => client.call(method, params, options.timeoutMs);
-    const print = <R>(result: R, format: (r: R) => string) => {
-      stdout.write(`${options.json ? JSON.stringify(result, null, 2) : format(result)}\n`);
-      return EXIT_CODES.OK;
-    };
+  return withDaemon(options, undefined, async ({ call, print }) => {
     switch (command.command) {
       case 'list': {
         const params = {
@@ -190,9 +171,7 @@ export async function runEntities(command: EntitiesCommand, options: EntitiesRun
         return print(all, (r) => formatSensors(r, now));
       }
     }
-  } finally {
-    client.close();
-  }
+  });
 }
 
 // ---- readable output ----

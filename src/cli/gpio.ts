@@ -3,8 +3,7 @@
  * control methods of the gpio device plugin). `simulate` drives a simulated input, so a button can
  * be pressed on a machine without GPIO; on real hardware the daemon refuses it.
  */
-import { EXIT_CODES } from '../shared/exit-codes.js';
-import { RemoteError } from './rpc-client.js';
+import { type CommandRunOptions, withDaemon } from './command-client.js';
 
 /** homeagentctl's option table entries for gpio (merged into its parseArgs options). */
 export const GPIO_OPTIONS = {
@@ -109,41 +108,9 @@ export interface GpioSimulateAnswer {
   status: GpioPinLine;
 }
 
-/** What runGpio needs of a connection (RpcClient fits). */
-export interface GpioClient {
-  call(method: string, params: object, timeoutMs: number): Promise<unknown>;
-  close(): void;
-}
-
-export interface GpioRunOptions {
-  connect: () => Promise<GpioClient>;
-  json: boolean;
-  timeoutMs: number;
-  io?: { stdout: { write(text: string): unknown } };
-}
-
 /** Runs a parsed gpio command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
-export async function runGpio(command: GpioCommand, options: GpioRunOptions): Promise<number> {
-  const stdout = options.io?.stdout ?? process.stdout;
-  const client = await options.connect();
-  try {
-    const call = async (method: string, params: object): Promise<unknown> => {
-      try {
-        return await client.call(method, params, options.timeoutMs);
-      } catch (error) {
-        if (error instanceof RemoteError && error.code === 'HA_ERR_RPC_UNKNOWN_METHOD') {
-          throw new RemoteError({
-            code: error.code,
-            message: 'the gpio plugin is not running: enable it with plugin.gpio.enabled: true and restart HomeAgent',
-          });
-        }
-        throw error;
-      }
-    };
-    const print = <R>(result: R, format: (r: R) => string) => {
-      stdout.write(`${options.json ? JSON.stringify(result, null, 2) : format(result)}\n`);
-      return EXIT_CODES.OK;
-    };
+export async function runGpio(command: GpioCommand, options: CommandRunOptions): Promise<number> {
+  return withDaemon(options, { plugin: 'gpio' }, async ({ call, print }) => {
     switch (command.command) {
       case 'pins':
         return print((await call('gpio.pins', {})) as GpioPinsAnswer, formatGpioPins);
@@ -157,9 +124,7 @@ export async function runGpio(command: GpioCommand, options: GpioRunOptions): Pr
         return print((await call('gpio.simulate', params)) as GpioSimulateAnswer, formatGpioSimulate);
       }
     }
-  } finally {
-    client.close();
-  }
+  });
 }
 
 // ---- readable output ----

@@ -5,7 +5,7 @@
  * audited by the daemon. A QoS 0 message dropped because the broker is away exits 1.
  */
 import { EXIT_CODES } from '../shared/exit-codes.js';
-import { RemoteError } from './rpc-client.js';
+import { type CommandRunOptions, withDaemon } from './command-client.js';
 
 /** homeagentctl's option table entries for mqtt (merged into its parseArgs options). */
 export const MQTT_OPTIONS = {
@@ -89,51 +89,16 @@ export interface MqttPublishAnswer {
   delivery: 'sent' | 'queued' | 'dropped';
 }
 
-/** What runMqtt needs of a connection (RpcClient fits). */
-export interface MqttClient {
-  call(method: string, params: object, timeoutMs: number): Promise<unknown>;
-  close(): void;
-}
-
-export interface MqttRunOptions {
-  connect: () => Promise<MqttClient>;
-  json: boolean;
-  timeoutMs: number;
-  io?: { stdout: { write(text: string): unknown } };
-}
-
 /** Runs a parsed mqtt command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
-export async function runMqtt(command: MqttCommand, options: MqttRunOptions): Promise<number> {
-  const stdout = options.io?.stdout ?? process.stdout;
-  const client = await options.connect();
-  try {
-    const call = async (method: string, params: object): Promise<unknown> => {
-      try {
-        return await client.call(method, params, options.timeoutMs);
-      } catch (error) {
-        if (error instanceof RemoteError && error.code === 'HA_ERR_RPC_UNKNOWN_METHOD') {
-          throw new RemoteError({
-            code: error.code,
-            message: 'the mqtt plugin is not running: enable it with plugin.mqtt.enabled: true and restart HomeAgent',
-          });
-        }
-        throw error;
-      }
-    };
-    const print = (text: string, result: unknown) => stdout.write(`${options.json ? JSON.stringify(result, null, 2) : text}\n`);
-    if (command.command === 'status') {
-      const status = (await call('mqtt.status', {})) as MqttStatusAnswer;
-      print(formatMqttStatus(status), status);
-      return EXIT_CODES.OK;
-    }
+export async function runMqtt(command: MqttCommand, options: CommandRunOptions): Promise<number> {
+  return withDaemon(options, { plugin: 'mqtt' }, async ({ call, print }) => {
+    if (command.command === 'status') return print((await call('mqtt.status', {})) as MqttStatusAnswer, formatMqttStatus);
     const params: Record<string, unknown> = { topic: command.topic, payload: command.payload, retain: command.retain };
     if (command.qos !== undefined) params.qos = command.qos;
     const answer = (await call('mqtt.publish', params)) as MqttPublishAnswer;
-    print(formatMqttPublish(answer), answer);
+    print(answer, formatMqttPublish);
     return answer.delivery === 'dropped' ? EXIT_CODES.FAILURE : EXIT_CODES.OK;
-  } finally {
-    client.close();
-  }
+  });
 }
 
 // ---- readable output ----

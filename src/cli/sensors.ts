@@ -4,8 +4,7 @@
  * in one look: state, failures in a row, when the next retry comes, and the last error.
  * The result shapes are declared here: the CLI may not import device plugins.
  */
-import { EXIT_CODES } from '../shared/exit-codes.js';
-import { RemoteError } from './rpc-client.js';
+import { type CommandRunOptions, withDaemon } from './command-client.js';
 
 /** homeagentctl's option table entries for sensors: none of its own (`--json` is global). */
 export const SENSORS_OPTIONS = {} as const;
@@ -74,55 +73,15 @@ export interface ScanResult {
   configured: Array<{ sensor: string; address: string; answering: boolean }>;
 }
 
-/** What runSensors needs of a connection (RpcClient fits). */
-export interface SensorsClient {
-  call(method: string, params: object, timeoutMs: number): Promise<unknown>;
-  close(): void;
-}
-
-export interface SensorsRunOptions {
-  connect: () => Promise<SensorsClient>;
-  json: boolean;
-  timeoutMs: number;
-  stdout?: { write(text: string): unknown };
-  /** For "retry in 40 s"; tests fix it. */
-  now?: () => number;
-}
-
-/** Runs a parsed sensors command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
-export async function runSensors(command: SensorsCommand, options: SensorsRunOptions): Promise<number> {
-  const stdout = options.stdout ?? process.stdout;
-  const client = await options.connect();
-  try {
-    const call = (method: string, params: object) => pluginCall(() => client.call(method, params, options.timeoutMs));
-    const result =
-      command.command === 'list'
-        ? ((await call('i2c.sensors', {})) as SensorsResult)
-        : ((await call('i2c.scan', { bus: command.bus })) as ScanResult);
-    let text: string;
-    if (options.json) text = JSON.stringify(result, null, 2);
-    else if (command.command === 'list') text = formatSensors(result as SensorsResult, (options.now ?? Date.now)());
-    else text = formatScan(result as ScanResult);
-    stdout.write(`${text}\n`);
-    return EXIT_CODES.OK;
-  } finally {
-    client.close();
-  }
-}
-
-async function pluginCall(call: () => Promise<unknown>): Promise<unknown> {
-  try {
-    return await call();
-  } catch (error) {
-    if (error instanceof RemoteError && error.code === 'HA_ERR_RPC_UNKNOWN_METHOD') {
-      throw new RemoteError({
-        code: error.code,
-        message:
-          'the i2c plugin is not running: enable it with plugin.i2c.enabled: true, configure plugin.i2c.sensors, and restart HomeAgent',
-      });
-    }
-    throw error;
-  }
+/**
+ * Runs a parsed sensors command; resolves with the exit code. Daemon errors are thrown (homeagentctl
+ * reports them). `options.now` is the clock for "retry in 40 s".
+ */
+export async function runSensors(command: SensorsCommand, options: CommandRunOptions): Promise<number> {
+  return withDaemon(options, { plugin: 'i2c', also: 'configure plugin.i2c.sensors' }, async ({ call, print }) => {
+    if (command.command === 'scan') return print((await call('i2c.scan', { bus: command.bus })) as ScanResult, formatScan);
+    return print((await call('i2c.sensors', {})) as SensorsResult, (r) => formatSensors(r, (options.now ?? Date.now)()));
+  });
 }
 
 // ---- readable output ----

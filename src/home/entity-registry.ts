@@ -7,29 +7,13 @@
  *
  * A report is on the fast path (a GPIO edge → update → event within about 2 ms), so the database
  * is written behind: update() changes the entity in memory and emits at once, and the rows wait
- * in a queue that is written in one transaction (write-behind; a synchronous write measured up to
- * 97 ms at WAL checkpoints). The queue is written
- * - on the next turn of the event loop (setImmediate) after the first change,
- * - but at most once per {@link WRITE_BEHIND_DEFAULTS} flushIntervalMs (100 ms), so a burst
- *   becomes one transaction instead of one per tick, unless flushBatch changes (200) are waiting;
- *   such a write takes at most flushBatch history rows (the rest follow on the next turns), so it
- *   holds the event loop briefly (200 rows took about 1 ms on the development machine), never as
- *   long as a backlog would,
- * - and before every read of the database (history(), maintain()) and at stop(), so a caller never
- *   misses its own write (register() restoring a stored state takes a waiting row from the queue).
- * A write that fails (disk full, database closed) is logged with the entity ids and the queue is
- * kept and retried (after retryMs, doubling up to a minute); the edge path never waits for it.
- * The cool-down keeps a process alive until it has written (at most flushIntervalMs); a retry
- * does not (a database that keeps failing must not keep a process from exiting).
- * While it fails, at most maxPendingHistory history rows wait: beyond that the oldest are dropped,
- * counted in one error log per write attempt. A process that dies without stop() loses what still
- * waits, normally the changes of the last flush interval (a power cut with synchronous NORMAL may
- * lose a little more).
+ * in the {@link EntityWriteQueue} (entity-write-queue.ts says when it writes, how a refused write
+ * is retried and what a crash loses). Every read of the database (history(), maintain()) and stop()
+ * write the queue first, so a caller never misses its own write (register() restoring a stored
+ * state takes a waiting row from the queue).
  *
  * A report that changes nothing only touches last_updated in memory (written with the next
  * change, a removal or the registry's stop), so a sensor repeating its value writes nothing.
- * These limits are constants, not settings: they trade memory against how much a crash loses,
- * which the owner has no reason to tune; tests and benchmarks pass their own.
  */
 import type { EventBus } from '../events/event-bus.js';
 import type { Logger } from '../log/logger.js';
@@ -41,6 +25,13 @@ import type { SqlDatabase, SqlStatement } from '../store/types.js';
 import { type HistoryRules, maintainHistory } from './entity-history.js';
 import { areaSlug, findArea, resolveEntity } from './entity-resolver.js';
 import { validateServiceData } from './entity-services.js';
+import {
+  EntityWriteQueue,
+  type FlushReport,
+  type PendingHistory,
+  type QueuedEntity,
+  type WriteBehindLimits,
+} from './entity-write-queue.js';
 import { openHomeDatabase } from './home-schema.js';
 import {
   type Area,
@@ -77,42 +68,6 @@ export interface EntityRegistryOptions {
   onFlush?: (report: FlushReport) => void;
 }
 
-/** How the queue of unwritten changes is written (see the module comment). */
-export interface WriteBehindLimits {
-  /** Least time between two writes, in ms; 0 writes on every turn of the event loop that changed something. */
-  flushIntervalMs: number;
-  /**
-   * Changes waiting that are written on the next turn even within the interval; also the most
-   * history rows one write of the timers takes (the rest follow on the next turns), so a backlog
-   * never holds the event loop long. flush() writes everything at once.
-   */
-  flushBatch: number;
-  /** History rows waiting at most while writes fail; beyond, the oldest are dropped. */
-  maxPendingHistory: number;
-  /** Wait before the first retry of a failed write, in ms; it doubles up to {@link MAX_RETRY_MS}. */
-  retryMs: number;
-}
-
-export const WRITE_BEHIND_DEFAULTS: Readonly<WriteBehindLimits> = {
-  flushIntervalMs: 100,
-  // About 1 ms of writing (5 µs a row measured on the loaded 2-core development machine).
-  flushBatch: 200,
-  // About 100 bytes each: 2 MB while the database refuses writes.
-  maxPendingHistory: 20_000,
-  retryMs: 1000,
-};
-export const MAX_RETRY_MS = 60_000;
-
-/** One write of the queue, as {@link EntityRegistryOptions.onFlush} sees it. */
-export interface FlushReport {
-  /** Entities rows written. */
-  entities: number;
-  /** History rows written. */
-  history: number;
-  /** How long the transaction held the event loop (the injected clock's monotonic ms). */
-  ms: number;
-}
-
 export interface HistoryOptions {
   /** Epoch ms, inclusive; default `to` minus 24 hours. */
   from?: number;
@@ -128,33 +83,21 @@ const DAY_MS = 86_400_000;
 const OBJECT_ID = /^[a-z0-9_]{1,64}$/;
 const MAX_NAME_CHARS = 128;
 const MAX_ALIASES = 16;
-/** Entity ids named in one failed-write log line at most. */
-const LOGGED_IDS = 20;
 
 interface Statements {
   stored: SqlStatement;
   history: SqlStatement;
   /** Writes the queue in one transaction. */
-  write: (entities: readonly LiveEntity[], history: readonly PendingHistory[]) => void;
+  write: (entities: readonly QueuedEntity[], history: readonly PendingHistory[]) => void;
 }
 
 /** One registered entity. `info` is never handed out: callers get copies. */
-interface LiveEntity {
-  readonly info: EntityInfo;
+interface LiveEntity extends QueuedEntity {
   readonly handler: EntityDefinition['call'];
   /** The context of the call running now (the last one started wins), or null. */
   context: EntityContext | null;
   /** Identifies the call whose context is pending, so an earlier call ending does not clear a later one's. */
   callToken: object | null;
-  /** last_updated moved without a change and is not yet written. */
-  touched: boolean;
-}
-
-/** A history row waiting to be written (serialised then, not on the fast path). */
-interface PendingHistory {
-  entity_id: string;
-  at: number;
-  state: EntityState;
 }
 
 export class EntityRegistry implements Service {
@@ -163,32 +106,21 @@ export class EntityRegistry implements Service {
   readonly #live = new Map<string, LiveEntity>();
   /** Names of areas that entities named but core.home.areas does not list, by id. */
   readonly #namedAreas = new Map<string, string>();
-  readonly #limits: WriteBehindLimits;
+  readonly #writes: EntityWriteQueue;
   #db: SqlDatabase | undefined;
   #sql: Statements | undefined;
   #timer: NodeJS.Timeout | undefined;
-  // ---- the write-behind queue ----
-  /** Entities whose row is to be written, as they are when written; a re-registration replaces its predecessor. */
-  readonly #dirty = new Map<string, LiveEntity>();
-  /** History rows in report order (over all entities). */
-  #pendingHistory: PendingHistory[] = [];
-  /** Changes queued since the last write (for flushBatch). */
-  #queued = 0;
-  /** History rows dropped since the last log line. */
-  #dropped = 0;
-  #immediate: NodeJS.Immediate | undefined;
-  /** Runs while the last write is younger than flushIntervalMs; it writes what came meanwhile (and keeps the process alive until then). */
-  #cooldown: NodeJS.Timeout | undefined;
-  /** Set after a failed write: the next try (changes do not schedule writes meanwhile); unref'd. */
-  #retry: NodeJS.Timeout | undefined;
-  /** The wait of the scheduled retry, and of the next one (doubling after each failure). */
-  #retryDelay = 0;
-  #retryMs: number;
 
   constructor(options: EntityRegistryOptions) {
     this.#options = options;
-    this.#limits = { ...WRITE_BEHIND_DEFAULTS, ...options.writeBehind };
-    this.#retryMs = this.#limits.retryMs;
+    this.#writes = new EntityWriteQueue({
+      // Prepared on first use: a database that cannot be opened is a refused write, retried.
+      write: (entities, history) => this.#statements().write(entities, history),
+      log: options.log,
+      clock: options.clock,
+      ...(options.writeBehind !== undefined && { limits: options.writeBehind }),
+      ...(options.onFlush !== undefined && { onFlush: options.onFlush }),
+    });
   }
 
   async start(_signal: AbortSignal): Promise<void> {
@@ -200,13 +132,7 @@ export class EntityRegistry implements Service {
   async stop(): Promise<void> {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
-    for (const live of this.#live.values()) if (live.touched) this.#dirty.set(live.info.entity_id, live);
-    this.flush();
-    clearTimeout(this.#cooldown);
-    clearTimeout(this.#retry);
-    this.#cooldown = undefined;
-    this.#retry = undefined;
-    this.#retryMs = this.#limits.retryMs;
+    this.#writes.stop(this.#live.values());
   }
 
   /**
@@ -214,40 +140,7 @@ export class EntityRegistry implements Service {
    * logged, the queue is kept and a retry is scheduled. Reads and stop() call it; so may tests.
    */
   flush(): boolean {
-    return this.#write(Number.POSITIVE_INFINITY);
-  }
-
-  /** Writes every waiting entities row and at most `maxHistory` of the oldest waiting history rows. */
-  #write(maxHistory: number): boolean {
-    if (this.#immediate !== undefined) clearImmediate(this.#immediate);
-    this.#immediate = undefined;
-    if (!this.#waiting()) return true;
-    const entities = [...this.#dirty.values()];
-    const all = this.#pendingHistory;
-    const history = all.length > maxHistory ? all.slice(0, maxHistory) : all;
-    const { clock } = this.#options;
-    const started = clock.monotonic();
-    try {
-      this.#statements().write(entities, history);
-    } catch (error) {
-      this.#writeFailed(error, entities, history);
-      return false;
-    }
-    const ms = clock.monotonic() - started;
-    // The transaction ran synchronously: nothing was queued meanwhile.
-    this.#dirty.clear();
-    if (history === all) this.#pendingHistory = [];
-    else all.splice(0, history.length);
-    this.#queued = this.#pendingHistory.length;
-    for (const live of entities) live.touched = false;
-    clearTimeout(this.#retry);
-    this.#retry = undefined;
-    this.#retryMs = this.#limits.retryMs;
-    this.#reportDropped();
-    this.#startCooldown();
-    this.#scheduleWrite();
-    this.#options.onFlush?.({ entities: entities.length, history: history.length, ms });
-    return true;
+    return this.#writes.flush();
   }
 
   /**
@@ -286,7 +179,7 @@ export class EntityRegistry implements Service {
     const live: LiveEntity = { info, handler: checked.call, context: null, callToken: null, touched: false };
     this.#live.set(entityId, live);
     // A first state or one different from the stored state is a change worth a history row.
-    this.#queue(live, (stored === undefined ? state !== null : !sameAsStored) ? now : undefined);
+    this.#writes.add(live, (stored === undefined ? state !== null : !sameAsStored) ? now : undefined);
     this.#options.events.emit('entity.registered', { entity_id: entityId, domain: info.domain, owner });
     return {
       entity_id: entityId,
@@ -380,7 +273,7 @@ export class EntityRegistry implements Service {
     this.flush();
     const rows = (sql.history.all(entityId, from, to, limit) as StoredHistoryRow[]).reverse().map((row) => historyRow(entityId, row));
     // Rows the database refused are still the caller's history (they are newer than every stored row of theirs).
-    const waiting = this.#pendingHistory.filter((r) => r.entity_id === entityId && r.at >= from && r.at <= to);
+    const waiting = this.#writes.waitingHistory(entityId, from, to);
     if (waiting.length === 0) return rows;
     const merged = [...rows, ...waiting.map((r) => ({ entity_id: entityId, at: r.at, state: r.state, period_ms: 0 }))];
     return merged.sort((a, b) => a.at - b.at).slice(-limit);
@@ -426,7 +319,7 @@ export class EntityRegistry implements Service {
     if (stateChanged) info.last_changed = now;
     info.last_updated = now;
     live.touched = false;
-    this.#queue(live, stateChanged ? now : undefined);
+    this.#writes.add(live, stateChanged ? now : undefined);
     // Listeners get the registry's attributes object itself (no copy on the fast path); it is
     // replaced, never changed in place, so it stays what it was at this change.
     this.#options.events.emit('entity.state_changed', {
@@ -442,7 +335,7 @@ export class EntityRegistry implements Service {
   }
 
   #remove(live: LiveEntity): void {
-    if (live.touched) this.#queue(live, undefined);
+    if (live.touched) this.#writes.add(live, undefined);
     this.#live.delete(live.info.entity_id);
     this.#options.events.emit('entity.removed', { entity_id: live.info.entity_id, domain: live.info.domain, owner: live.info.owner });
   }
@@ -453,83 +346,10 @@ export class EntityRegistry implements Service {
    */
   #stored(entityId: string): { state: EntityState; last_changed: number } | undefined {
     const sql = this.#statements();
-    const waiting = this.#dirty.get(entityId);
+    const waiting = this.#writes.waitingEntity(entityId);
     if (waiting !== undefined) return { state: waiting.info.state, last_changed: waiting.info.last_changed };
     const row = sql.stored.get(entityId) as { state: string; last_changed: number } | undefined;
     return row === undefined ? undefined : { state: JSON.parse(row.state) as EntityState, last_changed: row.last_changed };
-  }
-
-  // ---- write-behind (see the module comment) ----
-
-  /** Queues the entity's row and, when `historyAt` is given, a history row of its state now; never writes here. */
-  #queue(live: LiveEntity, historyAt: number | undefined): void {
-    this.#dirty.set(live.info.entity_id, live);
-    if (historyAt !== undefined) {
-      this.#pendingHistory.push({ entity_id: live.info.entity_id, at: historyAt, state: live.info.state });
-      if (this.#pendingHistory.length > this.#limits.maxPendingHistory) {
-        // A tenth at once: shifting one row per update is linear in the queue, on the hot path.
-        const excess = Math.ceil(this.#limits.maxPendingHistory / 10);
-        this.#pendingHistory.splice(0, excess);
-        this.#dropped += excess;
-      }
-    }
-    this.#queued++;
-    this.#scheduleWrite();
-  }
-
-  #waiting(): boolean {
-    return this.#dirty.size > 0 || this.#pendingHistory.length > 0;
-  }
-
-  /** The next turn of the loop writes, unless a write is due anyway (a retry, the cool-down's end) and the batch is not full. */
-  #scheduleWrite(): void {
-    if (this.#immediate !== undefined || this.#retry !== undefined || !this.#waiting()) return;
-    if (this.#cooldown !== undefined && this.#queued < this.#limits.flushBatch) return;
-    this.#immediate = setImmediate(this.#writeBatch);
-  }
-
-  readonly #writeBatch = (): void => {
-    this.#immediate = undefined;
-    this.#write(this.#limits.flushBatch);
-  };
-
-  #startCooldown(): void {
-    clearTimeout(this.#cooldown);
-    this.#cooldown = undefined;
-    if (this.#limits.flushIntervalMs <= 0) return;
-    this.#cooldown = setTimeout(() => {
-      this.#cooldown = undefined;
-      if (this.#retry === undefined) this.#write(this.#limits.flushBatch);
-    }, this.#limits.flushIntervalMs);
-  }
-
-  #writeFailed(error: unknown, entities: readonly LiveEntity[], history: readonly PendingHistory[]): void {
-    if (this.#retry === undefined) {
-      this.#retryDelay = this.#retryMs;
-      this.#retry = setTimeout(() => {
-        this.#retry = undefined;
-        this.#write(this.#limits.flushBatch);
-      }, this.#retryDelay);
-      this.#retry.unref();
-      this.#retryMs = Math.min(this.#retryMs * 2, MAX_RETRY_MS);
-    }
-    const ids = [...new Set([...entities.map((l) => l.info.entity_id), ...history.map((r) => r.entity_id)])];
-    const named = ids.slice(0, LOGGED_IDS);
-    this.#options.log.error(
-      { err: describeError(error), entity_ids: named, entities: ids.length, history_rows: history.length, retry_ms: this.#retryDelay },
-      `could not store the states of ${named.join(', ')}${ids.length > named.length ? ` and ${ids.length - named.length} more` : ''}: kept in memory, tried again`,
-    );
-    this.#reportDropped();
-  }
-
-  #reportDropped(): void {
-    if (this.#dropped === 0) return;
-    const cap = this.#limits.maxPendingHistory;
-    this.#options.log.error(
-      { dropped: this.#dropped, max_pending: cap },
-      `dropped the ${this.#dropped} oldest state history rows: more than ${cap} waited for the database`,
-    );
-    this.#dropped = 0;
   }
 
   #resolution(reference: string) {
@@ -601,7 +421,7 @@ export class EntityRegistry implements Service {
           last_updated = excluded.last_updated, owner = excluded.owner`);
     const appendHistory = db.prepare('INSERT INTO state_history (entity_id, at, state, period_ms) VALUES (?, ?, ?, 0)');
     // The whole row from memory: it is what the entity is now, whatever reports came in between.
-    const writeRows = (entities: readonly LiveEntity[], history: readonly PendingHistory[]) => {
+    const writeRows = (entities: readonly QueuedEntity[], history: readonly PendingHistory[]) => {
       for (const { info } of entities) {
         upsert.run(
           info.entity_id,

@@ -7,13 +7,13 @@ import t, { type Test } from 'tap';
 import { CliPlugin } from '../../../plugins/cli/index.js';
 import { registerAutomationMethods } from '../../../src/automation/automation-methods.js';
 import {
-  type AutomationsClient,
   type AutomationsCommand,
   AutomationsUsageError,
   formatAutomationList,
   parseAutomationsCommand,
   runAutomations,
 } from '../../../src/cli/automations.js';
+import type { CommandClient } from '../../../src/cli/command-client.js';
 import { RpcClient } from '../../../src/cli/rpc-client.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
 import { createTestPluginContext } from '../../helpers/plugin-context.js';
@@ -106,7 +106,7 @@ t.test('formatAutomationList: state, triggers, last run and problems; a hint whe
 });
 
 interface Served extends EngineSetup {
-  connect: () => Promise<AutomationsClient>;
+  connect: () => Promise<CommandClient>;
 }
 
 /** The automations.* methods on a real engine, served by the real cli plugin on a Unix socket. */

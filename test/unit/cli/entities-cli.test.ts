@@ -3,9 +3,9 @@
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { CliPlugin } from '../../../plugins/cli/index.js';
+import type { CommandClient } from '../../../src/cli/command-client.js';
 import {
   age,
-  type EntitiesClient,
   type EntitiesCommand,
   EntitiesUsageError,
   parseEntitiesCommand,
@@ -71,7 +71,7 @@ t.test('age keeps the two largest units', async (t) => {
 
 interface Served {
   home: HomeSetup;
-  connect: () => Promise<EntitiesClient>;
+  connect: () => Promise<CommandClient>;
   audits(): Array<Record<string, unknown>>;
 }
 

@@ -7,9 +7,9 @@ import { ManualClock } from '../../../devices/gpio/gpio-clock.js';
 import { GpioPlugin } from '../../../devices/gpio/gpio-plugin.js';
 import { SimulatedGpioBackend } from '../../../devices/gpio/simulated-backend.js';
 import { CliPlugin } from '../../../plugins/cli/index.js';
+import type { CommandClient } from '../../../src/cli/command-client.js';
 import {
   formatGpioPins,
-  type GpioClient,
   type GpioCommand,
   type GpioPinLine,
   GpioUsageError,
@@ -118,7 +118,7 @@ t.test('formatGpioPins aligns the pins under the back end and its reason', async
 interface Served {
   clock: ManualClock;
   backend: SimulatedGpioBackend;
-  connect: () => Promise<GpioClient>;
+  connect: () => Promise<CommandClient>;
 }
 
 /** The gpio methods of a running gpio plugin, served by the cli plugin. */
@@ -170,7 +170,7 @@ async function run(s: Served, command: GpioCommand, json = false) {
     connect: s.connect,
     json,
     timeoutMs: 10_000,
-    io: { stdout: { write: (text: string) => (out += text) } },
+    stdout: { write: (text: string) => (out += text) },
   });
   return { code, out };
 }

@@ -2,10 +2,10 @@
 // against the control methods of a real mqtt plugin connected to an in-process broker.
 import t from 'tap';
 import { MqttPlugin } from '../../../plugins/mqtt/mqtt-plugin.js';
+import type { CommandClient } from '../../../src/cli/command-client.js';
 import {
   formatMqttPublish,
   formatMqttStatus,
-  type MqttClient,
   type MqttStatusAnswer,
   MqttUsageError,
   mqttFlagsUsed,
@@ -16,6 +16,7 @@ import { RemoteError } from '../../../src/cli/rpc-client.js';
 import { toErrorEnvelope } from '../../../src/shared/errors.js';
 import { startTestBroker } from '../../helpers/mqtt-test-broker.js';
 import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { eventually } from '../plugins/mqtt/mqtt-test-kit.js';
 
 t.test('parseMqttCommand reads each command and refuses what does not fit', async (t) => {
   t.same(parseMqttCommand([], {}), { command: 'status' });
@@ -134,11 +135,10 @@ t.test('runMqtt against a running mqtt plugin: status, publish, JSON, and a miss
     await tc.close();
     await broker.close();
   });
-  const deadline = Date.now() + 10_000;
-  while (!plugin.status().connected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  await eventually(() => plugin.status().connected, 'the plugin connected');
 
   let closed = 0;
-  const connect = async (): Promise<MqttClient> => ({
+  const connect = async (): Promise<CommandClient> => ({
     call: async (method, params) => {
       try {
         return await tc.control.call(method, params, { actor: 'cli' });
@@ -149,14 +149,14 @@ t.test('runMqtt against a running mqtt plugin: status, publish, JSON, and a miss
     close: () => void closed++,
   });
   const out: string[] = [];
-  const io = { stdout: { write: (text: string) => out.push(text) } };
+  const stdout = { write: (text: string) => out.push(text) };
 
-  t.equal(await runMqtt({ command: 'status' }, { connect, json: false, timeoutMs: 1000, io }), 0);
+  t.equal(await runMqtt({ command: 'status' }, { connect, json: false, timeoutMs: 1000, stdout }), 0);
   t.match(out[0], /^connected to mqtt:\/\/127\.0\.0\.1:\d+\/? as homeagent-cli/);
   t.equal(
     await runMqtt(
       { command: 'publish', topic: 'cli/test', payload: 'hi', retain: false, qos: 1 },
-      { connect, json: true, timeoutMs: 1000, io },
+      { connect, json: true, timeoutMs: 1000, stdout },
     ),
     0,
   );
@@ -166,20 +166,20 @@ t.test('runMqtt against a running mqtt plugin: status, publish, JSON, and a miss
     ['mqtt.publish'],
   );
   await t.rejects(
-    runMqtt({ command: 'publish', topic: 'cli/#', payload: 'x', retain: false }, { connect, json: false, timeoutMs: 1000, io }),
+    runMqtt({ command: 'publish', topic: 'cli/#', payload: 'x', retain: false }, { connect, json: false, timeoutMs: 1000, stdout }),
     {
       code: 'HA_ERR_MQTT_TOPIC',
     },
   );
   t.equal(closed, 3, 'the connection is closed after every command');
 
-  const missing = async (): Promise<MqttClient> => ({
+  const missing = async (): Promise<CommandClient> => ({
     call: async () => {
       throw new RemoteError({ code: 'HA_ERR_RPC_UNKNOWN_METHOD', message: 'no method mqtt.status' });
     },
     close: () => {},
   });
-  await t.rejects(runMqtt({ command: 'status' }, { connect: missing, json: false, timeoutMs: 1000, io }), {
+  await t.rejects(runMqtt({ command: 'status' }, { connect: missing, json: false, timeoutMs: 1000, stdout }), {
     message: /the mqtt plugin is not running: enable it with plugin\.mqtt\.enabled: true/,
   });
 });

@@ -1,5 +1,6 @@
 // `homeagentctl sensors …` (src/cli/sensors.ts): argument parsing, the readable table, --json, and a daemon without the i2c plugin.
 import t from 'tap';
+import type { CommandClient } from '../../../src/cli/command-client.js';
 import { RemoteError } from '../../../src/cli/rpc-client.js';
 import {
   formatScan,
@@ -7,7 +8,6 @@ import {
   parseSensorsCommand,
   runSensors,
   type ScanResult,
-  type SensorsClient,
   type SensorsResult,
   SensorsUsageError,
 } from '../../../src/cli/sensors.js';
@@ -141,7 +141,7 @@ t.test('formatScan', async (t) => {
 function fakeClient(answer: (method: string, params: object) => unknown) {
   const calls: Array<{ method: string; params: object; timeoutMs: number }> = [];
   let closed = 0;
-  const client: SensorsClient = {
+  const client: CommandClient = {
     call: async (method, params, timeoutMs) => {
       calls.push({ method, params, timeoutMs });
       return answer(method, params);

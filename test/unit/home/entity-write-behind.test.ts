@@ -3,7 +3,7 @@
 // keeps the queue for the retry, and the queue of history rows is bounded while writes fail.
 // Transactions are counted through the registry's onFlush hook, which runs after each commit.
 import t, { type Test } from 'tap';
-import type { FlushReport } from '../../../src/home/entity-registry.js';
+import type { FlushReport } from '../../../src/home/entity-write-queue.js';
 import { LogManager } from '../../../src/log/logger.js';
 import { captureLogs } from '../fixtures/support.js';
 import { type HomeSetup, openHome, T0 } from './home-fixture.js';

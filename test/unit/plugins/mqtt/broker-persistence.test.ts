@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { SNAPSHOT_FILE } from '../../../../plugins/mqtt/broker-journal.js';
 import { FilePersistence, type StoredPacket } from '../../../../plugins/mqtt/broker-persistence.js';
-import type { MqttCounters } from '../../../../plugins/mqtt/types.js';
+import { emptyCounters } from '../../../../plugins/mqtt/types.js';
 import { LogManager } from '../../../../src/log/logger.js';
 
 const require = createRequire(import.meta.url);
@@ -37,16 +37,6 @@ function recordingLog() {
 
 const silent = new LogManager({ level: 'silent', levels: {} }).child('mqtt.broker');
 const broker = { id: 'broker-test' };
-const counters = (): MqttCounters => ({
-  received: 0,
-  published: 0,
-  duplicates: 0,
-  malformed: 0,
-  oversized: 0,
-  rate_limited: 0,
-  dropped: 0,
-  reconnects: 0,
-});
 
 async function reopen(dir: string, log = silent): Promise<FilePersistence> {
   const persistence = new FilePersistence({ dir, log });
@@ -259,7 +249,7 @@ t.test('an unreadable state is moved aside and the broker starts empty', async (
 
 t.test('limits: a full session queue or store drops (counted), never grows', async (t) => {
   const dir = t.testdir();
-  const counted = counters();
+  const counted = emptyCounters();
   const { log, records } = recordingLog();
   const persistence = new FilePersistence({ dir, log, counters: counted, limits: { maxQueuedPerClient: 3, maxStoredBytes: 200 } });
   await persistence.setup(broker);

@@ -5,9 +5,10 @@
 import { join } from 'node:path';
 import t from 'tap';
 import { MqttConnection } from '../../../../plugins/mqtt/mqtt-connection.js';
+import { emptyCounters } from '../../../../plugins/mqtt/types.js';
 import { Mosquitto, mosquittoMissing, opensslMissing } from '../../../helpers/mosquitto.js';
 import { expectErrorAsync, silentLogs } from '../../fixtures/support.js';
-import { cleanups, eventually, Inbox, newCounters, startConnection, testSettings } from './mqtt-test-kit.js';
+import { cleanups, eventually, Inbox, startConnection, testSettings } from './mqtt-test-kit.js';
 
 const skip = mosquittoMissing() ?? opensslMissing() ?? false;
 
@@ -82,7 +83,7 @@ t.test('unreadable or incomplete TLS settings fail the start naming the setting'
       settings: () => testSettings('mqtts://127.0.0.1:8883', overrides),
       outboxDir: join(dir, 'outbox'),
       log: silentLogs().child('mqtt'),
-      counters: newCounters(),
+      counters: emptyCounters(),
     });
     return expectErrorAsync(t, () => connection.start(), 'HA_ERR_MQTT_UNAVAILABLE');
   };

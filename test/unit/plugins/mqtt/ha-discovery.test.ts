@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import { type DiscoveryNode, entityDiscovery, HA_COMPONENTS, type HaComponent } from '../../../../plugins/mqtt/discovery-payloads.js';
 import { HaDiscovery, type HaDiscoverySettings } from '../../../../plugins/mqtt/ha-discovery.js';
 import { StatePublisher } from '../../../../plugins/mqtt/state-publisher.js';
-import type { MqttCounters, MqttLink, MqttMessage } from '../../../../plugins/mqtt/types.js';
+import { emptyCounters, type MqttLink, type MqttMessage } from '../../../../plugins/mqtt/types.js';
 import {
   DOMAIN_SERVICES,
   type EntityDefinition,
@@ -58,10 +58,6 @@ const TOPICS = {
   temp: `${PREFIX}/sensor/pi/sensor_living_temperature/config`,
 };
 
-function zeroCounters(): MqttCounters {
-  return { received: 0, published: 0, duplicates: 0, malformed: 0, oversized: 0, rate_limited: 0, dropped: 0, reconnects: 0 };
-}
-
 /** A broker, a test plugin context named mqtt, a link and a recorder; all stopped at teardown in order. */
 async function harness(t: Test, options: { discovery?: boolean; before?: (url: string) => Promise<void> } = {}) {
   const broker = await startTestBroker();
@@ -108,14 +104,14 @@ async function harness(t: Test, options: { discovery?: boolean; before?: (url: s
     handles,
     register,
     async startDiscovery() {
-      const discovery = new HaDiscovery({ link, ctx: tc.context, settings, counters: zeroCounters(), clock, version: '0.1.0' });
+      const discovery = new HaDiscovery({ link, ctx: tc.context, settings, counters: emptyCounters(), clock, version: '0.1.0' });
       await discovery.start();
       stops.push(() => discovery.stop());
       features.push(discovery);
       return discovery;
     },
     async startPublisher() {
-      const publisher = new StatePublisher({ link, ctx: tc.context, settings, counters: zeroCounters(), clock });
+      const publisher = new StatePublisher({ link, ctx: tc.context, settings, counters: emptyCounters(), clock });
       await publisher.start();
       stops.push(() => publisher.stop());
       features.push(publisher);
@@ -476,7 +472,7 @@ t.test('a reconnect publishes everything again', async (t) => {
       },
     },
   });
-  const publisher = new StatePublisher({ link, ctx: h.tc.context, settings: h.settings, counters: zeroCounters(), clock: h.clock });
+  const publisher = new StatePublisher({ link, ctx: h.tc.context, settings: h.settings, counters: emptyCounters(), clock: h.clock });
   await publisher.start();
   t.teardown(() => publisher.stop());
   const from = await h.barrier();
@@ -513,7 +509,7 @@ t.test('a node id that cannot be a topic level is refused at start, naming the s
       link: h.link,
       ctx: h.tc.context,
       settings: () => ({ ...h.settings(), node_id: nodeId }),
-      counters: zeroCounters(),
+      counters: emptyCounters(),
     });
     const error = await discovery.start().catch((e: unknown) => e);
     t.ok(isHomeAgentError(error, 'HA_ERR_CONFIG_INVALID'), JSON.stringify(nodeId));

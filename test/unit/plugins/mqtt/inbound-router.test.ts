@@ -10,26 +10,14 @@ import {
   planSubscriptions,
   TopicRateLimiter,
 } from '../../../../plugins/mqtt/inbound-router.js';
-import type { MqttCounters } from '../../../../plugins/mqtt/types.js';
+import { emptyCounters, type MqttCounters } from '../../../../plugins/mqtt/types.js';
 import type { EventMap } from '../../../../src/events/event-bus.js';
 import { connectTestLink, startTestBroker } from '../../../helpers/mqtt-test-broker.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
 import { expectError, expectErrorAsync } from '../../fixtures/support.js';
+import { subscriptionsTaken, withDeadline } from './mqtt-test-kit.js';
 
 const SENTINEL = 'test/sentinel';
-const DEADLINE_MS = 5000;
-
-function newCounters(): MqttCounters {
-  return { received: 0, published: 0, duplicates: 0, malformed: 0, oversized: 0, rate_limited: 0, dropped: 0, reconnects: 0 };
-}
-
-function withDeadline<T>(promise: Promise<T>, what: string, ms = DEADLINE_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 interface Setup {
   tc: TestPluginContext;
@@ -61,7 +49,7 @@ async function setup(
   for (const [topic, payload] of options.retained ?? []) await house.publish(topic, payload, { retain: true, qos: 1 });
   const link = await connectTestLink(broker.url);
   const tc = createTestPluginContext({ name: 'mqtt', dataDir: t.testdir() });
-  const counters = newCounters();
+  const counters = emptyCounters();
   let now = 1_700_000_000_000;
   const clock = {
     now: () => now,
@@ -119,11 +107,7 @@ async function setup(
       await house.publish(SENTINEL, String(++sentinel), { qos: 1 });
       await marker;
     },
-    subscribed: async () => {
-      // The broker handles one client's packets in order: once a later SUBSCRIBE is acknowledged, the router's are in place.
-      await link.client.subscribeAsync('test/sync', { qos: 1 });
-      await link.client.unsubscribeAsync('test/sync');
-    },
+    subscribed: () => subscriptionsTaken(link.client),
   };
   if (options.start !== false) {
     await router.start();

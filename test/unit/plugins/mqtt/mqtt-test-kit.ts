@@ -1,8 +1,8 @@
 /**
- * Shared pieces of the MQTT connection tests (connection, delivery, TLS): the brokers under test
- * (mosquitto and aedes behind one interface), a TCP proxy that can cut connections ungracefully
- * or refuse them, a MqttConnection with test settings, hand-driven timers, and message collectors
- * that wait with deadlines instead of sleeping.
+ * Shared pieces of the MQTT tests: the brokers under test (mosquitto and aedes behind one
+ * interface), a TCP proxy that can cut connections ungracefully or refuse them, a MqttConnection
+ * with test settings, hand-driven timers, and message collectors and waits that end at a deadline
+ * instead of sleeping.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -13,7 +13,8 @@ import mqtt, { type MqttClient } from 'mqtt';
 import type { Test } from 'tap';
 import type { ConnectionSettings } from '../../../../plugins/mqtt/connection-options.js';
 import { type ConnectionTimers, MqttConnection, type TimerHandle } from '../../../../plugins/mqtt/mqtt-connection.js';
-import type { MqttCounters, MqttMessage } from '../../../../plugins/mqtt/types.js';
+import { emptyCounters, type MqttCounters, type MqttMessage } from '../../../../plugins/mqtt/types.js';
+import type { EventBus } from '../../../../src/events/event-bus.js';
 import { Mosquitto, mosquittoMissing } from '../../../helpers/mosquitto.js';
 import { startTestBroker } from '../../../helpers/mqtt-test-broker.js';
 import { silentLogs } from '../../fixtures/support.js';
@@ -134,10 +135,6 @@ export class TcpProxy {
   }
 }
 
-export function newCounters(): MqttCounters {
-  return { received: 0, published: 0, duplicates: 0, malformed: 0, oversized: 0, rate_limited: 0, dropped: 0, reconnects: 0 };
-}
-
 export function testSettings(url: string, overrides: Partial<ConnectionSettings> = {}): ConnectionSettings {
   const id = randomBytes(4).toString('hex');
   return {
@@ -176,7 +173,7 @@ export async function startConnection(
   settings: ConnectionSettings,
   options: { outboxDir: string; timers?: ConnectionTimers; random?: () => number; log?: import('../../../../src/sdk/index.js').Logger },
 ): Promise<TestConnection> {
-  const counters = newCounters();
+  const counters = emptyCounters();
   const connection = new MqttConnection({
     settings: () => settings,
     outboxDir: options.outboxDir,
@@ -201,7 +198,7 @@ export async function startConnection(
     connection,
     counters,
     settings,
-    nextConnect: (deadlineMs = 10_000) => withDeadline(new Promise((resolve) => waiters.push(resolve)), deadlineMs, 'a connection'),
+    nextConnect: (deadlineMs = 10_000) => withDeadline(new Promise((resolve) => waiters.push(resolve)), 'a connection', deadlineMs),
     stop,
   };
 }
@@ -230,8 +227,8 @@ export class Inbox {
     if (check()) return Promise.resolve();
     return withDeadline(
       new Promise<void>((resolve) => this.#waiters.push({ check, resolve })),
-      deadlineMs,
       `${what} (got ${JSON.stringify(this.texts().slice(-10))})`,
+      deadlineMs,
     );
   }
 
@@ -258,7 +255,11 @@ export async function plainClient(
   return { client, inbox, until: (check, what, deadline) => watcher.until(check, what, deadline) };
 }
 
-export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/** withDeadline's and untilEntities' deadline unless a test gives its own: in-process brokers answer in milliseconds. */
+export const DEADLINE_MS = 5000;
+
+/** `promise`, or a rejection naming `what` once `ms` have passed. */
+export function withDeadline<T>(promise: Promise<T>, what: string, ms = DEADLINE_MS): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
     promise.then(
@@ -272,6 +273,36 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): 
       },
     );
   });
+}
+
+/**
+ * Resolves once `check` holds, checked now and at every entity event (registered, state changed,
+ * removed); a check that throws counts as not yet.
+ */
+export function untilEntities(events: EventBus, check: () => boolean, what: string, ms = DEADLINE_MS): Promise<void> {
+  const holds = () => {
+    try {
+      return check();
+    } catch {
+      return false;
+    }
+  };
+  if (holds()) return Promise.resolve();
+  const offs: Array<() => void> = [];
+  const changed = new Promise<void>((resolve) => {
+    for (const event of ['entity.registered', 'entity.state_changed', 'entity.removed'] as const) {
+      offs.push(events.on('test-wait', event, () => void (holds() && resolve())));
+    }
+  });
+  return withDeadline(changed, what, ms).finally(() => {
+    for (const off of offs) off();
+  });
+}
+
+/** Resolves once the broker has taken `client`'s earlier SUBSCRIBEs: it handles one client's packets in order. */
+export async function subscriptionsTaken(client: MqttClient): Promise<void> {
+  await client.subscribeAsync('test/sync', { qos: 1 });
+  await client.unsubscribeAsync('test/sync');
 }
 
 /** Polls a condition every few milliseconds until a deadline (for state that has no event). */
@@ -318,7 +349,7 @@ export class ManualTimers implements ConnectionTimers {
       this.#seen++;
       return ready;
     }
-    const timer = await withDeadline(new Promise<ManualTimer>((resolve) => this.#waiters.push(resolve)), deadlineMs, 'a timer');
+    const timer = await withDeadline(new Promise<ManualTimer>((resolve) => this.#waiters.push(resolve)), 'a timer', deadlineMs);
     this.#seen++;
     return timer;
   }

@@ -5,28 +5,16 @@ import type { MqttClient } from 'mqtt';
 import t, { type Test } from 'tap';
 import { Outbound, type OutboundSettings, parseCommand } from '../../../../plugins/mqtt/outbound.js';
 import { topicMatches } from '../../../../plugins/mqtt/topics.js';
-import type { MqttCounters, MqttMessage } from '../../../../plugins/mqtt/types.js';
+import { emptyCounters, type MqttCounters, type MqttMessage } from '../../../../plugins/mqtt/types.js';
 import type { EntityHandle } from '../../../../src/home/types.js';
 import { CAPABILITY, type OutputEvent } from '../../../../src/io/types.js';
 import { ToolError, type ToolErrorInfo } from '../../../../src/shared/tool.js';
 import { connectTestLink, startTestBroker } from '../../../helpers/mqtt-test-broker.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
 import { expectErrorAsync } from '../../fixtures/support.js';
+import { subscriptionsTaken, withDeadline } from './mqtt-test-kit.js';
 
-const DEADLINE_MS = 5000;
 const BASE = 'homeagent';
-
-function newCounters(): MqttCounters {
-  return { received: 0, published: 0, duplicates: 0, malformed: 0, oversized: 0, rate_limited: 0, dropped: 0, reconnects: 0 };
-}
-
-function withDeadline<T>(promise: Promise<T>, what: string, ms = DEADLINE_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 interface Heard {
   topic: string;
@@ -73,7 +61,7 @@ async function setup(t: Test, options: { start?: boolean; settings?: Partial<Out
   const house = await connectTestLink(broker.url, `house-${Math.random().toString(16).slice(2)}`);
   const link = await connectTestLink(broker.url);
   const tc = createTestPluginContext({ name: 'mqtt', dataDir: t.testdir() });
-  const counters = newCounters();
+  const counters = emptyCounters();
   const settings: OutboundSettings = {
     base_topic: BASE,
     publish_allow: [`${BASE}/#`, 'notes/+'],
@@ -114,11 +102,7 @@ async function setup(t: Test, options: { start?: boolean; settings?: Partial<Out
       await handled;
       await outbound.idle();
     },
-    subscribed: async () => {
-      // The broker handles one client's packets in order: once a later SUBSCRIBE is acknowledged, the earlier ones are in place.
-      await link.client.subscribeAsync('test/sync', { qos: 1 });
-      await link.client.unsubscribeAsync('test/sync');
-    },
+    subscribed: () => subscriptionsTaken(link.client),
   };
   const start = outbound.start.bind(outbound);
   outbound.start = async () => {

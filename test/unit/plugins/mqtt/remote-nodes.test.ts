@@ -9,50 +9,21 @@ import { HaDiscovery } from '../../../../plugins/mqtt/ha-discovery.js';
 import { Outbound } from '../../../../plugins/mqtt/outbound.js';
 import { RemoteNodes } from '../../../../plugins/mqtt/remote-nodes.js';
 import { StatePublisher } from '../../../../plugins/mqtt/state-publisher.js';
-import type { MqttCounters, MqttLink } from '../../../../plugins/mqtt/types.js';
+import { emptyCounters, type MqttLink } from '../../../../plugins/mqtt/types.js';
 import type { EntityHandle, EntityInfo } from '../../../../src/sdk/index.js';
 import { isHomeAgentError } from '../../../../src/shared/errors.js';
 import { ManualTimerClock } from '../../../helpers/manual-timer-clock.js';
 import { connectTestLink, startTestBroker } from '../../../helpers/mqtt-test-broker.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
+import { untilEntities } from './mqtt-test-kit.js';
 
 const PREFIX = 'homeassistant';
 const SATELLITE_BASE = 'homeagent/garage';
 const REMOTE_IDS = ['binary_sensor.garage_motion', 'light.garage_lamp', 'sensor.garage_temperature', 'switch.garage_door_relay'];
 
-function zeroCounters(): MqttCounters {
-  return { received: 0, published: 0, duplicates: 0, malformed: 0, oversized: 0, rate_limited: 0, dropped: 0, reconnects: 0 };
-}
-
 /** Resolves when `check` holds, re-checked at every entity event of the context; fails after the deadline. */
-function until(tc: TestPluginContext, what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const offs: Array<() => void> = [];
-    const done = () => {
-      clearTimeout(timer);
-      for (const off of offs) off();
-    };
-    const test = () => {
-      let ok = false;
-      try {
-        ok = check();
-      } catch {
-        ok = false;
-      }
-      if (ok) {
-        done();
-        resolve();
-      }
-      return ok;
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(new Error(`${what}: not within ${timeoutMs} ms`));
-    }, timeoutMs);
-    if (test()) return;
-    for (const event of ['entity.registered', 'entity.state_changed', 'entity.removed'] as const)
-      offs.push(tc.events.on('test', event, () => void test()));
-  });
+function until(tc: TestPluginContext, what: string, check: () => boolean): Promise<void> {
+  return untilEntities(tc.events, check, what);
 }
 
 function find(tc: TestPluginContext, entityId: string): EntityInfo | undefined {
@@ -132,15 +103,15 @@ async function twoNodes(t: Test) {
   });
   // What the satellite's connection does: "online" on <base>/status, retained (its last will says "offline").
   await satLink.publish(`${SATELLITE_BASE}/status`, 'online', { qos: 1, retain: true });
-  const outbound = new Outbound({ link: satLink, ctx: sat.context, settings: satSettings, counters: zeroCounters() });
+  const outbound = new Outbound({ link: satLink, ctx: sat.context, settings: satSettings, counters: emptyCounters() });
   const publisher = new StatePublisher({
     link: satLink,
     ctx: sat.context,
     settings: satSettings,
-    counters: zeroCounters(),
+    counters: emptyCounters(),
     clock: satClock,
   });
-  const discovery = new HaDiscovery({ link: satLink, ctx: sat.context, settings: satSettings, counters: zeroCounters(), clock: satClock });
+  const discovery = new HaDiscovery({ link: satLink, ctx: sat.context, settings: satSettings, counters: emptyCounters(), clock: satClock });
   for (const feature of [outbound, publisher, discovery]) {
     await feature.start();
     stops.push(() => feature.stop());
@@ -167,7 +138,7 @@ async function twoNodes(t: Test) {
     subscribe: (filter, qos, handler) => mainPlain.subscribe(filter, qos, handler),
     onConnect: (listener) => mainPlain.onConnect(listener),
   };
-  const mainCounters = zeroCounters();
+  const mainCounters = emptyCounters();
   const mainSettings = () => ({
     remote_nodes: main.settings.get('remote_nodes') as boolean,
     discovery: true,
@@ -177,7 +148,7 @@ async function twoNodes(t: Test) {
     base_topic: 'homeagent/main',
     publish_qos: 1 as const,
   });
-  const mainDiscovery = new HaDiscovery({ link: mainLink, ctx: main.context, settings: mainSettings, counters: zeroCounters() });
+  const mainDiscovery = new HaDiscovery({ link: mainLink, ctx: main.context, settings: mainSettings, counters: emptyCounters() });
   const remote = new RemoteNodes({ link: mainLink, ctx: main.context, settings: mainSettings, counters: mainCounters });
   for (const feature of [mainDiscovery, remote]) {
     await feature.start();

@@ -4,39 +4,21 @@
 // is for a message or a registry event, with a deadline.
 import { readFileSync } from 'node:fs';
 import t, { type Test } from 'tap';
-import type { MqttCounters, MqttLink } from '../../../../plugins/mqtt/types.js';
+import { emptyCounters, type MqttCounters, type MqttLink } from '../../../../plugins/mqtt/types.js';
 import { parseOnline, Zigbee2MqttBridge } from '../../../../plugins/mqtt/zigbee2mqtt-bridge.js';
 import type { EventMap } from '../../../../src/events/event-bus.js';
 import { connectTestLink, startTestBroker } from '../../../helpers/mqtt-test-broker.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
 import { expectErrorAsync } from '../../fixtures/support.js';
+import { subscriptionsTaken, untilEntities, withDeadline } from './mqtt-test-kit.js';
 
 const FIXTURES = new URL('./fixtures/', import.meta.url);
 const DEVICES = JSON.parse(readFileSync(new URL('z2m-bridge-devices.json', FIXTURES), 'utf8')) as Array<Record<string, unknown>>;
 const STATES = JSON.parse(readFileSync(new URL('z2m-states.json', FIXTURES), 'utf8')) as Record<string, Record<string, unknown>>;
 const BASE = 'zigbee2mqtt';
-const DEADLINE_MS = 5000;
 const OWNER = 'plugin:mqtt';
 
 type TestLink = Awaited<ReturnType<typeof connectTestLink>>;
-
-function newCounters(): MqttCounters {
-  return { received: 0, published: 0, duplicates: 0, malformed: 0, oversized: 0, rate_limited: 0, dropped: 0, reconnects: 0 };
-}
-
-function withDeadline<T>(promise: Promise<T>, what: string, ms = DEADLINE_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Once a later SUBSCRIBE of the same client is acknowledged, the broker has taken the earlier ones. */
-async function subscribed(link: TestLink): Promise<void> {
-  await link.client.subscribeAsync('test/sync', { qos: 1 });
-  await link.client.unsubscribeAsync('test/sync');
-}
 
 /** Zigbee2MQTT as far as the bridge can tell: device list, states, availability, answers to /set. */
 class FakeZigbee2Mqtt {
@@ -107,13 +89,13 @@ async function setup(
   const broker = await startTestBroker();
   const z2mLink = await connectTestLink(broker.url, `z2m-${Math.random().toString(16).slice(2)}`);
   const z2m = new FakeZigbee2Mqtt(z2mLink);
-  await subscribed(z2mLink);
+  await subscriptionsTaken(z2mLink.client);
   await z2m.bridge('online');
   if (options.devices !== false) await z2m.devices();
   await options.before?.(z2m);
   const link = await connectTestLink(broker.url);
   const tc = createTestPluginContext({ name: 'mqtt', dataDir: t.testdir() });
-  const counters = newCounters();
+  const counters = emptyCounters();
   const bridge = new Zigbee2MqttBridge({
     link: link as MqttLink,
     ctx: tc.context,
@@ -131,21 +113,8 @@ async function setup(
     await broker.close();
   });
   await bridge.start();
-  await subscribed(link);
-  const until = (check: () => boolean, what: string) =>
-    withDeadline(
-      new Promise<void>((resolve) => {
-        if (check()) return resolve();
-        const offs = (['entity.registered', 'entity.removed', 'entity.state_changed'] as const).map((event) =>
-          tc.events.on('test-wait', event, () => {
-            if (!check()) return;
-            for (const off of offs) off();
-            resolve();
-          }),
-        );
-      }),
-      what,
-    );
+  await subscriptionsTaken(link.client);
+  const until = (check: () => boolean, what: string) => untilEntities(tc.events, check, what);
   return { tc, bridge, counters, z2m, link, changes, until, state: (id) => tc.entities.find(id)?.state };
 }
 
@@ -275,7 +244,7 @@ t.test('retained availability that arrives before the device list is applied whe
       await z2m.availability('Front door', 'offline');
     },
   });
-  await subscribed(s.z2m.link);
+  await subscriptionsTaken(s.z2m.link.client);
   await s.z2m.devices();
   await ready(s);
   t.equal(s.state('binary_sensor.front_door_contact'), 'unavailable');
