@@ -21,10 +21,11 @@ import {
   type PluginInstance,
 } from '../../src/sdk/index.js';
 import type { ConnectionSettings } from './connection-options.js';
-import { EmbeddedBroker } from './embedded-broker.js';
 import { HaDiscovery } from './ha-discovery.js';
 import { InboundRouter } from './inbound-router.js';
-import { type ConnectionStatus, type ConnectionTimers, MqttConnection } from './mqtt-connection.js';
+// mqtt.js and aedes load only when MQTT is configured: most homes start without it, and they
+// cost start-up time and memory on a Pi.
+import type { ConnectionStatus, ConnectionTimers, MqttConnection } from './mqtt-connection.js';
 import { Outbound } from './outbound.js';
 import { RemoteNodes } from './remote-nodes.js';
 import { StatePublisher } from './state-publisher.js';
@@ -210,7 +211,7 @@ export interface MqttPluginOptions {
   /** Feature modules (default MQTT_FEATURES). */
   features?: readonly MqttFeatureFactory[];
   /** Builds the embedded broker (default EmbeddedBroker). */
-  broker?: (settings: MqttSettings, ctx: PluginContext, counters: MqttCounters) => BrokerHandle;
+  broker?: (settings: MqttSettings, ctx: PluginContext, counters: MqttCounters) => BrokerHandle | Promise<BrokerHandle>;
   /** The connection's reconnect timers and jitter (tests). */
   timers?: ConnectionTimers;
   random?: () => number;
@@ -298,7 +299,7 @@ export class MqttPlugin implements PluginInstance {
       let username = settings.username;
       let password = settings.password;
       if (settings.broker_enabled) {
-        const broker = (this.#options.broker ?? defaultBroker)(settings, ctx, this.#counters);
+        const broker = await (this.#options.broker ?? defaultBroker)(settings, ctx, this.#counters);
         this.#broker = broker;
         const started = await broker.start();
         signal.throwIfAborted();
@@ -322,6 +323,7 @@ export class MqttPlugin implements PluginInstance {
         keepalive_s: settings.keepalive_s,
         connect_timeout_ms: settings.connect_timeout_ms,
       };
+      const { MqttConnection } = await import('./mqtt-connection.js');
       const connection = new MqttConnection({
         settings: () => this.#connectionSettings as ConnectionSettings,
         outboxDir: join(ctx.paths.data, OUTBOX_DIR),
@@ -522,7 +524,8 @@ export function nodeIdFrom(name: string): string {
   return id === '' ? NODE_ID_FALLBACK : id;
 }
 
-function defaultBroker(settings: MqttSettings, ctx: PluginContext, counters: MqttCounters): BrokerHandle {
+async function defaultBroker(settings: MqttSettings, ctx: PluginContext, counters: MqttCounters): Promise<BrokerHandle> {
+  const { EmbeddedBroker } = await import('./embedded-broker.js');
   return new EmbeddedBroker({
     host: settings.broker_host,
     port: settings.broker_port,
