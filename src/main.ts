@@ -185,7 +185,8 @@ async function run(configFile: string | undefined): Promise<number> {
       { name: 'memory', file: paths.memoryDb, synchronous: 'FULL' },
       // Derived from the files under <data>/knowledge and rebuildable from them.
       { name: 'knowledge', file: paths.knowledgeDb, synchronous: 'NORMAL' },
-      // WAL with NORMAL survives a killed process; a power cut may lose the last state reports.
+      // Written behind by the entity registry: a killed process or a power cut may lose the last
+      // state reports (the devices report again at start); a clean stop loses nothing.
       { name: 'home', file: paths.homeDb, synchronous: 'NORMAL' },
     ],
     busyTimeoutMs: core.store.busy_timeout_ms,
