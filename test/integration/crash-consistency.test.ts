@@ -93,9 +93,10 @@ function readState(file: string, iteration: number): DbState {
   }
 }
 
-// About 0.5 s per iteration on 2 cores (mostly daemon start-up); tap's default of 120 s per file
-// (package.json "tap.timeout") is too short, and a subtest cannot outlive its file's timeout.
-const TIMEOUT_MS = Math.max(300_000, ITERATIONS * 1500);
+// About 0.9 s per iteration on 2 idle cores (mostly daemon start-up, device and MQTT plugins
+// included), twice that on a busy machine; tap's default of 120 s per file (package.json
+// "tap.timeout") is too short, and a subtest cannot outlive its file's timeout.
+const TIMEOUT_MS = Math.max(300_000, ITERATIONS * 3000);
 t.setTimeout(TIMEOUT_MS);
 
 t.test(`acknowledged settings survive SIGKILL (${ITERATIONS} iterations)`, async (t) => {
