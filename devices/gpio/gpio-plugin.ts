@@ -126,7 +126,8 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
         if (pin.plan.direction === 'in') pin.value = await guard.read(pin.plan.id);
         this.#handles.set(pin, this.#registerEntity(pin));
       }
-      for (const tool of gpioTools(this)) this.#unregister.push(this.#ctx.tools.register(tool));
+      // No pins, no GPIO tools: they would only take room in every prompt.
+      if (this.#pins.size > 0) for (const tool of gpioTools(this)) this.#unregister.push(this.#ctx.tools.register(tool));
       this.#registerMethods();
     } catch (error) {
       await this.stop();
