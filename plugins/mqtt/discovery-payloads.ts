@@ -34,20 +34,8 @@ export const PAYLOAD_NOT_AVAILABLE = 'offline';
 /** Home Assistant's longest state. */
 export const HA_STATE_MAX_CHARS = 255;
 
-export const HA_COMPONENTS = [
-  'switch',
-  'light',
-  'fan',
-  'siren',
-  'cover',
-  'valve',
-  'lock',
-  'button',
-  'number',
-  'binary_sensor',
-  'sensor',
-  'notify',
-] as const;
+/** Every entity domain is a Home Assistant component of the same name; the agent adds notify. */
+export const HA_COMPONENTS = [...ENTITY_DOMAINS, 'notify'] as const;
 export type HaComponent = (typeof HA_COMPONENTS)[number];
 
 /**
