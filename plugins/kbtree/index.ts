@@ -9,10 +9,21 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Type } from '@sinclair/typebox';
-import { definePlugin, HomeAgentError, isHomeAgentError, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
-import { offeredTokens, randomToken, TokenCheck, WEAK_TOKEN_CHARS } from './access-token.js';
+import {
+  type AddressScope,
+  checkListenHost,
+  definePlugin,
+  HomeAgentError,
+  isHomeAgentError,
+  offeredTokens,
+  type PluginContext,
+  type PluginInstance,
+  randomToken,
+  TokenCheck,
+  urlHost,
+  WEAK_TOKEN_CHARS,
+} from '../../src/sdk/index.js';
 import { answer, ENDPOINTS, type EndpointResult, type ServiceInfo } from './endpoints.js';
-import { type AddressScope, checkListenHost, urlHost } from './listen-address.js';
 
 export { ENDPOINTS } from './endpoints.js';
 
@@ -65,7 +76,7 @@ export class KbtreePlugin implements PluginInstance {
         'kbtree serves the knowledge library, and this daemon runs without one; it was not started (disable plugin.kbtree or fix the knowledge library)',
       );
     }
-    const { host, scope } = checkListenHost(this.#setting('host'));
+    const { host, scope } = checkListenHost(this.#setting('host'), 'plugin.kbtree.host');
     const configured = this.#setting('token');
     const token = configured || randomToken();
     this.#check = new TokenCheck(token);

@@ -8,7 +8,7 @@
  * tools to answer. Pre-emption: the LLM step is interruptible (its request is cancelled and sent
  * again after the interrupt); tool execution is a critical section.
  */
-import type { EventBus } from '../events/event-bus.js';
+import type { EventBus, EventMap } from '../events/event-bus.js';
 import type { InputEvent, OutputEvent, TaskControl, TaskResult, TaskRunner } from '../io/types.js';
 import {
   addUsage,
@@ -18,6 +18,7 @@ import {
   type GenerateResult,
   type LanguageModel,
   LlmError,
+  type StreamPart,
   type ToolCall,
   type ToolSpec,
 } from '../llm/spec/index.js';
@@ -27,6 +28,9 @@ import { describeError } from '../shared/errors.js';
 import type { ConfirmationGate, PendingConfirmation } from './confirmation-gate.js';
 import type { ChannelFacts, PromptBuilder, PromptSlots } from './prompt-builder.js';
 import type { Stage, StageContext, ToolOutcome } from './types.js';
+
+/** Characters of a tool result an agent.tool_result event carries (the model gets all of it). */
+const TOOL_RESULT_EVENT_CHARS = 2000;
 
 /** What the agent needs from the IO manager. */
 export interface AgentIo {
@@ -129,7 +133,7 @@ export class Agent implements TaskRunner {
     const system = this.#o.prompt.build({ source: input.source, channel, slots, now: new Date(this.#o.clock.now()) });
     ctx.messages = [
       { role: 'system', content: system },
-      ...this.#o.conversation.messages(input.channel, { exclude: input.id }),
+      ...(suppliedHistory(input) ?? this.#o.conversation.messages(input.channel, { exclude: input.id })),
       { role: 'user', content: userText },
     ];
     if (await this.#o.stages.run('pre_action', ctx)) return finish(ctx.response ?? '');
@@ -140,7 +144,7 @@ export class Agent implements TaskRunner {
     for (let round = 1; ; round++) {
       let result: GenerateResult;
       try {
-        result = await this.#generate(ctx, control, lastRound);
+        result = await this.#generate(ctx, control, lastRound, round);
       } catch (error) {
         if (control.signal.aborted) throw error;
         this.#o.log.error({ task_id: control.task_id, err: error }, 'no language model answered');
@@ -177,6 +181,18 @@ export class Agent implements TaskRunner {
         if (outcome.ok && outcome.call.name.startsWith('output_send__')) sent.add(outcome.call.name.slice('output_send__'.length));
       }
       ctx.tool_results.push(...outcomes);
+      for (const outcome of outcomes) {
+        this.#o.events.emit('agent.tool_result', {
+          task_id: control.task_id,
+          input_id: input.id,
+          channel: input.channel,
+          turn: round,
+          call_id: outcome.call.id,
+          name: outcome.call.name,
+          ok: outcome.ok,
+          content: outcome.content.length > TOOL_RESULT_EVENT_CHARS ? `${outcome.content.slice(0, TOOL_RESULT_EVENT_CHARS)}…` : outcome.content,
+        });
+      }
       if (short_circuit !== undefined) return finish(short_circuit);
       const allRejected =
         outcomes.length > 0 && outcomes.every((o) => o.error?.reason === 'rejected' || o.error?.reason === 'confirmation_required');
@@ -203,24 +219,23 @@ export class Agent implements TaskRunner {
   }
 
   /** One LLM round. A pre-emption cancels the request; it is sent again once the task resumes. */
-  async #generate(ctx: StageContext, control: TaskControl, final: boolean): Promise<GenerateResult> {
+  async #generate(ctx: StageContext, control: TaskControl, final: boolean, turn: number): Promise<GenerateResult> {
     const { temperature, max_tokens } = this.#o.limits();
     const tools = this.#o.tools.specs();
-    for (;;) {
+    const delta = { task_id: control.task_id, input_id: ctx.input.id, channel: ctx.input.channel, turn };
+    for (let attempt = 0; ; attempt++) {
       await control.safePoint();
       const llmSignal = control.llmSignal();
       const signal = AbortSignal.any([llmSignal, control.signal]);
       try {
-        return await collectStream(
-          this.#o.model.stream({
-            messages: ctx.messages,
-            ...(tools.length > 0 ? { tools, tool_choice: final ? ('none' as const) : ('auto' as const) } : {}),
-            temperature,
-            max_tokens,
-            signal,
-          }),
-          this.#o.model.model,
-        );
+        const parts = this.#o.model.stream({
+          messages: ctx.messages,
+          ...(tools.length > 0 ? { tools, tool_choice: final ? ('none' as const) : ('auto' as const) } : {}),
+          temperature,
+          max_tokens,
+          signal,
+        });
+        return await collectStream(this.#tapTextDeltas(parts, { ...delta, restart: attempt > 0 }), this.#o.model.model);
       } catch (error) {
         const preempted = llmSignal.aborted && !control.signal.aborted;
         if (preempted && error instanceof LlmError && error.kind === 'aborted') {
@@ -229,6 +244,21 @@ export class Agent implements TaskRunner {
         }
         throw error;
       }
+    }
+  }
+
+  /** Passes the stream through, telling listeners (the web page) of each piece of answer text as it arrives. */
+  async *#tapTextDeltas(
+    parts: AsyncIterable<StreamPart>,
+    base: Omit<EventMap['agent.text_delta'], 'delta'>,
+  ): AsyncIterable<StreamPart> {
+    let restart = base.restart;
+    for await (const part of parts) {
+      if (part.type === 'text-delta' && part.delta !== '') {
+        this.#o.events.emit('agent.text_delta', { ...base, delta: part.delta, restart });
+        restart = false;
+      }
+      yield part;
     }
   }
 
@@ -304,6 +334,14 @@ export class Agent implements TaskRunner {
       }
     }
     ctx.final_text = answer;
+    const { prompt_tokens, completion_tokens, total_tokens } = ctx.usage;
+    this.#o.events.emit('agent.answer', {
+      task_id: ctx.task_id,
+      input_id: input.id,
+      channel: input.channel,
+      text: answer,
+      usage: { prompt_tokens, completion_tokens, total_tokens },
+    });
     await this.#o.stages.run('after_output', ctx);
     this.#o.log.info(
       {
@@ -316,7 +354,7 @@ export class Agent implements TaskRunner {
       },
       'turn finished',
     );
-    return { text: answer };
+    return { text: answer, usage: { prompt_tokens, completion_tokens, total_tokens } };
   }
 }
 
@@ -343,6 +381,23 @@ export function inputText(input: InputEvent): string {
   if (typeof input.payload === 'string') return input.payload;
   if (input.type === 'structured') return JSON.stringify(input.payload);
   return `[${input.type} input from ${input.source}]`;
+}
+
+/**
+ * The conversation a client sent with its input (`meta.history`, as the OpenAI-compatible endpoint
+ * does), used instead of the channel's own history: the client decides what the model has seen.
+ * Anything but a list of {role: system|user|assistant, content: text} is ignored.
+ */
+function suppliedHistory(input: InputEvent): ChatMessage[] | undefined {
+  const history = input.meta.history;
+  if (!Array.isArray(history)) return undefined;
+  const messages: ChatMessage[] = [];
+  for (const item of history) {
+    const { role, content } = (item ?? {}) as { role?: unknown; content?: unknown };
+    if (typeof content !== 'string') continue;
+    if (role === 'system' || role === 'user' || role === 'assistant') messages.push({ role, content });
+  }
+  return messages;
 }
 
 function llmFailureText(error: unknown): string {

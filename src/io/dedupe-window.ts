@@ -6,11 +6,16 @@
 import { createHash } from 'node:crypto';
 import type { InputEvent } from './types.js';
 
-/** The identity of an input for dedupe purposes, or undefined when it cannot be serialised. */
-export function dedupeKey(input: Pick<InputEvent, 'source' | 'channel' | 'type' | 'payload'>): string | undefined {
+/**
+ * The identity of an input for dedupe purposes, or undefined when it cannot be serialised. A
+ * client-kept conversation (`meta.history`) is part of it: the same question after a different
+ * conversation is a new request.
+ */
+export function dedupeKey(input: Pick<InputEvent, 'source' | 'channel' | 'type' | 'payload'> & { meta?: InputEvent['meta'] }): string | undefined {
   let json: string | undefined;
   try {
-    json = JSON.stringify([input.source, input.channel, input.type, input.payload]);
+    const history = input.meta?.history;
+    json = JSON.stringify(history === undefined ? [input.source, input.channel, input.type, input.payload] : [input.source, input.channel, input.type, input.payload, history]);
   } catch {
     // Cyclic or BigInt payloads: such an input is simply never treated as a duplicate.
     return undefined;

@@ -436,7 +436,8 @@ export class InputScheduler {
       this.#log.warn({ task_id: task.id, input_id: task.entry.input.id, err: outcome.error }, 'task failed');
       this.#settle(task.entry, { status: 'failed', error: toErrorEnvelope(outcome.error) });
     } else {
-      this.#settle(task.entry, { status: 'done', ...text });
+      const usage = 'result' in outcome && outcome.result?.usage ? { usage: outcome.result.usage } : {};
+      this.#settle(task.entry, { status: 'done', ...text, ...usage });
     }
     task.ended.resolve();
     this.#schedule();

@@ -100,6 +100,8 @@ export interface Receipt {
   error?: ErrorEnvelope;
   /** Why it was skipped or cancelled. */
   reason?: string;
+  /** Tokens the language model used for it (done tasks that called one). */
+  usage?: ReceiptUsage;
   finished_at: number;
 }
 
@@ -123,6 +125,14 @@ export interface TaskControl {
 
 export interface TaskResult {
   text?: string;
+  /** Tokens the task's LLM rounds used. */
+  usage?: ReceiptUsage;
+}
+
+export interface ReceiptUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
 }
 
 /** The agent, as the scheduler sees it. */

@@ -3,17 +3,13 @@
  * The web server (webui plugin) asks {@link HttpRouteRegistry.match} for each request below
  * `/plugins/`; the plugin host swaps a plugin's routes in one step on reload.
  */
-import type { HttpRoute } from '../sdk/plugin.js';
+import type { HttpRoute, ServedRoute } from '../sdk/plugin.js';
 import { HomeAgentError } from '../shared/errors.js';
 
 const ROUTE_PATH = /^\/[A-Za-z0-9._~\-/:]*$/;
 const METHODS = new Set(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
 
-export interface RegisteredRoute extends HttpRoute {
-  owner: string;
-  /** The full path served, `/plugins/<name><path>`. */
-  full_path: string;
-}
+export type RegisteredRoute = ServedRoute;
 
 export class HttpRouteRegistry {
   #routes = new Map<string, RegisteredRoute>();

@@ -156,6 +156,9 @@ export interface GenerationOptions {
   kernel: KernelServices;
 }
 
+/** Ids a plugin may give its inputs. */
+const INPUT_ID = /^[A-Za-z0-9_-]{8,64}$/;
+
 export class PluginGeneration {
   readonly manifest: Manifest;
   readonly trust: PluginTrust;
@@ -345,8 +348,11 @@ export class PluginGeneration {
         this.#log.warn({ level }, 'external plugins may raise interrupts up to L3; clamped');
         effective = 3;
       }
+      if (input.id !== undefined && (typeof input.id !== 'string' || !INPUT_ID.test(input.id))) {
+        throw new HomeAgentError('HA_ERR_INPUT_INVALID', `an input id must be 8-64 characters of A-Z a-z 0-9 _ -, got ${JSON.stringify(input.id)}`);
+      }
       const event: InputEvent = {
-        id: kernel.newId(),
+        id: input.id ?? kernel.newId(),
         source: input.source ?? name,
         channel: input.channel,
         type: input.type ?? 'text',
@@ -537,6 +543,10 @@ export class PluginGeneration {
               if (index >= 0) this.#routes.splice(index, 1);
             },
           );
+        },
+        match: (method, fullPath) => {
+          if (external) this.#permission('dispatch HTTP routes');
+          return kernel.routes.match(method, fullPath);
         },
       },
     };

@@ -54,12 +54,22 @@ export interface PluginPaths {
 
 /** An input a plugin hands to the agent; the kernel fills in id, time and defaults. */
 export interface PluginInput {
+  /**
+   * The input's id; a fresh one when absent. A plugin that follows the turn's events (agent.text_delta,
+   * agent.answer, ... carry `input_id`) chooses it: 8-64 characters of A-Z a-z 0-9 _ -, never reused.
+   */
+  id?: string;
   /** Defaults to the plugin's name. */
   source?: string;
   /** The conversation; answers go to the output channel routed for it. */
   channel: string;
   type?: InputType;
   payload: unknown;
+  /**
+   * Extra facts about the input. `history`, a list of {role: system|user|assistant, content}, is the
+   * conversation so far as the client keeps it (the OpenAI-compatible endpoint): the model sees it
+   * instead of the channel's own history.
+   */
   meta?: Record<string, unknown>;
 }
 
@@ -230,9 +240,22 @@ export interface HttpRoute {
   handler(request: HttpRequest): HttpResponse | Promise<HttpResponse>;
 }
 
+/** A plugin's route as the web server finds it. */
+export interface ServedRoute extends HttpRoute {
+  /** `plugin:<name>`. */
+  owner: string;
+  /** The full path served, `/plugins/<name><path>`. */
+  full_path: string;
+}
+
 /** Routes served by the daemon's one web server. Built-in plugins only. */
 export interface PluginHttp {
   route(route: HttpRoute): () => void;
+  /**
+   * The route any plugin registered for `method` and a full path below `/plugins/`, for the plugin
+   * that runs the web server (webui) to dispatch to; undefined when none is registered.
+   */
+  match(method: string, fullPath: string): ServedRoute | undefined;
 }
 
 /** The kernel's control methods, and methods of the plugin's own. Built-in plugins only. */

@@ -241,7 +241,8 @@ export function spawnDaemon(t: HelperTest, options: SpawnDaemonOptions = {}): Da
   assertBuilt();
   const dataDir = options.dataDir ?? tempDir(t, 'ha-daemon-');
   mkdirSync(dataDir, { recursive: true });
-  const env = cleanEnv({ HOMEAGENT_CONFIG: emptyConfig(), HOMEAGENT_DATA_DIR: dataDir, ...options.env });
+  // Port 0: daemons of parallel tests must not fight over the web server's 8080.
+  const env = cleanEnv({ HOMEAGENT_CONFIG: emptyConfig(), HOMEAGENT_DATA_DIR: dataDir, HOMEAGENT_PLUGIN_WEBUI_PORT: '0', ...options.env });
   const runtimeDir = env.HOMEAGENT_RUNTIME_DIR ? resolve(dataDir, env.HOMEAGENT_RUNTIME_DIR) : join(dataDir, 'run');
   const socketPath = env.HOMEAGENT_PLUGIN_CLI_SOCKET_PATH || join(runtimeDir, 'homeagent.sock');
 

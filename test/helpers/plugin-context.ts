@@ -12,6 +12,7 @@ import { EntityRegistry, type HomeSettings } from '../../src/home/entity-registr
 import type { Level, OutputChannel, Receipt } from '../../src/io/types.js';
 import { LogManager } from '../../src/log/logger.js';
 import { ControlRegistry } from '../../src/plugin/control-registry.js';
+import { HttpRouteRegistry } from '../../src/plugin/http-routes.js';
 import type { PluginContext, PluginInput, PluginTrust } from '../../src/sdk/plugin.js';
 import { type Clock, systemClock } from '../../src/shared/clock.js';
 import { HomeAgentError } from '../../src/shared/errors.js';
@@ -35,6 +36,8 @@ export interface TestPluginContext {
   entities: EntityRegistry;
   /** The control methods the plugin registered (ctx.control.register), callable like homeagentctl does. */
   control: ControlRegistry;
+  /** The real route table behind ctx.http (routes of this plugin and any the test adds for others). */
+  routes: HttpRouteRegistry;
   /** Stops the entity registry (its pending writes land) and closes home.db. */
   close(): Promise<void>;
   /** Calls a registered tool the way the executor does (arguments validated first); throws ToolError as the tool does. */
@@ -99,6 +102,7 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     settings: () => homeSettings,
   });
   const control = new ControlRegistry();
+  const routes = new HttpRouteRegistry();
   const unavailable = (what: string) => () =>
     Promise.reject(new HomeAgentError('HA_ERR_UNAVAILABLE', `${what} is not available in this test`));
 
@@ -123,7 +127,7 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
       publish: (event, payload) => events.emit(event, payload),
     },
     control: {
-      call: (method, params) => control.call(method, params, { actor: owner }),
+      call: (method, params, caller) => control.call(method, params, caller),
       methods: () => control.methods(),
       register: (method) => control.register(method),
     },
@@ -162,9 +166,8 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     },
     llm: { chat: unavailable('the language model') },
     http: {
-      route: () => {
-        throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'HTTP routes are not available in this test context');
-      },
+      route: (route) => routes.add(routes.prepare(options.name, route)),
+      match: (method, fullPath) => routes.match(method, fullPath),
     },
   };
 
@@ -178,6 +181,7 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     settings,
     entities,
     control,
+    routes,
     close: async () => {
       await entities.stop();
       home.close();

@@ -315,6 +315,9 @@ class PluginRuntime {
             if (this.#routes.delete(id)) this.#tell('http.unroute', { id });
           };
         },
+        match: () => {
+          throw pluginError('HA_ERR_PLUGIN_PERMISSION', `plugin ${name} (external) may not dispatch HTTP routes`);
+        },
       },
     };
   }

@@ -1,12 +1,12 @@
 /**
- * Which addresses the kbtree service may listen on. Loopback is always fine. Anything else makes
- * the household's knowledge readable from the network, so it is only done when the address was
+ * Which addresses an HTTP service (kbtree, the web page) may listen on. Loopback is always fine.
+ * Anything else makes the service reachable from the network, so it is only done when the address was
  * written down explicitly (the default is 127.0.0.1, so any other value is a choice someone made);
  * an empty host would make Node listen on every interface without anyone having chosen that, so it
  * is refused.
  */
 import { isIP } from 'node:net';
-import { HomeAgentError } from '../../src/sdk/index.js';
+import { HomeAgentError } from './errors.js';
 
 export type AddressScope = 'loopback' | 'network';
 
@@ -25,13 +25,13 @@ export function addressScope(host: string): AddressScope {
   return 'network';
 }
 
-/** Checks `plugin.kbtree.host`; throws HA_ERR_PLUGIN_START for an address nobody chose. */
-export function checkListenHost(host: string): { host: string; scope: AddressScope } {
+/** Checks a listen address setting (`setting` names it in the error); throws HA_ERR_PLUGIN_START for an address nobody chose. */
+export function checkListenHost(host: string, setting: string): { host: string; scope: AddressScope } {
   const trimmed = host.trim();
   if (trimmed === '') {
     throw new HomeAgentError(
       'HA_ERR_PLUGIN_START',
-      'plugin.kbtree.host is empty, which would listen on every network interface; set it to 127.0.0.1 (this machine only) or to the address to serve explicitly (0.0.0.0 for all interfaces)',
+      `${setting} is empty, which would listen on every network interface; set it to 127.0.0.1 (this machine only) or to the address to serve explicitly (0.0.0.0 for all interfaces)`,
     );
   }
   return { host: trimmed.replace(/^\[(.*)\]$/, '$1'), scope: addressScope(trimmed) };

@@ -1,5 +1,5 @@
 /**
- * The kbtree service's token: where a client may put it and how it is compared. Both sides are
+ * An HTTP service's token (kbtree's, the web API's key): where a client may put it and how it is compared. Both sides are
  * hashed before the comparison so that timingSafeEqual gets equal-length buffers and neither the
  * token's length nor its matching prefix shows in the response time.
  */

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { offeredTokens, randomToken, TokenCheck } from '../../../../plugins/kbtree/access-token.js';
-import { addressScope, checkListenHost, urlHost } from '../../../../plugins/kbtree/listen-address.js';
-import { expectError } from '../../fixtures/support.js';
+import { offeredTokens, randomToken, TokenCheck } from '../../../src/shared/access-token.js';
+import { addressScope, checkListenHost, urlHost } from '../../../src/shared/listen-address.js';
+import { expectError } from '../fixtures/support.js';
 
 t.test('random tokens: 32 base64url characters, different each time', async (t) => {
   const tokens = new Set(Array.from({ length: 100 }, () => randomToken()));
@@ -50,11 +50,11 @@ t.test('listen addresses: loopback or network; an empty host is refused', async 
   for (const host of ['0.0.0.0', '::', '192.168.1.20', '10.0.0.1', 'fe80::1', '::ffff:192.168.1.2', 'homeagent.local', '128.0.0.1']) {
     t.equal(addressScope(host), 'network', host);
   }
-  t.same(checkListenHost(' 127.0.0.1 '), { host: '127.0.0.1', scope: 'loopback' });
-  t.same(checkListenHost('[::1]'), { host: '::1', scope: 'loopback' });
-  t.same(checkListenHost('0.0.0.0'), { host: '0.0.0.0', scope: 'network' });
-  expectError(t, () => checkListenHost(''), 'HA_ERR_PLUGIN_START');
-  expectError(t, () => checkListenHost('  '), 'HA_ERR_PLUGIN_START');
+  t.same(checkListenHost(' 127.0.0.1 ', 'plugin.kbtree.host'), { host: '127.0.0.1', scope: 'loopback' });
+  t.same(checkListenHost('[::1]', 'plugin.kbtree.host'), { host: '::1', scope: 'loopback' });
+  t.same(checkListenHost('0.0.0.0', 'plugin.kbtree.host'), { host: '0.0.0.0', scope: 'network' });
+  expectError(t, () => checkListenHost('', 'plugin.kbtree.host'), 'HA_ERR_PLUGIN_START');
+  expectError(t, () => checkListenHost('  ', 'plugin.kbtree.host'), 'HA_ERR_PLUGIN_START');
   t.equal(urlHost('127.0.0.1', 9892), '127.0.0.1:9892');
   t.equal(urlHost('::1', 9892), '[::1]:9892');
 });

@@ -1,0 +1,57 @@
+/**
+ * Contracts shared by the web server's modules: its settings, who is calling, and the shape of a
+ * route module. The server (webui-plugin.ts) applies the security checks to every request before
+ * any route module sees it; route modules only throw HomeAgentErrors and return results.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Caller, PluginContext } from '../../src/sdk/index.js';
+
+/** plugin.webui.* (see src/config/schema.ts for defaults and bounds). */
+export interface WebuiSettings {
+  enabled: boolean;
+  host: string;
+  port: number;
+  allowed_hosts: string[];
+  session_ttl_ms: number;
+  max_sessions: number;
+  login_max_failures: number;
+  login_window_ms: number;
+  header_timeout_ms: number;
+  request_timeout_ms: number;
+  idle_timeout_ms: number;
+  max_connections: number;
+  body_limit_bytes: number;
+  upload_limit_bytes: number;
+  event_buffer: number;
+  max_event_streams: number;
+  chat_timeout_ms: number;
+  model_name: string;
+}
+
+/** How a request proved who it is: the session cookie of the page, or the API key. */
+export type AuthMethod = 'session' | 'api_key';
+
+/** Actors in audit records and control calls. */
+export const ACTOR: Record<AuthMethod, string> = { session: 'webui:admin', api_key: 'webui:api' };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook for every request that passed it; control calls are made as this caller. */
+    caller: Caller;
+    authMethod: AuthMethod;
+  }
+  interface FastifyContextConfig {
+    /** Served without authentication (login, the page's own files). The Host check still applies. */
+    public?: boolean;
+  }
+}
+
+/** What a route module gets besides the fastify instance. */
+export interface RouteDeps {
+  ctx: PluginContext;
+  /** The current plugin.webui.* values. */
+  settings(): WebuiSettings;
+}
+
+/** A group of routes (api-routes.ts, openai-routes.ts); registered after the security hooks. */
+export type RouteModule = (app: FastifyInstance, deps: RouteDeps) => void | Promise<void>;
