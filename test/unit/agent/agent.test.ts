@@ -32,6 +32,7 @@ interface Rig {
   stages: StageRegistry;
   sent: OutputEvent[];
   chain: Array<EventMap['agent.llm_chain']>;
+  events: EventBus;
   setChannel(channel: ChannelFacts | undefined): void;
   setConfigured(value: boolean): void;
 }
@@ -106,6 +107,7 @@ function rig(t: { teardown(fn: () => void): void }, options: RigOptions = {}): R
     stages,
     sent,
     chain,
+    events,
     setChannel: (c) => {
       channel = c;
     },
@@ -494,4 +496,48 @@ t.test('with the memory as history: follow-ups see earlier exchanges from the co
     { role: 'user', content: 'Is that warm?' },
   ]);
   t.match(memory.parts().stores.window.get('w-2'), { input: 'Is that warm?', response: 'Yes.' }, 'the turn is completed in the window');
+});
+
+t.test('the turn is told as it happens: text pieces, tool results, the final answer with its usage', async (t) => {
+  const r = rig(t);
+  r.tools.register({
+    name: 'ping',
+    tier: 'read',
+    description: 'ping',
+    parameters: { type: 'object', properties: {} },
+    owner: 'core',
+    execute: () => 'pong',
+  });
+  r.model.push({ text: 'Let me check.', tool_calls: [call('ping')] }, { text: 'All good.' });
+  const seen: string[] = [];
+  r.events.on('test', 'agent.text_delta', (e) => void seen.push(`delta ${e.turn} ${e.delta} ${e.restart}`));
+  r.events.on('test', 'agent.tool_result', (e) => void seen.push(`tool ${e.turn} ${e.name} ${e.ok} ${e.content}`));
+  r.events.on('test', 'agent.answer', (e) => void seen.push(`answer ${e.text} ${e.usage.total_tokens}`));
+  const result = await r.agent.run(makeInput({ id: 'in-events', payload: 'check' }), control());
+  t.same(seen, ['delta 1 Let me check. false', 'tool 1 ping true pong', 'delta 2 All good. false', 'answer All good. 30']);
+  t.same(result.usage, { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 }, 'both rounds counted');
+});
+
+t.test('a client-kept conversation (meta.history) replaces the channel history; malformed items are left out', async (t) => {
+  const conversation = new ConversationBuffer();
+  conversation.add('cli', { user: 'channel question', assistant: 'channel answer' });
+  const r = rig(t, { conversation });
+  r.model.push({ text: 'ok' });
+  const history = [
+    { role: 'system', content: 'Answer briefly.' },
+    { role: 'user', content: 'What is 2+2?' },
+    { role: 'assistant', content: '4' },
+    { role: 'tool', content: 'dropped: not a conversation role' },
+    { role: 'user', content: 42 },
+    null,
+  ];
+  await r.agent.run(makeInput({ payload: 'And 3+3?', meta: { history } }), control());
+  const messages = r.model.requests[0]?.messages ?? [];
+  t.same(messages.slice(1), [
+    { role: 'system', content: 'Answer briefly.' },
+    { role: 'user', content: 'What is 2+2?' },
+    { role: 'assistant', content: '4' },
+    { role: 'user', content: 'And 3+3?' },
+  ]);
+  t.notMatch(JSON.stringify(messages), /channel question/, 'the channel history is not mixed in');
 });

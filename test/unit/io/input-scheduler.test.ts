@@ -25,6 +25,7 @@ t.test('queued inputs run one at a time in FIFO order', async (t) => {
   const [a, b, c] = await Promise.all(receipts);
   t.same(h.trace, ['start a', 'receipt a done', 'start b', 'receipt b done', 'start c', 'receipt c done']);
   t.match(a, { input_id: 'a', status: 'done', text: 'answer a' });
+  t.notOk('usage' in a, 'no usage when the task reported none');
   t.match(b, { status: 'done', text: 'answer b' });
   t.match(c, { status: 'done', text: 'answer c' });
   t.equal(maxActive, 1, 'never two tasks at once');
@@ -351,11 +352,19 @@ t.test('dedupe: the same input within the window is skipped, after it runs again
   t.match(await h.submit(input('other-type', 0, { ...same, type: 'structured' })), { status: 'done' });
   t.match(await h.submit(input('structured', 0, { ...same, payload: { a: [1, 2] } })), { status: 'done' });
   t.match(await h.submit(input('structured-again', 0, { ...same, payload: { a: [1, 2] } })), { status: 'skipped' });
+  const asked = { ...same, payload: 'and then?', meta: { history: [{ role: 'user', content: 'first' }] } };
+  t.match(await h.submit(input('history-1', 0, asked)), { status: 'done' });
+  t.match(
+    await h.submit(input('history-2', 0, { ...asked, meta: { history: [{ role: 'user', content: 'second' }] } })),
+    { status: 'done' },
+    'the same question after another client-kept conversation is a new request',
+  );
+  t.match(await h.submit(input('history-3', 0, asked)), { status: 'skipped' }, 'the same conversation again is a duplicate');
   clock.at += 1;
   t.match(await h.submit(input('three', 0, same)), { status: 'done' }, 'the window is measured from the accepted input');
   h.limits.dedupe_window_ms = 0;
   t.match(await h.submit(input('four', 0, same)), { status: 'done' }, '0 turns dedupe off');
-  t.equal(h.scheduler.stats().skipped, 2);
+  t.equal(h.scheduler.stats().skipped, 3);
   t.notOk(h.trace.includes('start two'));
 });
 
@@ -486,4 +495,15 @@ t.test('a throwing or broken limits source still gives every input a receipt', a
   t.match(await h.submit(input('throwing')), { status: 'done' }, 'the previous limits apply');
   Object.defineProperty(h, 'limits', { value: { ...good, ready_queue_size: -1 }, writable: true });
   t.match(await h.submit(input('nonsense')), { status: 'done' });
+});
+
+t.test("a task's token usage reaches its receipt", async (t) => {
+  const h = new Harness();
+  h.behaviors.set('counted', async () => ({ text: 'ok', usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } }));
+  await h.scheduler.start();
+  t.match(await h.submit(input('counted')), {
+    status: 'done',
+    text: 'ok',
+    usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+  });
 });

@@ -370,6 +370,7 @@ t.test('external plugins get the restricted SDK, enforced by the host', async (t
       ),
       probe('publish', "ctx.events.publish('daemon.status', { text: 'x' })"),
       probe('route', "ctx.http.route({ method: 'GET', path: '/x', handler: () => ({}) })"),
+      probe('dispatch', "ctx.http.match('GET', '/plugins/guest/x')"),
       asyncProbe('control', "ctx.control.call('config.set', { key: 'core.name', value: 'x' }, { actor: 'guest' })"),
       asyncProbe('memory write', "ctx.memory.commit([{ subject: 'a', relation: 'b', object: 'c' }])"),
       asyncProbe('knowledge write', "ctx.knowledge.add('a/b', 'c')"),
@@ -388,6 +389,7 @@ t.test('external plugins get the restricted SDK, enforced by the host', async (t
   t.ok(log.includes('foreign tool HA_ERR_PLUGIN_PERMISSION'), 'a tool outside its allowed names is refused');
   t.ok(log.includes('publish HA_ERR_PLUGIN_PERMISSION'));
   t.ok(log.includes('route HA_ERR_PLUGIN_PERMISSION'));
+  t.ok(log.includes('dispatch HA_ERR_PLUGIN_PERMISSION'), 'only the web server plugin dispatches routes');
   t.ok(log.includes('control HA_ERR_PLUGIN_PERMISSION'));
   t.ok(log.includes('memory write HA_ERR_PLUGIN_PERMISSION'));
   t.ok(log.includes('knowledge write HA_ERR_PLUGIN_PERMISSION'));
@@ -415,18 +417,32 @@ t.test('built-in plugins get the whole SDK: publish, routes, control, L4', async
       "ctx.http.route({ method: 'GET', path: '/status', handler: () => ({ body: 'fine' }) });",
       "ctx.events.publish('daemon.status', { text: 'from web' });",
       "log.push('methods ' + ctx.control.methods().length);",
+      "ctx.http.route({ method: 'GET', path: '/who', handler: () => ({ body: ctx.http.match('GET', '/plugins/web/status')?.owner + ' ' + ctx.http.match('GET', '/plugins/web/nothing') }) });",
       "await ctx.io.injectInterrupt({ channel: 'test', payload: 'fire!' }, 4);",
+      "await ctx.io.injectInput({ id: 'chosen_id_1', channel: 'test', payload: 'mine' });",
+      "try { await ctx.io.injectInput({ id: 'x y', channel: 'test', payload: 'bad' }); } catch (e) { log.push('bad id ' + e.code); }",
     ].join('\n'),
   });
   const { routes, inputs } = await startHost(t, { dir, shippedDir });
-  t.match(routes.list(), [{ method: 'GET', path: '/plugins/web/status', owner: 'plugin:web' }]);
+  const log = pluginLog();
+  t.ok(log.includes('bad id HA_ERR_INPUT_INVALID'), 'an input id outside the allowed form is refused');
+  t.equal(inputs.at(-1)?.id, 'chosen_id_1', 'a plugin may choose its input id');
+  t.match(routes.list(), [
+    { method: 'GET', path: '/plugins/web/status', owner: 'plugin:web' },
+    { method: 'GET', path: '/plugins/web/who', owner: 'plugin:web' },
+  ]);
+  t.same(
+    await routes.match('GET', '/plugins/web/who')?.handler({ method: 'GET', path: '/who', query: {}, headers: {}, body: undefined }),
+    { body: 'plugin:web undefined' },
+    'the web server finds a registered route through ctx.http.match; an unknown one is undefined',
+  );
   t.same(
     await routes.match('GET', '/plugins/web/status')?.handler({ method: 'GET', path: '/status', query: {}, headers: {}, body: undefined }),
     {
       body: 'fine',
     },
   );
-  t.equal(inputs.at(-1)?.level, 4);
+  t.equal(inputs.find((i) => i.payload === 'fire!')?.level, 4);
 });
 
 t.test('install from .tgz and .zip, upgrade, uninstall; bad archives change nothing', async (t) => {
