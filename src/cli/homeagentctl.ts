@@ -52,6 +52,7 @@ import { runModels } from './models.js';
 import { MQTT_OPTIONS, type MqttFlags, mqttFlagsUsed, parseMqttCommand, runMqtt } from './mqtt.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
 import { parseSensorsCommand as parseI2cCommand, runSensors as runI2c } from './sensors.js';
+import { parseWebuiCommand, runWebui, WEBUI_OPTIONS, type WebuiFlags, webuiFlagsUsed } from './webui.js';
 
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
 
@@ -116,6 +117,8 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
   mqtt [status]             the MQTT connection: broker, since when, last error, outbox, message counters
   mqtt publish TOPIC PAYLOAD [--qos 0|1|2] [--retain]
                             publish a message (any valid topic; audited)
+  webui credentials [--reset password|api_key]
+                            the web page's address, admin password and API key (or make a new one)
   models list|install SRC   local models (embedders, parsers) in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
@@ -133,7 +136,7 @@ interface ModuleRunContext {
   timeoutMs: number;
 }
 
-type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags;
+type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags & WebuiFlags;
 
 /**
  * Commands with their own flags that run themselves: each parses its arguments (throwing its own
@@ -181,6 +184,13 @@ const COMMAND_MODULES: Record<string, CommandModule> = {
       return (context) => runMqtt(command, context);
     },
   },
+  webui: {
+    flags: Object.keys(WEBUI_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseWebuiCommand(args, flags);
+      return (context) => runWebui(command, context);
+    },
+  },
   i2c: {
     flags: [],
     parse: (args) => {
@@ -192,7 +202,15 @@ const COMMAND_MODULES: Record<string, CommandModule> = {
 
 /** Module flags given on the command line (set to anything, false included). */
 function moduleFlagsUsed(flags: ModuleFlags): string[] {
-  return [...new Set([...entitiesFlagsUsed(flags), ...gpioFlagsUsed(flags), ...automationsFlagsUsed(flags), ...mqttFlagsUsed(flags)])];
+  return [
+    ...new Set([
+      ...entitiesFlagsUsed(flags),
+      ...gpioFlagsUsed(flags),
+      ...automationsFlagsUsed(flags),
+      ...mqttFlagsUsed(flags),
+      ...webuiFlagsUsed(flags),
+    ]),
+  ];
 }
 
 interface Invocation {
@@ -369,6 +387,7 @@ async function main(argv: string[]): Promise<number> {
         ...AUTOMATIONS_OPTIONS,
         ...GPIO_OPTIONS,
         ...MQTT_OPTIONS,
+        ...WEBUI_OPTIONS,
       },
       allowPositionals: true,
     });

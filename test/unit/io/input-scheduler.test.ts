@@ -25,7 +25,7 @@ t.test('queued inputs run one at a time in FIFO order', async (t) => {
   const [a, b, c] = await Promise.all(receipts);
   t.same(h.trace, ['start a', 'receipt a done', 'start b', 'receipt b done', 'start c', 'receipt c done']);
   t.match(a, { input_id: 'a', status: 'done', text: 'answer a' });
-  t.notOk('usage' in a, 'no usage when the task reported none');
+  t.notOk(a && 'usage' in a, 'no usage when the task reported none');
   t.match(b, { status: 'done', text: 'answer b' });
   t.match(c, { status: 'done', text: 'answer c' });
   t.equal(maxActive, 1, 'never two tasks at once');

@@ -1,0 +1,59 @@
+/**
+ * `homeagentctl webui credentials [--reset password|api_key]`: the web page's address, admin
+ * password and API key (the webui plugin's `webui.credentials`; only this socket's admin may ask).
+ * They are printed once at the first start; this shows them again, or replaces one that leaked.
+ */
+import { type CommandRunOptions, withDaemon } from './command-client.js';
+
+/** homeagentctl's option table entries for webui (merged into its parseArgs options). */
+export const WEBUI_OPTIONS = {
+  reset: { type: 'string' },
+} as const;
+
+export type WebuiFlags = { reset?: string | undefined };
+
+export type WebuiCommand = { command: 'credentials'; reset?: 'password' | 'api_key' };
+
+export class WebuiUsageError extends Error {}
+
+/** The webui flags given on the command line (homeagentctl refuses them on other commands). */
+export function webuiFlagsUsed(flags: WebuiFlags): Array<keyof WebuiFlags> {
+  return (Object.keys(WEBUI_OPTIONS) as Array<keyof WebuiFlags>).filter((k) => flags[k] !== undefined);
+}
+
+/** Reads `webui credentials [--reset WHAT]` (positionals after `webui`). Throws WebuiUsageError. */
+export function parseWebuiCommand(positionals: readonly string[], flags: WebuiFlags): WebuiCommand {
+  const [sub, ...rest] = positionals;
+  if (sub !== 'credentials') throw new WebuiUsageError(`unknown webui command ${sub ?? '(none)'}; use webui credentials`);
+  if (rest.length > 0) throw new WebuiUsageError('webui credentials takes no arguments (--reset password|api_key makes a new one)');
+  if (flags.reset === undefined) return { command: 'credentials' };
+  if (flags.reset !== 'password' && flags.reset !== 'api_key') {
+    throw new WebuiUsageError(`--reset must be password or api_key, not ${JSON.stringify(flags.reset)}`);
+  }
+  return { command: 'credentials', reset: flags.reset };
+}
+
+/** What `webui.credentials` answers (the plugin's own shape; the CLI may not import plugins). */
+export interface CredentialsAnswer {
+  url: string;
+  password: string;
+  api_key: string;
+  created_at: string;
+}
+
+export async function runWebui(command: WebuiCommand, options: CommandRunOptions): Promise<number> {
+  return withDaemon(options, { plugin: 'webui' }, async ({ call, print }) => {
+    const params = command.reset === undefined ? {} : { reset: command.reset };
+    return print((await call('webui.credentials', params)) as CredentialsAnswer, (a) => formatCredentials(a, command.reset));
+  });
+}
+
+export function formatCredentials(a: CredentialsAnswer, reset?: string): string {
+  return [
+    ...(reset === undefined ? [] : [`new ${reset === 'api_key' ? 'API key' : 'admin password'} made; the old one no longer works`]),
+    `web page: ${a.url}`,
+    `password: ${a.password}`,
+    `API key:  ${a.api_key}   (X-API-Key or Authorization: Bearer; also the OpenAI endpoint ${a.url.replace(/\/$/, '')}/v1)`,
+    `created:  ${a.created_at}`,
+  ].join('\n');
+}
