@@ -44,6 +44,7 @@ import { luaModelFactory } from './llm/lua/lua-model.js';
 import { createModelFactory } from './llm/model-factory.js';
 import { ProviderManager } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
+import { ConversationLog } from './memory/conversation-log.js';
 import { runMemoryEvalCommand } from './memory/eval/memory-eval-command.js';
 import { registerMemoryMethods } from './memory/memory-methods.js';
 import { MemoryService, type RecordedInput, SELF_CHANNEL, SELF_SOURCE } from './memory/memory-service.js';
@@ -159,7 +160,11 @@ async function run(configFile: string | undefined): Promise<number> {
   const { loaded, paths } = boot;
   const core = loaded.config.core;
 
-  const logs = new LogManager({ level: core.log.level, levels: core.log.levels });
+  const logs = new LogManager({
+    level: core.log.level,
+    levels: core.log.levels,
+    recent: { lines: core.log.recent_lines, lineBytes: core.log.recent_line_bytes },
+  });
   const log = logs.child('daemon');
   for (const warning of loaded.warnings) log.warn(warning);
   log.info({ version: VERSION, config_file: loaded.file ?? null, data_dir: paths.dataDir }, 'HomeAgent starting');
@@ -468,8 +473,11 @@ async function run(configFile: string | undefined): Promise<number> {
     },
   });
   registerPluginMethods(control, plugins);
-  registerMemoryMethods(control, memory, { logs, clock });
-  registerKnowledgeMethods(control, knowledge, { logs });
+  // memory.event reads the raw conversation log MemoryService writes there (never written through this).
+  const rawLogDir = join(paths.dataDir, 'memory', 'raw');
+  const rawLogReader = new ConversationLog({ directory: rawLogDir, clock, log: memoryLog });
+  registerMemoryMethods(control, memory, { logs, clock, rawLog: { directory: rawLogDir, files: () => rawLogReader.files() } });
+  registerKnowledgeMethods(control, knowledge, { logs, mediaDir: join(paths.dataDir, 'media') });
   registerEntityMethods(control, entities, { logs, now: () => clock.now() });
   registerAutomationMethods(control, automations, { logs });
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });

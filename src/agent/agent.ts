@@ -190,7 +190,8 @@ export class Agent implements TaskRunner {
           call_id: outcome.call.id,
           name: outcome.call.name,
           ok: outcome.ok,
-          content: outcome.content.length > TOOL_RESULT_EVENT_CHARS ? `${outcome.content.slice(0, TOOL_RESULT_EVENT_CHARS)}…` : outcome.content,
+          content:
+            outcome.content.length > TOOL_RESULT_EVENT_CHARS ? `${outcome.content.slice(0, TOOL_RESULT_EVENT_CHARS)}…` : outcome.content,
         });
       }
       if (short_circuit !== undefined) return finish(short_circuit);
@@ -248,10 +249,7 @@ export class Agent implements TaskRunner {
   }
 
   /** Passes the stream through, telling listeners (the web page) of each piece of answer text as it arrives. */
-  async *#tapTextDeltas(
-    parts: AsyncIterable<StreamPart>,
-    base: Omit<EventMap['agent.text_delta'], 'delta'>,
-  ): AsyncIterable<StreamPart> {
+  async *#tapTextDeltas(parts: AsyncIterable<StreamPart>, base: Omit<EventMap['agent.text_delta'], 'delta'>): AsyncIterable<StreamPart> {
     let restart = base.restart;
     for await (const part of parts) {
       if (part.type === 'text-delta' && part.delta !== '') {

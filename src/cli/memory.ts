@@ -423,6 +423,8 @@ export function formatForget(r: ForgetResult): string {
     }
     case 'document':
       return `document ${r.document} deleted`;
+    case 'relation':
+      return `relation ${r.relation} (${r.fact}${r.was_current ? '' : ', history'}) deleted${r.sentences_removed > 0 ? ` with ${plural(r.sentences_removed, 'sentence')} nothing else cites` : ''}`;
   }
 }
 

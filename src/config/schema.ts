@@ -70,7 +70,7 @@ const LogSchema = Type.Object(
       minimum: 0,
       maximum: 100000,
       ...meta({
-        description: 'Log lines kept in memory for `logs.recent` (the web page\'s log view); 0 keeps none. The journal keeps everything.',
+        description: "Log lines kept in memory for `logs.recent` (the web page's log view); 0 keeps none. The journal keeps everything.",
         requires_restart: true,
         category: 'logging',
       }),
@@ -1648,13 +1648,15 @@ const WebuiPluginSchema = Type.Object(
       default: 8080,
       minimum: 0,
       maximum: 65535,
-      ...webuiMeta('Port of the web server; 0 picks a free one (tests), shown by `homeagentctl webui credentials`.', { requires_restart: true }),
+      ...webuiMeta('Port of the web server; 0 picks a free one (tests), shown by `homeagentctl webui credentials`.', {
+        requires_restart: true,
+      }),
     }),
     allowed_hosts: Type.Array(Type.String({ minLength: 1, maxLength: 255, pattern: '^[A-Za-z0-9._:\\[\\]-]+$' }), {
       default: [],
       maxItems: 64,
       ...webuiMeta(
-        'Host names the web server answers besides localhost, 127.0.0.1, [::1], this machine\'s host name (and .local) and its own addresses; any other Host header gets 403 (DNS rebinding).',
+        "Host names the web server answers besides localhost, 127.0.0.1, [::1], this machine's host name (and .local) and its own addresses; any other Host header gets 403 (DNS rebinding).",
       ),
     }),
     session_ttl_ms: Type.Integer({
@@ -1733,7 +1735,7 @@ const WebuiPluginSchema = Type.Object(
       default: 300000,
       minimum: 1000,
       maximum: 3600000,
-      ...webuiMeta('How long a chat request (web page or /v1/chat/completions) waits for the agent\'s answer.'),
+      ...webuiMeta("How long a chat request (web page or /v1/chat/completions) waits for the agent's answer."),
     }),
     model_name: Type.String({
       default: 'homeagent',

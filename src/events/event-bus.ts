@@ -33,9 +33,24 @@ export interface EventMap {
    */
   'agent.text_delta': { task_id: string; input_id: string; channel: string; turn: number; delta: string; restart: boolean };
   /** A tool call of a task finished (content cut to 2,000 characters), for the web page's tool-call display. */
-  'agent.tool_result': { task_id: string; input_id: string; channel: string; turn: number; call_id: string; name: string; ok: boolean; content: string };
+  'agent.tool_result': {
+    task_id: string;
+    input_id: string;
+    channel: string;
+    turn: number;
+    call_id: string;
+    name: string;
+    ok: boolean;
+    content: string;
+  };
   /** A task's answer is final (after before_output); what the person is shown. */
-  'agent.answer': { task_id: string; input_id: string; channel: string; text: string; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } };
+  'agent.answer': {
+    task_id: string;
+    input_id: string;
+    channel: string;
+    text: string;
+    usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  };
   /** The daemon's one-line status changed (also sent to systemd as STATUS=). */
   'daemon.status': { state: DaemonState; text: string };
   /** An entity joined the registry (src/home). */

@@ -11,11 +11,17 @@ import type { InputEvent } from './types.js';
  * client-kept conversation (`meta.history`) is part of it: the same question after a different
  * conversation is a new request.
  */
-export function dedupeKey(input: Pick<InputEvent, 'source' | 'channel' | 'type' | 'payload'> & { meta?: InputEvent['meta'] }): string | undefined {
+export function dedupeKey(
+  input: Pick<InputEvent, 'source' | 'channel' | 'type' | 'payload'> & { meta?: InputEvent['meta'] },
+): string | undefined {
   let json: string | undefined;
   try {
     const history = input.meta?.history;
-    json = JSON.stringify(history === undefined ? [input.source, input.channel, input.type, input.payload] : [input.source, input.channel, input.type, input.payload, history]);
+    json = JSON.stringify(
+      history === undefined
+        ? [input.source, input.channel, input.type, input.payload]
+        : [input.source, input.channel, input.type, input.payload, history],
+    );
   } catch {
     // Cyclic or BigInt payloads: such an input is simply never treated as a duplicate.
     return undefined;

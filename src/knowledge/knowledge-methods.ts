@@ -1,17 +1,20 @@
 /**
- * Control methods for the knowledge library (`kb.tree`, `kb.search`, `kb.add`, `kb.rm`,
- * `kb.import`, `kb.reindex`, `kb.stats`), used by `homeagentctl kb`. Every change is audited with
- * the caller as actor. `kb.import` reads a folder the caller names on the daemon's machine with the
+ * Control methods for the knowledge library (`kb.tree`, `kb.search`, `kb.get`, `kb.media`,
+ * `kb.add`, `kb.rm`, `kb.import`, `kb.reindex`, `kb.stats`), used by `homeagentctl kb` and the web
+ * page. Every change is audited with the caller as actor. `kb.media` only ever names a file inside
+ * the media store, so the web server can serve what it answers without a path check of its own. `kb.import` reads a folder the caller names on the daemon's machine with the
  * daemon's rights: the caller is the box's administrator (the CLI socket is for the service group),
  * so any absolute folder is accepted (the service refuses one overlapping the library, and follows
  * no symlinks inside it); the audit record names the real folder, also when the service refused it.
  */
-import { realpathSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { AuditRecord } from '../log/logger.js';
 import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
+import { MediaStore, sniffMedia } from '../store/media-store.js';
+import { isInside } from './knowledge-paths.js';
 import type { ImportSummary, KnowledgeBase, KnowledgeHit, KnowledgeStats, ReindexSummary, TreeNode } from './types.js';
 
 /** The control registry, as far as these methods need it. */
@@ -22,6 +25,8 @@ export interface KnowledgeMethodOptions {
   logs: { audit(record: AuditRecord): void };
   /** Milliseconds, for the duration kb.import reports; Date.now by default. */
   now?: () => number;
+  /** The media store's directory (`<data>/media`): kb.media answers paths inside it only. Without it kb.media is unavailable. */
+  mediaDir?: string;
 }
 
 export const DEFAULT_SEARCH_LIMIT = 10;
@@ -31,6 +36,20 @@ const MAX_CONTENT_CHARS = 64 * 1024 * 1024;
 const MAX_PATH_CHARS = 4096;
 
 const Name = Type.String({ minLength: 1, maxLength: 1000 });
+
+/** A media file as kb.get names it: the sha256 of its bytes, with the extension of its type. */
+const MEDIA_FILE = /^([0-9a-f]{64})(?:\.[a-z0-9]{1,8})?$/;
+/** Extensions of the types the media store accepts (store/media-store.ts sniffMedia). */
+const MEDIA_EXTENSIONS: Readonly<Record<string, string>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  'audio/wav': 'wav',
+  'audio/ogg': 'ogg',
+  'audio/flac': 'flac',
+  'audio/mpeg': 'mp3',
+};
 
 /** The answer of `kb.search`. */
 export interface KbSearchResult {
@@ -61,6 +80,35 @@ export interface KbImportResult extends ImportSummary {
   dir: string;
   category: string | null;
   ms: number;
+}
+
+/** An attachment as kb.get lists it. */
+export interface KbMediaRef {
+  /** What kb.media and GET /api/v1/knowledge/media/<file> take: `<sha256>.<ext>`. */
+  file: string;
+  /** The name it was attached under. */
+  name: string;
+  /** Its MIME type, read from the bytes when it was stored. */
+  type: string;
+  bytes: number;
+}
+
+/** The answer of `kb.get`. */
+export interface KbGetResult {
+  name: string;
+  category: string;
+  content: string;
+  media: KbMediaRef[];
+  updated_at: string;
+}
+
+/** The answer of `kb.media`. */
+export interface KbMediaResult {
+  /** The file's real absolute path, inside the media store. */
+  path: string;
+  /** The MIME type read from its first bytes; application/octet-stream when they are no known type. */
+  type: string;
+  bytes: number;
 }
 
 export type KbTreeResult = TreeNode;
@@ -106,6 +154,36 @@ export function registerKnowledgeMethods(control: KnowledgeControl, kb: Knowledg
   });
 
   control.register({
+    name: 'kb.get',
+    description: 'One entry by name: its category, content (markdown) and attachments (file, name, type, bytes; kb.media locates a file).',
+    params: Type.Object({ name: Name }),
+    handler: ({ name }): KbGetResult => {
+      const entry = kb.get(name);
+      if (entry === undefined) throw notFound(name);
+      return {
+        name: entry.name,
+        category: entry.category,
+        content: entry.content,
+        media: entry.media.map((m) => ({
+          file: MEDIA_EXTENSIONS[m.mime] === undefined ? m.digest : `${m.digest}.${MEDIA_EXTENSIONS[m.mime]}`,
+          name: m.file_name,
+          type: m.mime,
+          bytes: m.bytes,
+        })),
+        updated_at: new Date(entry.updated_at).toISOString(),
+      };
+    },
+  });
+
+  control.register({
+    name: 'kb.media',
+    description:
+      'Where a media file kb.get lists (<sha256>.<ext>) is: its absolute path inside the media store, its type read from its bytes, and its size; anything that is not such a name is refused.',
+    params: Type.Object({ file: Type.String({ minLength: 1, maxLength: 200 }) }),
+    handler: ({ file }): KbMediaResult => locateMedia(options.mediaDir, file),
+  });
+
+  control.register({
     name: 'kb.add',
     description: 'Write an entry (markdown) under a name like recipes/soup/tomato_soup; an existing entry is replaced only with overwrite.',
     params: Type.Object({
@@ -136,9 +214,7 @@ export function registerKnowledgeMethods(control: KnowledgeControl, kb: Knowledg
     params: Type.Object({ name: Name }),
     handler: async ({ name }, caller): Promise<KbRemoveResult> => {
       const entry = kb.get(name);
-      if (entry === undefined || !(await kb.delete(entry.name))) {
-        throw new HomeAgentError('HA_ERR_KNOWLEDGE_NOT_FOUND', `the knowledge library has no entry named ${JSON.stringify(name)}`);
-      }
+      if (entry === undefined || !(await kb.delete(entry.name))) throw notFound(name);
       options.logs.audit({ actor: caller.actor, action: 'kb.rm', name: entry.name, bytes: Buffer.byteLength(entry.content) });
       return { name: entry.name, removed: true, media: entry.media.length };
     },
@@ -203,4 +279,50 @@ function importFolder(dir: string): string {
 
 function invalid(problem: string): HomeAgentError {
   return new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `kb.import: ${problem}`);
+}
+
+function notFound(name: string): HomeAgentError {
+  return new HomeAgentError('HA_ERR_KNOWLEDGE_NOT_FOUND', `the knowledge library has no entry named ${JSON.stringify(name)}`);
+}
+
+/**
+ * The media file named `file` (as kb.get lists it), checked to be a regular file whose real path
+ * is inside the media store: a name that is not a digest (a path, "..", another directory) is
+ * refused before the file system is touched, and a link leading out of the store is refused.
+ */
+function locateMedia(mediaDir: string | undefined, file: string): KbMediaResult {
+  if (mediaDir === undefined) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'kb.media: this daemon has no media store');
+  const digest = MEDIA_FILE.exec(file)?.[1];
+  if (digest === undefined) {
+    throw new HomeAgentError(
+      'HA_ERR_RPC_INVALID_PARAMS',
+      `kb.media: ${JSON.stringify(file.slice(0, 100))} is not a media file name; give one as kb.get lists it (<sha256>.<ext>), never a path`,
+    );
+  }
+  const missing = () => new HomeAgentError('HA_ERR_KNOWLEDGE_NOT_FOUND', `the media store has no file ${file}`);
+  let path: string;
+  let root: string;
+  try {
+    root = realpathSync(mediaDir);
+    path = realpathSync(new MediaStore({ dir: mediaDir, maxBytes: () => 0 }).path(digest));
+  } catch {
+    throw missing();
+  }
+  if (!isInside(root, path)) {
+    throw new HomeAgentError('HA_ERR_FILES_DENIED', `kb.media: ${file} is a link to ${path}, outside the media store; it is not served`);
+  }
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat?.isFile()) throw missing();
+  return { path, type: sniffMedia(head(path))?.mime ?? 'application/octet-stream', bytes: stat.size };
+}
+
+/** The first bytes of a file, enough to tell its type. */
+function head(path: string): Uint8Array {
+  const buffer = Buffer.alloc(16);
+  const fd = openSync(path, 'r');
+  try {
+    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0));
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,9 +1,11 @@
 /**
  * Logging: one pino root writing JSON lines to stdout (journald in production), a cached child
  * per subsystem or plugin with its own level, redaction of secrets, and audit records for every
- * mutation.
+ * mutation. The last lines are also kept in memory for `logs.recent` (recent-lines.ts).
  */
 import { type DestinationStream, type LevelWithSilent, type Logger as PinoLogger, pino } from 'pino';
+import { HomeAgentError } from '../shared/errors.js';
+import { RecentLines, type RecentLinesFilter, type RecentLog, teeDestination } from './recent-lines.js';
 
 export type Logger = PinoLogger;
 export type { LevelWithSilent };
@@ -18,6 +20,11 @@ export interface LogManagerOptions {
   levels: Record<string, LevelWithSilent>;
   /** Where lines go; stdout when omitted. Tests pass a stream to read them back. */
   destination?: DestinationStream;
+  /**
+   * core.log.recent_lines and core.log.recent_line_bytes: the last lines kept in memory for
+   * {@link LogManager.recent}. None are kept when absent or when `lines` is 0.
+   */
+  recent?: { lines: number; lineBytes: number };
 }
 
 export interface AuditRecord {
@@ -30,6 +37,7 @@ export interface AuditRecord {
 
 export class LogManager {
   readonly root: Logger;
+  readonly #recent: RecentLines | undefined;
   readonly #children = new Map<string, Logger>();
   #level: LevelWithSilent;
   #levels: Record<string, LevelWithSilent>;
@@ -44,8 +52,24 @@ export class LogManager {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label: string) => ({ level: label }) },
     };
-    this.root = options.destination ? pino(pinoOptions, options.destination) : pino(pinoOptions);
+    this.#recent = options.recent && options.recent.lines > 0 ? new RecentLines(options.recent) : undefined;
+    const destination = this.#recent ? teeDestination(this.#recent, options.destination ?? stdoutDestination()) : options.destination;
+    this.root = destination ? pino(pinoOptions, destination) : pino(pinoOptions);
     this.root.level = this.#level;
+  }
+
+  /**
+   * The newest kept lines matching `filter`, newest last (`logs.recent`). Throws HA_ERR_UNAVAILABLE
+   * when no lines are kept (core.log.recent_lines is 0).
+   */
+  recent(filter: RecentLinesFilter): RecentLog {
+    if (!this.#recent) {
+      throw new HomeAgentError(
+        'HA_ERR_UNAVAILABLE',
+        'no log lines are kept in memory: core.log.recent_lines is 0 (set it and restart; the journal has every line)',
+      );
+    }
+    return this.#recent.query(filter);
   }
 
   /** The logger of a subsystem (`store`, `config`) or plugin (`plugin.cli`); one per name. */
@@ -87,4 +111,14 @@ export class LogManager {
     }
     return this.#level;
   }
+}
+
+/**
+ * The destination pino picks itself when given none: an asynchronous SonicBoom on stdout (flushed
+ * at exit), or process.stdout when something replaced its write (a test runner capturing output).
+ */
+function stdoutDestination(): DestinationStream {
+  const stdout = process.stdout;
+  const replaced = stdout.write !== Object.getPrototypeOf(stdout).write;
+  return replaced ? stdout : pino.destination({ dest: stdout.fd ?? 1, sync: false });
 }

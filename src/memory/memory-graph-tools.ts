@@ -8,6 +8,7 @@ import { MAX_RELATION_TYPE_LENGTH } from './graph-core.js';
 import { normalizeName, normalizeRelationType } from './graph-names.js';
 import type { CommitTriple, GraphProvenance } from './graph-store.js';
 import type { GraphRelation } from './graph-types.js';
+import { memorySummary } from './memory-inspector.js';
 import type { MemoryStores } from './memory-stores.js';
 import { cut, enumArg, integerArg, isoDate, notFound, optionalText, requiredText, type ToolArgs } from './memory-tool-args.js';
 import type { MemoryRecall } from './recall.js';
@@ -129,7 +130,7 @@ function triplesArg(args: ToolArgs): Array<{ subject: string; relation: string; 
 }
 
 export function graphTools(deps: MemoryToolDeps): ToolDefinition[] {
-  const { graph, documents, window } = deps.stores;
+  const { graph } = deps.stores;
   return [
     {
       name: 'memory_recall',
@@ -391,18 +392,8 @@ export function graphTools(deps: MemoryToolDeps): ToolDefinition[] {
       description:
         'What memory holds: counts of entities, relations, documents and window events, relation types and the most mentioned entities.',
       parameters: { type: 'object', properties: {}, additionalProperties: false },
-      execute: () => {
-        const stats = graph.introspect({ hotspots: 10 });
-        return {
-          entities: stats.entities,
-          relations_current: stats.relations_current,
-          relations_history: stats.relations_history,
-          documents: documents.count(),
-          window_events: window.size(),
-          relation_types: stats.relation_types.slice(0, 15),
-          hotspots: stats.hotspots.map((h) => ({ name: h.name, type: h.type, mentions: h.mention_count, degree: h.degree })),
-        };
-      },
+      // The same summary memory.introspect shows the owner (memory-inspector.ts).
+      execute: () => memorySummary(deps.stores),
     },
   ];
 }

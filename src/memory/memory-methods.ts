@@ -1,18 +1,35 @@
 /**
- * Control methods for the household memory (`memory.search`, `memory.stats`, `memory.entity`,
- * `memory.forget`, `memory.export`), used by `homeagentctl memory`. They work on the running
- * MemoryService's parts, so a stopped service answers HA_ERR_UNAVAILABLE. Forgetting is audited
- * with the caller as actor.
+ * Control methods for the household memory, used by `homeagentctl memory` and the web page's
+ * memory inspector: search, stats, one entity, listings of entities, relations and documents with
+ * their provenance, the original text of an input event, introspection, correcting one fact, and
+ * forgetting. They work on the running MemoryService's parts, so a stopped service answers
+ * HA_ERR_UNAVAILABLE. Every change is audited with the caller as actor.
  */
 import { Type } from '@sinclair/typebox';
 import type { AuditRecord } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { HomeAgentError } from '../shared/errors.js';
+import { ToolError } from '../shared/tool.js';
+import { MAX_RELATION_TYPE_LENGTH } from './graph-core.js';
+import { normalizeName, normalizeRelationType } from './graph-names.js';
 import type { GraphEntity, GraphRelation, SentenceRef } from './graph-types.js';
 import { DEFAULT_EXPORT_LIMIT, exportPage, MAX_EXPORT_LIMIT } from './memory-export.js';
+import {
+  EVIDENCE_PER_RELATION,
+  findEvent,
+  listDocuments,
+  listEntities,
+  listRelations,
+  memoryIntrospection,
+  type RawLogFiles,
+  type RelationView,
+  relationViews,
+} from './memory-inspector.js';
 import type { MemoryParts } from './memory-service.js';
 import type { MemoryStores } from './memory-stores.js';
+
+export { EVIDENCE_PER_RELATION } from './memory-inspector.js';
 
 /** The control registry, as far as these methods need it. */
 export type MemoryControl = ControlMethodRegistrar;
@@ -22,15 +39,25 @@ export interface MemoryMethodOptions {
   logs: { audit(record: AuditRecord): void };
   /** The end time of relations a soft forget closes. */
   clock: Clock;
+  /**
+   * The raw conversation log MemoryService writes (`<data>/memory/raw`; a ConversationLog fits, it
+   * is only read): memory.event looks there for an event the window and the documents no longer hold.
+   */
+  rawLog?: RawLogFiles;
 }
 
 /** Relations listed by `memory.entity`, current ones first. */
 export const ENTITY_RELATIONS_LIMIT = 500;
-/** Supporting sentences listed per relation. */
-export const EVIDENCE_PER_RELATION = 10;
+/** Items of one listing (memory.entities, memory.relations, memory.documents) at most. */
+export const MAX_LISTING_LIMIT = 500;
+/** Items of a listing when the caller does not say. */
+export const DEFAULT_LISTING_LIMIT = 50;
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const EventId = Type.String({ minLength: 1, maxLength: 256 });
+const RelationId = Type.Integer({ minimum: 1 });
+const Limit = Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LISTING_LIMIT }));
+const Offset = Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 }));
 
 export function registerMemoryMethods(control: MemoryControl, memory: { parts(): MemoryParts }, options: MemoryMethodOptions): void {
   control.register({
@@ -75,22 +102,23 @@ export function registerMemoryMethods(control: MemoryControl, memory: { parts():
   control.register({
     name: 'memory.forget',
     description:
-      'Forget one thing: an entity (soft: its current relations end and stay as history; hard: the entity and all its relations are deleted), a context event (and the document archived from it), or a document by id.',
+      'Forget one thing: an entity (soft: its current relations end and stay as history; hard: the entity and all its relations are deleted), a context event (and the document archived from it), a document by id, or one relation by id (history rows too).',
     params: Type.Object({
       entity: Type.Optional(Name),
       event: Type.Optional(EventId),
       document: Type.Optional(Type.Integer({ minimum: 1 })),
+      relation: Type.Optional(RelationId),
       hard: Type.Optional(Type.Boolean()),
     }),
     handler: (params, caller) => {
-      const targets = [params.entity, params.event, params.document].filter((t) => t !== undefined);
+      const targets = [params.entity, params.event, params.document, params.relation].filter((t) => t !== undefined);
       if (targets.length !== 1) {
-        throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', 'memory.forget: give exactly one of entity, event or document');
+        throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', 'memory.forget: give exactly one of entity, event, document or relation');
       }
       if (params.hard !== undefined && params.entity === undefined) {
         throw new HomeAgentError(
           'HA_ERR_RPC_INVALID_PARAMS',
-          'memory.forget: hard applies to entities only; events and documents are always deleted',
+          'memory.forget: hard applies to entities only; events, documents and relations are always deleted',
         );
       }
       const { stores } = memory.parts();
@@ -99,9 +127,95 @@ export function registerMemoryMethods(control: MemoryControl, memory: { parts():
           ? forgetEntity(stores, params.entity, params.hard === true, options.clock.now())
           : params.event !== undefined
             ? forgetEvent(stores, params.event)
-            : forgetDocument(stores, params.document as number);
+            : params.document !== undefined
+              ? forgetDocument(stores, params.document)
+              : forgetRelation(stores, params.relation as number);
       options.logs.audit({ actor: caller.actor, action: 'memory.forget', ...result });
       return result;
+    },
+  });
+
+  control.register({
+    name: 'memory.entities',
+    description: `Entities whose name or an alias contains q (case-insensitive; all without q), an exact name first, then the most mentioned: name, type, aliases, current relations, mentions; limit 1–${MAX_LISTING_LIMIT}, default ${DEFAULT_LISTING_LIMIT}; total counts every match.`,
+    params: Type.Object({ q: Type.Optional(Name), limit: Limit, offset: Offset }),
+    handler: ({ q, limit, offset }) => {
+      if (q !== undefined && normalizeName(q) === '') throw invalid('memory.entities: q has no letters or digits to look for');
+      return listEntities(memory.parts().stores, { ...(q !== undefined && { q }), ...page(limit, offset) });
+    },
+  });
+
+  control.register({
+    name: 'memory.relations',
+    description: `Relations (of one entity when given, in either direction), current only unless history, current first then newest, each with its provenance: the sentence it was read from and the input events that said it (memory.event shows their text); limit 1–${MAX_LISTING_LIMIT}, default ${DEFAULT_LISTING_LIMIT}.`,
+    params: Type.Object({ entity: Type.Optional(Name), history: Type.Optional(Type.Boolean()), limit: Limit, offset: Offset }),
+    handler: ({ entity, history, limit, offset }) => {
+      const { stores } = memory.parts();
+      let entityId: number | undefined;
+      if (entity !== undefined) {
+        const found = stores.graph.entity(entity);
+        if (!found) throw unknownEntity(entity);
+        entityId = found.id;
+      }
+      return listRelations(stores, { ...(entityId !== undefined && { entityId }), history: history === true, ...page(limit, offset) });
+    },
+  });
+
+  control.register({
+    name: 'memory.documents',
+    description: `Documents (archived conversation and notes) whose text contains q, newest first: text cut to 500 characters, source, date, accesses, when distilled, source events; limit 1–${MAX_LISTING_LIMIT}, default ${DEFAULT_LISTING_LIMIT}; total counts every match.`,
+    params: Type.Object({ q: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })), limit: Limit, offset: Offset }),
+    handler: ({ q, limit, offset }) => listDocuments(memory.parts().stores, { ...(q !== undefined && { q }), ...page(limit, offset) }),
+  });
+
+  control.register({
+    name: 'memory.event',
+    description:
+      'The original input of an event id (as memory.relations and memory.search cite them): its text, answer, channel, source, time and speaker, from the context window, the document it was archived into, or the raw conversation log.',
+    params: Type.Object({ id: EventId }),
+    handler: async ({ id }) => {
+      const event = await findEvent(memory.parts().stores, id, options.rawLog);
+      if (!event) {
+        throw notFound(`memory has no event ${JSON.stringify(id)} (not in the context window, its archive or the raw conversation log)`);
+      }
+      return event;
+    },
+  });
+
+  control.register({
+    name: 'memory.introspect',
+    description:
+      'What memory_introspect tells the model (counts, relation types, the most mentioned entities), plus sizes, the oldest and newest time of each layer, the embedder and the maintenance state.',
+    params: Type.Object({}),
+    handler: () => memoryIntrospection(memory.parts()),
+  });
+
+  control.register({
+    name: 'memory.edit',
+    description:
+      'Correct one current fact by relation id, as memory_edit does: give the parts that change (subject, relation, object); the fact keeps its evidence and start, a single-valued relation supersedes the old value (kept as history). Answers the corrected relation.',
+    params: Type.Object({
+      relation_id: RelationId,
+      subject: Type.Optional(Name),
+      relation: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_RELATION_TYPE_LENGTH })),
+      object: Type.Optional(Name),
+    }),
+    handler: async ({ relation_id, subject, relation, object }, caller) => {
+      const { stores } = memory.parts();
+      const { before, after } = await editRelation(stores, relation_id, {
+        ...(subject !== undefined && { subject }),
+        ...(relation !== undefined && { relation }),
+        ...(object !== undefined && { object }),
+      });
+      options.logs.audit({
+        actor: caller.actor,
+        action: 'memory.edit',
+        relation_id,
+        before: `${before.source.name} ${before.type} ${before.target.name}`,
+        after: `${after.subject} ${after.relation} ${after.object}`,
+        new_relation_id: after.id,
+      });
+      return after;
     },
   });
 
@@ -120,6 +234,19 @@ export function registerMemoryMethods(control: MemoryControl, memory: { parts():
 
 function iso(ms: number): string | null {
   return Number.isFinite(ms) ? new Date(ms).toISOString() : null;
+}
+
+function page(limit: number | undefined, offset: number | undefined): { limit: number; offset: number } {
+  return { limit: limit ?? DEFAULT_LISTING_LIMIT, offset: offset ?? 0 };
+}
+
+function invalid(message: string): HomeAgentError {
+  return new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', message);
+}
+
+/** Something asked for by id or name that memory does not hold. */
+function notFound(message: string): HomeAgentError {
+  return new HomeAgentError('HA_ERR_MEMORY_NOT_FOUND', message);
 }
 
 /** The answer of `memory.stats`. */
@@ -165,8 +292,7 @@ function memoryStats(parts: MemoryParts): MemoryStats {
 }
 
 function unknownEntity(name: string): HomeAgentError {
-  // No generic "not found" code exists; the name is what the caller got wrong.
-  return new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `memory has no entity named ${JSON.stringify(name)} (by name or alias)`);
+  return notFound(`memory has no entity named ${JSON.stringify(name)} (by name or alias)`);
 }
 
 /** A relation as `memory.entity` shows it, seen from the entity (`out`: the entity is the subject). */
@@ -252,7 +378,8 @@ export type ForgetResult =
   | { target: 'entity'; mode: 'soft'; entity: string; relations_ended: number }
   | { target: 'entity'; mode: 'hard'; entity: string; relations_removed: number; sentences_removed: number }
   | { target: 'event'; event: string; from_window: boolean; documents_removed: number[]; facts_kept: number }
-  | { target: 'document'; document: number };
+  | { target: 'document'; document: number }
+  | { target: 'relation'; relation: number; fact: string; was_current: boolean; sentences_removed: number };
 
 function forgetEntity(stores: MemoryStores, name: string, hard: boolean, now: number): ForgetResult {
   const entity = stores.graph.entity(name);
@@ -311,6 +438,64 @@ function forgetEvent(stores: MemoryStores, id: string): ForgetResult {
 
 function forgetDocument(stores: MemoryStores, id: number): ForgetResult {
   const [removed] = stores.documents.take([id]);
-  if (!removed) throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `memory has no document ${id}`);
+  if (!removed) throw notFound(`memory has no document ${id}`);
   return { target: 'document', document: id };
+}
+
+/** Deletes one relation row, current or history (its evidence links go with it), then sentences nothing cites any more. */
+function forgetRelation(stores: MemoryStores, id: number): ForgetResult {
+  const [relation] = stores.graph.relationsById([id]);
+  if (!relation) throw notFound(`memory has no relation ${id}`);
+  stores.db.prepare('DELETE FROM graph_relations WHERE id = ?').run(id);
+  // What memory_purge's hard mode and a hard entity forget do afterwards.
+  const sentences = stores.graph.cleanupOrphanSentences();
+  return {
+    target: 'relation',
+    relation: id,
+    fact: `${relation.source.name} ${relation.type} ${relation.target.name}`,
+    was_current: relation.valid_to === null,
+    sentences_removed: sentences,
+  };
+}
+
+/**
+ * memory.edit: the relation named by id, corrected through GraphStore.editRelation, which
+ * memory_edit uses (the old row is replaced; its evidence, session and start move to the new one;
+ * a single-valued type supersedes the subject's other current value). Only a current fact can be
+ * corrected: a history row records what was true then.
+ */
+async function editRelation(
+  stores: MemoryStores,
+  id: number,
+  next: { subject?: string; relation?: string; object?: string },
+): Promise<{ before: GraphRelation; after: RelationView }> {
+  const [current] = stores.graph.relationsById([id]);
+  if (!current) throw notFound(`memory has no relation ${id}`);
+  const fact = `${current.source.name} ${current.type} ${current.target.name}`;
+  if (current.valid_to !== null) {
+    throw invalid(
+      `memory.edit: relation ${id} (${fact}) is history, ended ${iso(current.valid_to)}; only a current fact can be corrected (see memory.relations for the current one)`,
+    );
+  }
+  for (const field of ['subject', 'object'] as const) {
+    const name = next[field];
+    if (name !== undefined && normalizeName(name) === '') throw invalid(`memory.edit: ${field} has no letters or digits`);
+  }
+  if (next.relation !== undefined && normalizeRelationType(next.relation) === '') throw invalid('memory.edit: relation is empty');
+  const changes =
+    (next.subject !== undefined && normalizeName(next.subject) !== normalizeName(current.source.name)) ||
+    (next.relation !== undefined && normalizeRelationType(next.relation) !== current.type) ||
+    (next.object !== undefined && normalizeName(next.object) !== normalizeName(current.target.name));
+  if (!changes) throw invalid(`memory.edit: nothing to change; give a subject, relation or object different from ${fact}`);
+  let edited: GraphRelation | undefined;
+  try {
+    edited = await stores.graph.editRelation({ subject: current.source.name, relation: current.type, object: current.target.name }, next);
+  } catch (error) {
+    // The graph states its rules (no self-reference, type length) as tool errors for the model.
+    if (error instanceof ToolError) throw invalid(`memory.edit: ${error.info.detail}`);
+    throw error;
+  }
+  if (!edited) throw invalid(`memory.edit: relation ${id} (${fact}) changed while it was being corrected; read it again`);
+  const [view] = relationViews(stores, [edited]);
+  return { before: current, after: view as RelationView };
 }

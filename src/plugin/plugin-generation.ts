@@ -349,7 +349,10 @@ export class PluginGeneration {
         effective = 3;
       }
       if (input.id !== undefined && (typeof input.id !== 'string' || !INPUT_ID.test(input.id))) {
-        throw new HomeAgentError('HA_ERR_INPUT_INVALID', `an input id must be 8-64 characters of A-Z a-z 0-9 _ -, got ${JSON.stringify(input.id)}`);
+        throw new HomeAgentError(
+          'HA_ERR_INPUT_INVALID',
+          `an input id must be 8-64 characters of A-Z a-z 0-9 _ -, got ${JSON.stringify(input.id)}`,
+        );
       }
       const event: InputEvent = {
         id: input.id ?? kernel.newId(),

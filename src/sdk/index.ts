@@ -33,11 +33,11 @@ export {
 } from '../io/types.js';
 export type { ChatMessage, Usage } from '../llm/spec/index.js';
 export type { Logger } from '../log/logger.js';
+export { offeredTokens, randomToken, TokenCheck, WEAK_TOKEN_CHARS } from '../shared/access-token.js';
 export { ERROR_CODES, type ErrorCode, type ErrorEnvelope, HomeAgentError, isHomeAgentError, toErrorEnvelope } from '../shared/errors.js';
 export { findOnPath } from '../shared/find-on-path.js';
-export { offeredTokens, randomToken, TokenCheck, WEAK_TOKEN_CHARS } from '../shared/access-token.js';
-export { type AddressScope, addressScope, checkListenHost, urlHost } from '../shared/listen-address.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
+export { type AddressScope, addressScope, checkListenHost, urlHost } from '../shared/listen-address.js';
 export type { Service, ServiceState } from '../shared/service.js';
 export {
   type JsonSchema,

@@ -128,6 +128,19 @@ export const ERROR_CODES = {
   HA_ERR_MQTT_PAYLOAD: 'the MQTT payload is too large or cannot be read',
   HA_ERR_MQTT_TOPIC: 'the MQTT topic is invalid or not allowed',
   HA_ERR_MQTT_BROKER: 'the embedded MQTT broker could not start',
+
+  HA_ERR_HTTP_HOST: 'the Host header does not name this machine (DNS rebinding protection; add the name to plugin.webui.allowed_hosts)',
+  HA_ERR_HTTP_CROSS_SITE: 'a state-changing request with the session cookie did not come from the web page itself',
+  HA_ERR_HTTP_AUTH: 'not logged in, the session ended, or the password or API key is wrong',
+  HA_ERR_HTTP_LOGIN_LIMIT: 'too many failed logins from this address; wait before trying again',
+  HA_ERR_HTTP_NOT_FOUND: 'no route or file with that path',
+  HA_ERR_HTTP_BAD_REQUEST: 'the HTTP request is malformed (bad JSON, headers or URL)',
+  HA_ERR_HTTP_BODY_TOO_LARGE: 'the request body is larger than the limit',
+  HA_ERR_HTTP_MEDIA_TYPE: 'the request body has a content type this route does not accept',
+  HA_ERR_HTTP_TIMEOUT: 'the request did not arrive within the time limit',
+  HA_ERR_INPUT_DUPLICATE: 'the same input arrived again within core.agent.dedupe_window_ms and was skipped',
+  HA_ERR_AGENT_TIMEOUT: 'the agent did not answer within the time the caller waits (the input keeps running)',
+  HA_ERR_MEMORY_NOT_FOUND: 'memory has no entity, relation, event or document with that name or id',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

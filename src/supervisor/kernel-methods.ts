@@ -1,6 +1,6 @@
 /**
- * The kernel's control methods: status, health, config.*, backup and version. Transports (the
- * CLI socket now, the web API later) call them through the control registry.
+ * The kernel's control methods: status, health, config.*, backup, version and logs.recent.
+ * Transports (the CLI socket, the web API) call them through the control registry.
  */
 import { isAbsolute, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
@@ -9,6 +9,7 @@ import type { SchedulerStats } from '../io/input-scheduler.js';
 import type { InputEvent, Receipt } from '../io/types.js';
 import type { SourceStatus } from '../llm/provider-manager.js';
 import type { LogManager } from '../log/logger.js';
+import type { RecentLinesFilter, RecentLog } from '../log/recent-lines.js';
 import type { ControlRegistry } from '../plugin/control-registry.js';
 import type { PluginHost, PluginStatus } from '../plugin/plugin-host.js';
 import type { Clock } from '../shared/clock.js';
@@ -38,6 +39,11 @@ export interface KernelMethodDeps {
 
 const Key = Type.String({ minLength: 1, maxLength: 256 });
 
+/** Lines `logs.recent` answers when the caller does not say. */
+export const DEFAULT_RECENT_LOG_LINES = 200;
+/** The most lines one `logs.recent` call answers. */
+export const MAX_RECENT_LOG_LINES = 2000;
+
 /** The answer of `status`. */
 export interface StatusReport {
   name: string;
@@ -61,6 +67,7 @@ export interface StatusReport {
 
 export function registerKernelMethods(deps: KernelMethodDeps): void {
   const { control, settings, store, clock } = deps;
+  registerLogMethods(control, deps.logs);
 
   control.register({
     name: 'version',
@@ -205,6 +212,38 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
       const result = await store.database(name).backup(dest);
       deps.logs.audit({ actor: caller.actor, action: 'store.backup', database: name, file: result.file, bytes: result.bytes });
       return { database: name, ...result, duration_ms: Math.round(performance.now() - started) };
+    },
+  });
+}
+
+/** `logs.recent`: the newest log lines kept in memory (core.log.recent_lines), filtered. */
+export function registerLogMethods(control: Pick<ControlRegistry, 'register'>, logs: Pick<LogManager, 'recent'>): void {
+  control.register({
+    name: 'logs.recent',
+    description: `The newest log lines kept in memory, newest last, as parsed JSON records: at level or above, of a subsystem (prefix), containing q, or only audit records; limit 1–${MAX_RECENT_LOG_LINES}, default ${DEFAULT_RECENT_LOG_LINES}. dropped counts the older lines no longer kept (the journal has them).`,
+    params: Type.Object({
+      level: Type.Optional(
+        Type.Union([
+          Type.Literal('trace'),
+          Type.Literal('debug'),
+          Type.Literal('info'),
+          Type.Literal('warn'),
+          Type.Literal('error'),
+          Type.Literal('fatal'),
+        ]),
+      ),
+      subsystem: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      q: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+      audit: Type.Optional(Type.Boolean()),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_RECENT_LOG_LINES })),
+    }),
+    handler: ({ level, subsystem, q, audit, limit }): RecentLog => {
+      const filter: RecentLinesFilter = { limit: limit ?? DEFAULT_RECENT_LOG_LINES };
+      if (level !== undefined) filter.level = level;
+      if (subsystem !== undefined) filter.subsystem = subsystem;
+      if (q !== undefined) filter.q = q;
+      if (audit !== undefined) filter.audit = audit;
+      return logs.recent(filter);
     },
   });
 }

@@ -246,7 +246,7 @@ t.test('memory search, stats and entity over the socket: readable text and --jso
   t.match(entity.out, /^Anna: 2 mentions\nfacts:\n {2}Anna lives_in Shanghai {3}since 2024-05-06 09:00/);
   t.match(entity.out, /"I moved to Shanghai\." \(event ev-2\)/);
   t.match(entity.out, /history:\n {2}Anna lives_in Oslo {3}2024-05-06 08:00 \.\. 2024-05-06 09:00/);
-  await t.rejects(run(s, { command: 'entity', name: 'Zorro' }), { code: 'HA_ERR_RPC_INVALID_PARAMS', message: /Zorro/ });
+  await t.rejects(run(s, { command: 'entity', name: 'Zorro' }), { code: 'HA_ERR_MEMORY_NOT_FOUND', message: /Zorro/ });
 });
 
 t.test('memory forget --hard asks first: refused off a terminal without --yes, before connecting', async (t) => {

@@ -1,12 +1,13 @@
 // The kb.* control methods (src/knowledge/knowledge-methods.ts) on a real ControlRegistry and a real
 // KnowledgeService; audit records captured from a real LogManager.
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { registerKnowledgeMethods } from '../../../src/knowledge/knowledge-methods.js';
+import { type KbGetResult, type KbMediaResult, registerKnowledgeMethods } from '../../../src/knowledge/knowledge-methods.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
 import { captureLogs, expectErrorAsync, tempDir } from '../fixtures/support.js';
 import { type KnowledgeSetup, openKnowledge } from './fixtures/knowledge-fixture.js';
+import { SAMPLES } from './fixtures/media-samples.js';
 
 interface Setup extends KnowledgeSetup {
   control: ControlRegistry;
@@ -19,7 +20,7 @@ async function setup(t: Test, settings: Partial<KnowledgeSetup['settings']> = {}
   const captured = captureLogs();
   const control = new ControlRegistry();
   let ms = 1000;
-  registerKnowledgeMethods(control, k.kb, { logs: captured.logs, now: () => (ms += 250) });
+  registerKnowledgeMethods(control, k.kb, { logs: captured.logs, now: () => (ms += 250), mediaDir: join(k.dataDir, 'media') });
   return {
     ...k,
     control,
@@ -42,7 +43,7 @@ t.test('the methods are registered with descriptions', async (t) => {
   const s = await setup(t);
   t.same(
     s.control.methods().map((m) => m.name),
-    ['kb.add', 'kb.import', 'kb.reindex', 'kb.rm', 'kb.search', 'kb.stats', 'kb.tree'],
+    ['kb.add', 'kb.get', 'kb.import', 'kb.media', 'kb.reindex', 'kb.rm', 'kb.search', 'kb.stats', 'kb.tree'],
   );
   t.ok(s.control.methods().every((m) => m.description.length > 20));
 });
@@ -220,7 +221,82 @@ t.test('a stopped knowledge base answers HA_ERR_KNOWLEDGE_UNAVAILABLE', async (t
     ['kb.tree', {}],
     ['kb.search', { q: 'x' }],
     ['kb.add', { name: 'a/b', content: 'c' }],
+    ['kb.get', { name: 'a/b' }],
   ] as const) {
     await expectErrorAsync(t, () => s.call(method, params), 'HA_ERR_KNOWLEDGE_UNAVAILABLE');
   }
+});
+
+t.test('kb.get answers the entry with its attachments named as kb.media takes them', async (t) => {
+  const s = await setup(t);
+  await s.kb.create('Pets/Cat', '# Mimi\nA grey cat.', {
+    media: [
+      { file_name: 'mimi.png', data: SAMPLES.png },
+      { file_name: 'purr.mp3', data: SAMPLES.mp3id3 },
+    ],
+  });
+  const entry = (await s.call('kb.get', { name: 'pets/cat' })) as KbGetResult;
+  const png = s.kb.get('pets/cat')?.media[0];
+  t.match(entry, { name: 'pets/cat', category: 'pets', content: '# Mimi\nA grey cat.', updated_at: /^\d{4}-\d\d-\d\dT/ });
+  t.same(entry.media, [
+    { file: `${png?.digest}.png`, name: 'mimi.png', type: 'image/png', bytes: SAMPLES.png.byteLength },
+    { file: `${s.kb.get('pets/cat')?.media[1]?.digest}.mp3`, name: 'purr.mp3', type: 'audio/mpeg', bytes: SAMPLES.mp3id3.byteLength },
+  ]);
+  t.match(await s.call('kb.get', { name: 'PETS/cat' }), { name: 'pets/cat' }, 'names are sanitised as everywhere');
+
+  const missing = await expectErrorAsync(t, () => s.call('kb.get', { name: 'pets/dog' }), 'HA_ERR_KNOWLEDGE_NOT_FOUND');
+  t.match(missing.message, /"pets\/dog"/);
+  await expectErrorAsync(t, () => s.call('kb.get', { name: '../etc/passwd' }), 'HA_ERR_KNOWLEDGE_NAME');
+  await expectErrorAsync(t, () => s.call('kb.get', {}), 'HA_ERR_RPC_INVALID_PARAMS');
+  t.same(s.audits(), [], 'reading is not audited');
+});
+
+t.test('kb.media locates a file inside the media store; paths and links out are refused', async (t) => {
+  const s = await setup(t);
+  await s.kb.create('pets/cat', 'A grey cat.', { media: [{ file_name: 'mimi.webp', data: SAMPLES.webp }] });
+  const [ref] = ((await s.call('kb.get', { name: 'pets/cat' })) as KbGetResult).media;
+  const file = ref?.file as string;
+  const digest = file.slice(0, 64);
+  const located = (await s.call('kb.media', { file })) as KbMediaResult;
+  const store = realpathSync(join(s.dataDir, 'media'));
+  t.same(located, { path: join(store, 'sha256', digest.slice(0, 2), digest), type: 'image/webp', bytes: SAMPLES.webp.byteLength });
+  t.same(await s.call('kb.media', { file: digest }), located, 'the bare digest works too');
+
+  for (const bad of [
+    '../knowledge.db',
+    `${digest}/../../knowledge.db`,
+    `sha256/${digest.slice(0, 2)}/${digest}`,
+    '/etc/passwd',
+    digest.toUpperCase(),
+    `${digest}.png\u0000`,
+  ]) {
+    const error = await expectErrorAsync(t, () => s.call('kb.media', { file: bad }), 'HA_ERR_RPC_INVALID_PARAMS');
+    t.match(error.message, /never a path/, `${JSON.stringify(bad).slice(0, 30)} refused`);
+  }
+  const other = 'a'.repeat(64);
+  const absent = await expectErrorAsync(t, () => s.call('kb.media', { file: `${other}.png` }), 'HA_ERR_KNOWLEDGE_NOT_FOUND');
+  t.match(absent.message, other);
+
+  // A link planted in the store that leads out of it is never answered.
+  const outside = join(tempDir(t), 'secret.png');
+  writeFileSync(outside, SAMPLES.png);
+  mkdirSync(join(s.dataDir, 'media', 'sha256', 'aa'), { recursive: true });
+  symlinkSync(outside, join(s.dataDir, 'media', 'sha256', 'aa', other));
+  const escaped = await expectErrorAsync(t, () => s.call('kb.media', { file: `${other}.png` }), 'HA_ERR_FILES_DENIED');
+  t.match(escaped.message, /outside the media store/);
+  unlinkSync(join(s.dataDir, 'media', 'sha256', 'aa', other));
+  mkdirSync(join(s.dataDir, 'media', 'sha256', 'aa', other));
+  await expectErrorAsync(t, () => s.call('kb.media', { file: other }), 'HA_ERR_KNOWLEDGE_NOT_FOUND');
+  rmSync(join(s.dataDir, 'media', 'sha256', 'aa'), { recursive: true });
+
+  // Bytes of no known type (damaged, or written by hand) are named so the server offers a download.
+  writeFileSync(located.path, 'not an image any more');
+  t.match(await s.call('kb.media', { file }), { type: 'application/octet-stream', bytes: 21 });
+});
+
+t.test('kb.media without a media store is unavailable', async (t) => {
+  const k = await openKnowledge(t);
+  const control = new ControlRegistry();
+  registerKnowledgeMethods(control, k.kb, { logs: captureLogs().logs });
+  await expectErrorAsync(t, () => control.call('kb.media', { file: 'a'.repeat(64) }, { actor: 'tester' }), 'HA_ERR_UNAVAILABLE');
 });

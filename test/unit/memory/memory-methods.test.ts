@@ -134,7 +134,7 @@ t.test('memory.entity: by name or alias, current facts and history, each with pr
   });
   t.equal(view.truncated, false);
 
-  const unknown = await expectErrorAsync(t, () => m.call('memory.entity', { name: 'Zorro' }), 'HA_ERR_RPC_INVALID_PARAMS');
+  const unknown = await expectErrorAsync(t, () => m.call('memory.entity', { name: 'Zorro' }), 'HA_ERR_MEMORY_NOT_FOUND');
   t.match(unknown.message, /"Zorro"/, 'the error names what was asked for');
   await expectErrorAsync(t, () => m.call('memory.entity', {}), 'HA_ERR_RPC_INVALID_PARAMS');
 });
@@ -160,13 +160,13 @@ t.test('memory.forget an entity: soft ends its facts and keeps history; hard del
 
   const hard = await m.call('memory.forget', { entity: 'Anna', hard: true });
   t.same(hard, { target: 'entity', mode: 'hard', entity: 'Anna', relations_removed: 3, sentences_removed: 3 });
-  await expectErrorAsync(t, () => m.call('memory.entity', { name: 'Anna' }), 'HA_ERR_RPC_INVALID_PARAMS');
+  await expectErrorAsync(t, () => m.call('memory.entity', { name: 'Anna' }), 'HA_ERR_MEMORY_NOT_FOUND');
   t.ok(m.parts().stores.graph.entity('Bert'), 'the other end stays');
   const stats = (await m.call('memory.stats')) as MemoryStats;
   t.same([stats.relations.current, stats.relations.history, stats.sentences], [0, 0, 0]);
   t.match(m.audits()[1], { actor: 'tester', action: 'memory.forget', mode: 'hard', relations_removed: 3 });
 
-  await expectErrorAsync(t, () => m.call('memory.forget', { entity: 'Anna' }), 'HA_ERR_RPC_INVALID_PARAMS');
+  await expectErrorAsync(t, () => m.call('memory.forget', { entity: 'Anna' }), 'HA_ERR_MEMORY_NOT_FOUND');
   t.equal(m.audits().length, 2, 'nothing audited for a failed forget');
 });
 
@@ -212,7 +212,7 @@ t.test('memory.forget an event (window and its archive) or a document; exactly o
 
   t.same(await m.call('memory.forget', { document: note.id }), { target: 'document', document: note.id });
   t.equal(documents.count(), 0);
-  const missing = await expectErrorAsync(t, () => m.call('memory.forget', { document: note.id }), 'HA_ERR_RPC_INVALID_PARAMS');
+  const missing = await expectErrorAsync(t, () => m.call('memory.forget', { document: note.id }), 'HA_ERR_MEMORY_NOT_FOUND');
   t.match(missing.message, String(note.id));
 
   for (const params of [{}, { event: 'a', document: 1 }, { entity: 'x', event: 'y' }, { event: 'ev-keep', hard: true }, { document: 0 }]) {

@@ -1,0 +1,180 @@
+// The web server: chat request overhead through HTTP with a loopback LLM that answers instantly
+// (POST /api/v1/chat with wait, and POST /v1/chat/completions), set against the same turn through
+// the CLI socket's agent.chat, so the figure is what HTTP adds; and the page's first-load transfer
+// size (index.html plus everything it references, gzip as a browser asks for it). Goal: ≤ 300 KB.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MAIN = join(root, 'dist/src/main.js');
+const WARMUP = 20;
+const RUNS = 200;
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** An OpenAI-compatible server that streams a one-line answer at once. */
+function startLlm() {
+  const chunk = (delta, finish = null) =>
+    `data: ${JSON.stringify({ id: 'b', object: 'chat.completion.chunk', model: 'bench', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`${chunk({ role: 'assistant', content: 'Done.' })}${chunk({}, 'stop')}data: [DONE]\n\n`);
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+/** One newline-delimited JSON call on the CLI socket. */
+function rpc(socketPath, method, params) {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(socketPath);
+    let buffer = '';
+    socket.setEncoding('utf8');
+    socket.on('connect', () => socket.write(`${JSON.stringify({ id: 1, method, params })}\n`));
+    socket.on('data', (text) => {
+      buffer += text;
+      const newline = buffer.indexOf('\n');
+      if (newline < 0) return;
+      socket.end();
+      const answer = JSON.parse(buffer.slice(0, newline));
+      if (answer.ok) resolve(answer.result);
+      else reject(new Error(`${method}: ${answer.error.code} ${answer.error.message}`));
+    });
+    socket.on('error', reject);
+  });
+}
+
+async function waitForCredentials(socketPath, child) {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}`);
+    try {
+      return await rpc(socketPath, 'webui.credentials', {});
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error('the web server did not come up within 30 s');
+}
+
+function http(url, { method = 'GET', headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers, agent: keepAlive }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+let keepAlive;
+
+async function timeRequests(label, send) {
+  const times = [];
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const t0 = performance.now();
+    await send(i);
+    if (i >= WARMUP) times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  return { label, p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+
+export async function run(emit) {
+  const { Agent } = await import('node:http');
+  keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
+  const dir = mkdtempSync(join(tmpdir(), 'homeagent-bench-webui-'));
+  const llm = await startLlm();
+  const env = {
+    ...process.env,
+    HOMEAGENT_DATA_DIR: join(dir, 'data'),
+    HOMEAGENT_LOG_LEVEL: 'warn',
+    HOMEAGENT_PLUGIN_WEBUI_PORT: '0',
+    HOMEAGENT_LLM_BASE_URL: `http://127.0.0.1:${llm.address().port}/v1`,
+    HOMEAGENT_LLM_API_KEY: 'bench',
+    HOMEAGENT_LLM_MODEL: 'bench',
+    // Every bench input is new text anyway; the duplicate window stays out of the measurement.
+    HOMEAGENT_AGENT_DEDUPE_WINDOW_MS: '0',
+  };
+  delete env.HOMEAGENT_CONFIG;
+  delete env.NOTIFY_SOCKET;
+  const child = spawn(process.execPath, [MAIN, 'run'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  try {
+    const socketPath = join(dir, 'data', 'run', 'homeagent.sock');
+    const credentials = await waitForCredentials(socketPath, child);
+    const base = credentials.url.replace(/\/$/, '');
+    const auth = { 'x-api-key': credentials.api_key, 'content-type': 'application/json' };
+
+    const direct = await timeRequests('agent.chat over the CLI socket', (i) => rpc(socketPath, 'agent.chat', { text: `direct ${i}` }));
+    const api = await timeRequests('POST /api/v1/chat (wait)', async (i) => {
+      const res = await http(`${base}/api/v1/chat`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ text: `api ${i}`, wait: true }),
+      });
+      if (res.status !== 200) throw new Error(`/api/v1/chat answered ${res.status}: ${res.body}`);
+    });
+    const openai = await timeRequests('POST /v1/chat/completions', async (i) => {
+      const res = await http(`${base}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${credentials.api_key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'homeagent', messages: [{ role: 'user', content: `openai ${i}` }] }),
+      });
+      if (res.status !== 200) throw new Error(`/v1/chat/completions answered ${res.status}: ${res.body}`);
+    });
+    for (const m of [api, openai]) {
+      emit({
+        name: m.label.startsWith('POST /api') ? 'webui_chat_p95_ms' : 'openai_chat_p95_ms',
+        unit: 'ms',
+        value: round(m.p95),
+        n: RUNS,
+        what: `${m.label}, LLM on loopback answering at once; p50 ${round(m.p50)} ms`,
+        direct_cli_p95_ms: round(direct.p95),
+        http_overhead_p95_ms: round(m.p95 - direct.p95),
+      });
+    }
+
+    // The page as a browser loads it the first time: index.html, then every script, style and
+    // icon it names, each asked for with Accept-Encoding: gzip; bytes on the wire are counted.
+    const gzip = { 'accept-encoding': 'gzip' };
+    const index = await http(`${base}/`, { headers: gzip });
+    if (index.status !== 200) throw new Error(`GET / answered ${index.status}`);
+    const { gunzipSync } = await import('node:zlib');
+    const html = (index.headers['content-encoding'] === 'gzip' ? gunzipSync(index.body) : index.body).toString('utf8');
+    const assets = [...html.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]);
+    let bytes = index.body.length;
+    const files = [{ path: '/', bytes: index.body.length }];
+    for (const path of new Set(assets)) {
+      const res = await http(`${base}${path}`, { headers: gzip });
+      if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status}`);
+      bytes += res.body.length;
+      files.push({ path, bytes: res.body.length });
+    }
+    const kb = bytes / 1024;
+    emit({
+      name: 'webui_first_load_kb',
+      unit: 'KB',
+      value: round(kb, 1),
+      n: files.length,
+      what: 'index.html and every file it references, gzip-encoded as transferred',
+      files,
+      goal: '<= 300',
+      goal_met: kb <= 300,
+    });
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+    keepAlive.destroy();
+    llm.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

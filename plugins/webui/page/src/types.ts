@@ -1,0 +1,267 @@
+/**
+ * The shapes the page reads from /api/v1. `result` of every answer is exactly what the kernel
+ * control method of the same name returns; these mirror the kernel's types (named next to each)
+ * because the page is built apart from the daemon and must not import its Node modules.
+ */
+
+/** src/config/settings-registry.ts SettingView */
+export interface SettingView {
+  key: string;
+  value: unknown;
+  source: string;
+  default: unknown;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'object' | 'array';
+  description: string;
+  category: string;
+  requires_restart: boolean;
+  restart_pending: boolean;
+  secret: boolean;
+  file_only: boolean;
+  env: string;
+  minimum?: number;
+  maximum?: number;
+  enum?: string[];
+}
+
+/** src/home/types.ts EntityInfo */
+export interface EntityInfo {
+  entity_id: string;
+  domain: string;
+  name: string;
+  aliases: string[];
+  area: string | null;
+  device: string | null;
+  state: string | number | null;
+  attributes: Record<string, unknown>;
+  unit: string | null;
+  device_class: string | null;
+  last_changed: number;
+  last_updated: number;
+  owner: string;
+  critical: boolean;
+  services: string[];
+}
+
+/** src/home/types.ts Area */
+export interface Area {
+  id: string;
+  name: string;
+  aliases: string[];
+}
+
+/** src/home/types.ts StateHistoryRow */
+export interface StateHistoryRow {
+  entity_id: string;
+  at: number;
+  state: string | number | null;
+  period_ms: number;
+  min?: number;
+  mean?: number;
+  max?: number;
+}
+
+/** src/home/entity-methods.ts EntitiesHistoryResult */
+export interface EntitiesHistory {
+  entity_id: string;
+  from: number;
+  to: number;
+  rows: StateHistoryRow[];
+}
+
+/** src/sdk/plugin.ts KnowledgeTreeNode */
+export interface KnowledgeTreeNode {
+  name: string;
+  path: string;
+  item_count: number;
+  total_count: number;
+  items?: Array<{ name: string; path: string; preview: string; media: number }>;
+  children: KnowledgeTreeNode[];
+}
+
+/** src/knowledge/knowledge-methods.ts KbSearchResult */
+export interface KbSearchResult {
+  query: string;
+  category: string | null;
+  hits: Array<{ name: string; category: string; score: number; snippet: string }>;
+}
+
+/** kb.get */
+export interface KbEntry {
+  name: string;
+  category: string;
+  content: string;
+  media: Array<{ file: string; type: string; bytes: number }>;
+}
+
+/** memory.search */
+export interface MemorySearchResult {
+  abstain: boolean;
+  items: Array<{ kind: string; text: string; score: number; sources: string[]; at: string | null }>;
+}
+
+/** memory.entities */
+export interface MemoryEntityList {
+  entities: Array<{
+    name: string;
+    type: string;
+    aliases: string[];
+    relation_count: number;
+    mention_count: number;
+    updated_at: string | null;
+  }>;
+  total: number;
+}
+
+/** src/memory/memory-methods.ts EntityRelationView */
+export interface RelationView {
+  id: number;
+  direction: 'out' | 'in';
+  subject: string;
+  relation: string;
+  object: string;
+  confidence: number;
+  session: string;
+  valid_from: string | null;
+  valid_to: string | null;
+  evidence_count: number;
+  provenance: Array<{ sentence_id: number; text: string; source_event_id: string; document_id: number | null }>;
+}
+
+/** src/memory/memory-methods.ts EntityView (memory.entity) */
+export interface MemoryEntityView {
+  entity: {
+    id: number;
+    name: string;
+    type: string;
+    aliases: string[];
+    mention_count: number;
+    created_at: string | null;
+    updated_at: string | null;
+  };
+  current: RelationView[];
+  history: RelationView[];
+  truncated: boolean;
+}
+
+/** memory.event: the stored input a fact came from. */
+export interface MemoryEvent {
+  id: string;
+  text: string;
+  channel?: string | null;
+  source?: string | null;
+  at: string | number | null;
+  speaker?: string | null;
+}
+
+/** src/plugin/plugin-host.ts PluginStatus */
+export interface PluginStatus {
+  name: string;
+  version: string;
+  description: string;
+  kind: string;
+  origin: 'shipped' | 'installed';
+  state: string;
+  enabled: boolean;
+  error?: string;
+  tools: string[];
+  dir: string;
+}
+
+/** plugins.list */
+export interface PluginList {
+  plugins: PluginStatus[];
+  rejected: Array<{ dir?: string; name?: string; error?: string; reason?: string }>;
+}
+
+/** src/supervisor/health.ts HealthReport */
+export interface HealthReport {
+  healthy: boolean;
+  checks: Array<{ name: string; ok: boolean; detail: string }>;
+}
+
+/** src/supervisor/kernel-methods.ts StatusReport (the parts the page shows) */
+export interface StatusReport {
+  name: string;
+  version: string;
+  pid: number;
+  state: string;
+  status: string;
+  started_at: string;
+  uptime_s: number;
+  services: Array<{ name: string; state: string; error?: string }>;
+  plugins: PluginStatus[];
+  notices: Array<{ level: 'error' | 'warning'; key: string; message: string; at: string }>;
+  restart_pending: string[];
+  memory: { rss_bytes: number; heap_used_bytes: number };
+}
+
+/** logs.recent: pino records, newest last. */
+export interface LogList {
+  lines: Array<Record<string, unknown>>;
+  dropped: number;
+}
+
+/** src/io/types.ts Receipt */
+export interface Receipt {
+  input_id: string;
+  status: string;
+  text?: string;
+  error?: { code: string; message: string };
+  reason?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+  finished_at: number;
+}
+
+/** POST /chat */
+export interface ChatResult {
+  input_id: string;
+  receipt?: Receipt;
+}
+
+/** GET /auth/session */
+export interface SessionInfo {
+  authenticated: boolean;
+  method?: string | null;
+  expires_at?: string | number | null;
+}
+
+/** src/events/event-bus.ts EventMap (the events /api/v1/events carries) */
+export interface StreamEvents {
+  'agent.llm_chain': {
+    task_id: string;
+    input_id: string;
+    channel: string;
+    turn: number;
+    text: string;
+    tool_calls: Array<{ id: string; name: string; arguments: string }>;
+    final: boolean;
+  };
+  'agent.text_delta': { task_id: string; input_id: string; channel: string; turn: number; delta: string; restart: boolean };
+  'agent.tool_result': {
+    task_id: string;
+    input_id: string;
+    channel: string;
+    turn: number;
+    call_id: string;
+    name: string;
+    ok: boolean;
+    content: string;
+  };
+  'agent.answer': { task_id: string; input_id: string; channel: string; text: string };
+  'entity.state_changed': {
+    entity_id: string;
+    domain: string;
+    old_state: string | number | null;
+    new_state: string | number | null;
+    state_changed: boolean;
+    attributes: Record<string, unknown>;
+    at: number;
+  };
+  'automation.run': { automation_id: string; run_id: string; status: string; error?: string };
+  'daemon.status': { state: string; text: string };
+  'webui.output': { channel?: string; type?: string; payload?: unknown; text?: string; input_id?: string; created_at?: number };
+  /** The stream lost events (the client was away longer than the buffer holds): refetch. */
+  reset: Record<string, unknown>;
+}
+
+export type StreamEventName = keyof StreamEvents;

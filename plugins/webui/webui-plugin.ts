@@ -1,0 +1,266 @@
+/**
+ * The web server: one fastify instance on plugin.webui.host:port serving the page, the API
+ * (/api/v1), the OpenAI-compatible endpoint (/v1) and other plugins' routes (/plugins/<name>/...).
+ * Every request first passes the security hooks, in this order: the Host allow-list (DNS
+ * rebinding), authentication (session cookie or API key; routes marked public skip it), the
+ * cross-site check on state-changing requests made with the cookie. Route modules only see
+ * requests that passed. The socket is not fastify's: it is a hardened node:http server
+ * (web-listener.ts) that a hot reload hands over to the new instance.
+ */
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyInstance } from 'fastify';
+import {
+  type AddressScope,
+  checkListenHost,
+  HomeAgentError,
+  type PluginContext,
+  type PluginHealth,
+  type PluginInstance,
+  urlHost,
+} from '../../src/sdk/index.js';
+import { ANONYMOUS, WebAuth } from './auth-routes.js';
+import { CredentialStore, type Credentials } from './credentials.js';
+import { clientErrorHandler, frameworkErrorHandler, installErrorHandlers, pathOf } from './http-errors.js';
+import { LoginLimiter } from './login-limiter.js';
+import { registerPluginRoutes } from './plugin-routes.js';
+import { checkSameOrigin, HostAllowList, STATE_CHANGING } from './request-guard.js';
+import { SessionStore } from './sessions.js';
+import { defaultPageDir, StaticPage } from './static-page.js';
+import type { RouteDeps, RouteModule, WebuiSettings } from './types.js';
+import { type RequestHandler, WebListener } from './web-listener.js';
+import { registerWebuiMethods } from './webui-methods.js';
+
+export interface WebuiPluginOptions {
+  /** The route groups served after the security hooks (api-routes.ts, openai-routes.ts). */
+  routeModules: RouteModule[];
+  /** Replaces plugin.webui.port. */
+  port?: number;
+  /** Where the built page is (tests); next to the compiled plugin by default. */
+  pageDir?: string;
+  /** The clock of sessions and the login limiter (tests). */
+  now?: () => number;
+  /** Where the first start prints the new credentials besides the log; process.stderr by default. */
+  stderr?: { write(text: string): unknown };
+}
+
+/** Path parameters up to this long (knowledge entry names are paths of several segments). */
+const MAX_PARAM_LENGTH = 1000;
+
+export class WebuiPlugin implements PluginInstance {
+  readonly #ctx: PluginContext;
+  readonly #options: WebuiPluginOptions;
+  #app: FastifyInstance | undefined;
+  #listener: WebListener | undefined;
+  #url: string | undefined;
+  #sessions: SessionStore | undefined;
+
+  constructor(ctx: PluginContext, options: WebuiPluginOptions) {
+    this.#ctx = ctx;
+    this.#options = options;
+  }
+
+  async start(): Promise<void> {
+    const ctx = this.#ctx;
+    const settings = this.#settings();
+    const { host, scope } = checkListenHost(settings.host, 'plugin.webui.host');
+    const now = this.#options.now ?? Date.now;
+    mkdirSync(ctx.paths.data, { recursive: true, mode: 0o700 });
+
+    const credentials = new CredentialStore({ dataDir: ctx.paths.data, now });
+    const { credentials: secrets, created } = credentials.load();
+    const sessions = new SessionStore({
+      dataDir: ctx.paths.data,
+      ttlMs: () => this.#setting('session_ttl_ms'),
+      maxSessions: () => this.#setting('max_sessions'),
+      now,
+      log: ctx.log,
+    });
+    sessions.load();
+    this.#sessions = sessions;
+    const limiter = new LoginLimiter({
+      maxFailures: () => this.#setting('login_max_failures'),
+      windowMs: () => this.#setting('login_window_ms'),
+      now,
+    });
+    const hosts = new HostAllowList({ listenHost: host, allowedHosts: () => this.#setting('allowed_hosts'), now });
+    const auth = new WebAuth({ ctx, credentials, sessions, limiter });
+    const page = StaticPage.load(this.#options.pageDir ?? defaultPageDir());
+
+    let handler: RequestHandler | undefined;
+    const app = Fastify({
+      // fastify gets a server it never listens on; the real socket is the WebListener's.
+      serverFactory: (fastifyHandler) => {
+        handler = fastifyHandler;
+        return createServer();
+      },
+      bodyLimit: settings.body_limit_bytes,
+      trustProxy: false,
+      logger: false,
+      requestIdHeader: false,
+      routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+      frameworkErrors: frameworkErrorHandler,
+      clientErrorHandler,
+    });
+    this.#app = app;
+    try {
+      app.decorateRequest('caller', null as never);
+      app.decorateRequest('authMethod', null as never);
+      installErrorHandlers(app, ctx.log);
+      this.#addSecurityHooks(app, hosts, auth);
+      auth.register(app);
+      const deps: RouteDeps = { ctx, settings: () => this.#settings() };
+      for (const module of this.#options.routeModules) await module(app, deps);
+      registerPluginRoutes(app, ctx);
+      page.register(app);
+      registerWebuiMethods({ ctx, credentials, sessions, url: () => this.#url });
+      await app.ready();
+      if (!handler) throw new HomeAgentError('HA_ERR_INTERNAL', 'fastify did not hand over its request handler');
+      this.#listener = await WebListener.acquire({
+        host,
+        port: this.#options.port ?? settings.port,
+        limits: settings,
+        owner: this,
+        handler,
+        log: ctx.log,
+      });
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
+    const bound = this.address()?.port ?? 0;
+    this.#url = `http://${urlHost(displayHost(host), bound)}/`;
+    if (this.#listener?.handedOver)
+      ctx.log.info({ url: this.#url }, 'took over the web server socket from the previous instance (hot reload)');
+    this.#announce(this.#url, scope, page, created ? secrets : undefined, credentials.file);
+  }
+
+  async stop(): Promise<void> {
+    const app = this.#app;
+    const listener = this.#listener;
+    this.#app = undefined;
+    this.#listener = undefined;
+    this.#url = undefined;
+    // First the app, whose preClose hooks end the event streams with a last `closed` event (requests
+    // arriving meanwhile get 503), then the socket: new requests go to the instance that replaces
+    // this one on a reload, or nowhere.
+    try {
+      await app?.close();
+    } catch (error) {
+      this.#ctx.log.warn({ err: error }, 'the web server did not close cleanly');
+    }
+    await listener?.release();
+  }
+
+  health(): PluginHealth {
+    return this.#listener?.listening
+      ? {
+          ok: true,
+          detail: `serving ${this.#url ?? ''} (${this.#listener.connections()} connections, ${this.#sessions?.size ?? 0} sessions)`,
+        }
+      : { ok: false, detail: 'not listening' };
+  }
+
+  /** The bound address (tests read the port back after listening on port 0). */
+  address(): AddressInfo | undefined {
+    return this.#listener?.address();
+  }
+
+  /** The page's address, once listening. */
+  url(): string | undefined {
+    return this.#url;
+  }
+
+  /** The fastify instance (tests use app.inject); undefined when stopped. */
+  get app(): FastifyInstance | undefined {
+    return this.#app;
+  }
+
+  /** Open connections, for tests and health. */
+  connections(): number {
+    return this.#listener?.connections() ?? 0;
+  }
+
+  #addSecurityHooks(app: FastifyInstance, hosts: HostAllowList, auth: WebAuth): void {
+    app.addHook('onRequest', async (request, reply) => {
+      reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+      hosts.check(request.headers.host);
+      const identity = auth.authenticate(request, request.routeOptions.config.public === true);
+      if (STATE_CHANGING.has(request.method) && identity?.method !== 'api_key') {
+        checkSameOrigin(request.headers, identity?.method === 'session');
+      }
+    });
+    // API answers are personal and change: no cache keeps them, unless a route says otherwise (the page's files).
+    app.addHook('onSend', async (_request, reply, payload) => {
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      return payload;
+    });
+    // One audit record per successful change, whoever made it; never the body (it may hold secrets).
+    app.addHook('onResponse', async (request, reply) => {
+      if (!STATE_CHANGING.has(request.method) || reply.statusCode >= 400) return;
+      this.#ctx.audit('http.request', {
+        on_behalf_of: request.caller?.actor ?? ANONYMOUS,
+        method: request.method,
+        route: request.routeOptions.url ?? pathOf(request.url),
+        path: pathOf(request.url),
+        status: reply.statusCode,
+      });
+    });
+  }
+
+  #announce(url: string, scope: AddressScope, page: StaticPage, created: Credentials | undefined, file: string): void {
+    const log = this.#ctx.log;
+    if (scope === 'network') {
+      log.warn({ url }, `the web page listens on ${url} for other machines too: anyone on the network can try to log in`);
+    }
+    if (!page.built) log.warn({ dir: page.dir }, 'the web page was not built (run npm run build); the API works without it');
+    log.info({ url }, `web page at ${url}`);
+    if (created) {
+      // Shown once, on purpose: the owner needs them to log in, and they stay valid until reset.
+      log.warn(
+        { url },
+        `first start of the web page: admin password ${created.password}, API key ${created.api_key} (shown this once; kept in ${file}; \`homeagentctl webui credentials\` shows them again)`,
+      );
+      (this.#options.stderr ?? process.stderr).write(
+        `HomeAgent web page: ${url}\n  admin password: ${created.password}\n  API key: ${created.api_key}\n  (shown this once; \`homeagentctl webui credentials\` shows them again)\n`,
+      );
+    }
+  }
+
+  #setting<K extends keyof WebuiSettings>(key: K): WebuiSettings[K] {
+    return this.#ctx.settings.get<WebuiSettings[K]>(key);
+  }
+
+  /** The current plugin.webui.* values. */
+  #settings(): WebuiSettings {
+    const get = <K extends keyof WebuiSettings>(key: K) => this.#setting(key);
+    return {
+      enabled: get('enabled'),
+      host: get('host'),
+      port: get('port'),
+      allowed_hosts: get('allowed_hosts'),
+      session_ttl_ms: get('session_ttl_ms'),
+      max_sessions: get('max_sessions'),
+      login_max_failures: get('login_max_failures'),
+      login_window_ms: get('login_window_ms'),
+      header_timeout_ms: get('header_timeout_ms'),
+      request_timeout_ms: get('request_timeout_ms'),
+      idle_timeout_ms: get('idle_timeout_ms'),
+      max_connections: get('max_connections'),
+      body_limit_bytes: get('body_limit_bytes'),
+      upload_limit_bytes: get('upload_limit_bytes'),
+      event_buffer: get('event_buffer'),
+      max_event_streams: get('max_event_streams'),
+      chat_timeout_ms: get('chat_timeout_ms'),
+      model_name: get('model_name'),
+    };
+  }
+}
+
+/** The address to show for a wildcard listen address: the machine itself. */
+function displayHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '::1';
+  return host;
+}
