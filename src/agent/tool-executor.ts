@@ -190,6 +190,7 @@ export class ToolExecutor {
       signal: controller.signal,
       task_id: options.task_id,
       call_id: call.id,
+      input_id: options.input.id,
       source: options.input.source,
       channel: options.input.channel,
     };

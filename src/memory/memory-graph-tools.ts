@@ -39,7 +39,8 @@ export function toolProvenance(deps: MemoryToolDeps, context: ToolContext | unde
   const provenance: GraphProvenance & { speaker?: string } = { timestamp: deps.clock.now() };
   if (!context) return provenance;
   provenance.session = context.task_id;
-  const event = deps.stores.window.get(context.task_id);
+  // The turn's input is in the window from the moment it arrived (Agent recordInput).
+  const event = deps.stores.window.get(context.input_id ?? context.task_id);
   if (event) {
     provenance.source_event_id = event.id;
     if (event.peer !== '') provenance.speaker = event.peer;

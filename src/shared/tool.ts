@@ -14,6 +14,8 @@ export interface ToolContext {
   task_id: string;
   /** The id the model gave this call. */
   call_id: string;
+  /** The input being answered (what memory cites as the source of facts the tool stores); absent outside a turn. */
+  input_id?: string;
   /** Where the input came from, and the channel its answer goes to by default. */
   source: string;
   channel: string;

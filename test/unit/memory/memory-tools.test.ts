@@ -13,7 +13,7 @@ const analyzer = createTextAnalyzer();
 interface Setup {
   s: Stores;
   tools: Map<string, ToolDefinition>;
-  call(name: string, args: Record<string, unknown>, taskId?: string): Promise<Record<string, unknown>>;
+  call(name: string, args: Record<string, unknown>, taskId?: string, inputId?: string): Promise<Record<string, unknown>>;
 }
 
 function setup(t: Teardown, options: { maxSize?: number; vectorSearch?: boolean } = {}): Setup {
@@ -31,7 +31,7 @@ function setup(t: Teardown, options: { maxSize?: number; vectorSearch?: boolean 
   return {
     s,
     tools,
-    async call(name, args, taskId = 'task-x') {
+    async call(name, args, taskId = 'task-x', inputId?: string) {
       const tool = tools.get(name);
       if (!tool) throw new Error(`no tool ${name}`);
       const context: ToolContext = {
@@ -40,6 +40,7 @@ function setup(t: Teardown, options: { maxSize?: number; vectorSearch?: boolean 
         call_id: 'c1',
         source: 'chat',
         channel: 'family',
+        ...(inputId === undefined ? {} : { input_id: inputId }),
       };
       return (await tool.execute(args, context)) as Record<string, unknown>;
     },
@@ -367,4 +368,11 @@ t.test('person_set_trait, person_relate, person_network, person_query', async (t
   await fails(t, call('person_set_trait', { name: 'Alice', trait: '', value: 'x' }), 'required', 'trait');
   await fails(t, call('person_relate', { person_a: 'Alice', relation: 'friend_of', person_b: 'ALICE' }), 'format', 'person_b');
   await fails(t, call('person_relate', { person_a: 'Alice', relation: 'friend_of' }), 'required', 'person_b');
+});
+
+t.test('a fact stored by a tool cites the input of its turn, whatever the task id', async (t) => {
+  const { s, call } = setup(t);
+  s.window.append({ id: 'ev-2', source: 'chat', channel: 'family', peer: 'Cleo', input: 'I live in Rome.' });
+  await call('memory_commit', { sentence_text: 'I live in Rome.' }, 'task-7', 'ev-2');
+  t.ok(s.graph.relationsOf('Rome').some((r) => r.sentence?.source_event_id === 'ev-2'));
 });
