@@ -44,7 +44,6 @@ import { luaModelFactory } from './llm/lua/lua-model.js';
 import { createModelFactory } from './llm/model-factory.js';
 import { ProviderManager } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
-import { ConversationLog } from './memory/conversation-log.js';
 import { runMemoryEvalCommand } from './memory/eval/memory-eval-command.js';
 import { registerMemoryMethods } from './memory/memory-methods.js';
 import { MemoryService, type RecordedInput, SELF_CHANNEL, SELF_SOURCE } from './memory/memory-service.js';
@@ -473,10 +472,7 @@ async function run(configFile: string | undefined): Promise<number> {
     },
   });
   registerPluginMethods(control, plugins);
-  // memory.event reads the raw conversation log MemoryService writes there (never written through this).
-  const rawLogDir = join(paths.dataDir, 'memory', 'raw');
-  const rawLogReader = new ConversationLog({ directory: rawLogDir, clock, log: memoryLog });
-  registerMemoryMethods(control, memory, { logs, clock, rawLog: { directory: rawLogDir, files: () => rawLogReader.files() } });
+  registerMemoryMethods(control, memory, { logs, clock });
   registerKnowledgeMethods(control, knowledge, { logs, mediaDir: join(paths.dataDir, 'media') });
   registerEntityMethods(control, entities, { logs, now: () => clock.now() });
   registerAutomationMethods(control, automations, { logs });

@@ -416,9 +416,12 @@ export function formatForget(r: ForgetResult): string {
       const parts = [
         r.from_window && 'removed from the context window',
         r.documents_removed.length > 0 && `archive document ${r.documents_removed.join(', ')} deleted`,
+        r.raw_log_records_removed > 0 && `${plural(r.raw_log_records_removed, 'line')} removed from the raw conversation log`,
       ];
       const facts =
-        r.facts_kept > 0 ? `; ${plural(r.facts_kept, 'sentence')} read from it stay in the graph (forget the entities to remove them)` : '';
+        r.facts_kept > 0
+          ? `; ${plural(r.facts_kept, 'sentence')} read from it ${r.facts_kept === 1 ? 'stays' : 'stay'} in the graph (forget the entities to remove them)`
+          : '';
       return `event ${r.event}: ${parts.filter(Boolean).join(', ')}${facts}`;
     }
     case 'document':

@@ -2,7 +2,8 @@
  * Control methods for the household memory, used by `homeagentctl memory` and the web page's
  * memory inspector: search, stats, one entity, listings of entities, relations and documents with
  * their provenance, the original text of an input event, introspection, correcting one fact, and
- * forgetting. They work on the running MemoryService's parts, so a stopped service answers
+ * forgetting. They work on the running MemoryService's parts (the raw conversation log included:
+ * memory.event reads it, forgetting an event removes it there too), so a stopped service answers
  * HA_ERR_UNAVAILABLE. Every change is audited with the caller as actor.
  */
 import { Type } from '@sinclair/typebox';
@@ -11,6 +12,7 @@ import type { Clock } from '../shared/clock.js';
 import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { HomeAgentError } from '../shared/errors.js';
 import { ToolError } from '../shared/tool.js';
+import type { ConversationLog } from './conversation-log.js';
 import { MAX_RELATION_TYPE_LENGTH } from './graph-core.js';
 import { normalizeName, normalizeRelationType } from './graph-names.js';
 import type { GraphEntity, GraphRelation, SentenceRef } from './graph-types.js';
@@ -22,7 +24,6 @@ import {
   listEntities,
   listRelations,
   memoryIntrospection,
-  type RawLogFiles,
   type RelationView,
   relationViews,
 } from './memory-inspector.js';
@@ -39,11 +40,6 @@ export interface MemoryMethodOptions {
   logs: { audit(record: AuditRecord): void };
   /** The end time of relations a soft forget closes. */
   clock: Clock;
-  /**
-   * The raw conversation log MemoryService writes (`<data>/memory/raw`; a ConversationLog fits, it
-   * is only read): memory.event looks there for an event the window and the documents no longer hold.
-   */
-  rawLog?: RawLogFiles;
 }
 
 /** Relations listed by `memory.entity`, current ones first. */
@@ -102,7 +98,7 @@ export function registerMemoryMethods(control: MemoryControl, memory: { parts():
   control.register({
     name: 'memory.forget',
     description:
-      'Forget one thing: an entity (soft: its current relations end and stay as history; hard: the entity and all its relations are deleted), a context event (and the document archived from it), a document by id, or one relation by id (history rows too).',
+      'Forget one thing: an entity (soft: its current relations end and stay as history; hard: the entity and all its relations are deleted), a context event (and the document archived from it and its lines in the raw conversation log), a document by id, or one relation by id (history rows too).',
     params: Type.Object({
       entity: Type.Optional(Name),
       event: Type.Optional(EventId),
@@ -121,12 +117,12 @@ export function registerMemoryMethods(control: MemoryControl, memory: { parts():
           'memory.forget: hard applies to entities only; events, documents and relations are always deleted',
         );
       }
-      const { stores } = memory.parts();
+      const { stores, rawLog } = memory.parts();
       const result =
         params.entity !== undefined
           ? forgetEntity(stores, params.entity, params.hard === true, options.clock.now())
           : params.event !== undefined
-            ? forgetEvent(stores, params.event)
+            ? forgetEvent(stores, rawLog, params.event)
             : params.document !== undefined
               ? forgetDocument(stores, params.document)
               : forgetRelation(stores, params.relation as number);
@@ -174,7 +170,8 @@ export function registerMemoryMethods(control: MemoryControl, memory: { parts():
       'The original input of an event id (as memory.relations and memory.search cite them): its text, answer, channel, source, time and speaker, from the context window, the document it was archived into, or the raw conversation log.',
     params: Type.Object({ id: EventId }),
     handler: async ({ id }) => {
-      const event = await findEvent(memory.parts().stores, id, options.rawLog);
+      const { stores, rawLog } = memory.parts();
+      const event = await findEvent(stores, id, rawLog);
       if (!event) {
         throw notFound(`memory has no event ${JSON.stringify(id)} (not in the context window, its archive or the raw conversation log)`);
       }
@@ -377,7 +374,15 @@ function relationView(entity: GraphEntity, r: GraphRelation, sentences: readonly
 export type ForgetResult =
   | { target: 'entity'; mode: 'soft'; entity: string; relations_ended: number }
   | { target: 'entity'; mode: 'hard'; entity: string; relations_removed: number; sentences_removed: number }
-  | { target: 'event'; event: string; from_window: boolean; documents_removed: number[]; facts_kept: number }
+  | {
+      target: 'event';
+      event: string;
+      from_window: boolean;
+      documents_removed: number[];
+      /** Lines (the input, tool results, the answer) cut out of the raw conversation log. */
+      raw_log_records_removed: number;
+      facts_kept: number;
+    }
   | { target: 'document'; document: number }
   | { target: 'relation'; relation: number; fact: string; was_current: boolean; sentences_removed: number };
 
@@ -409,7 +414,13 @@ function forgetEntity(stores: MemoryStores, name: string, hard: boolean, now: nu
   return { target: 'entity', mode: 'soft', entity: entity.name, relations_ended: ended.changes };
 }
 
-function forgetEvent(stores: MemoryStores, id: string): ForgetResult {
+/**
+ * The event leaves the window, the document archived from it, and the raw conversation log, so
+ * memory.event cannot show it again. The raw log goes first: when a file cannot be rewritten the
+ * call fails with the window and archive untouched, and forgetting again finishes the job.
+ */
+function forgetEvent(stores: MemoryStores, rawLog: ConversationLog | undefined, id: string): ForgetResult {
+  const raw = rawLog?.forgetEvent(id) ?? { files_rewritten: 0, records_removed: 0 };
   const run = stores.db.transaction(() => {
     const fromWindow = stores.db.prepare('DELETE FROM context_events WHERE id = ?').run(id).changes > 0;
     // Once pruned, the event lives on as the document archived from it; documents that merely cite
@@ -429,11 +440,21 @@ function forgetEvent(stores: MemoryStores, id: string): ForgetResult {
     stores.documents.invalidateVectorCache();
     throw error;
   }
-  if (!outcome.fromWindow && outcome.removed.length === 0) {
-    throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `memory has no context event ${JSON.stringify(id)} (in the window or archived)`);
+  if (!outcome.fromWindow && outcome.removed.length === 0 && raw.records_removed === 0) {
+    throw new HomeAgentError(
+      'HA_ERR_RPC_INVALID_PARAMS',
+      `memory has no context event ${JSON.stringify(id)} (in the window, archived or in the raw conversation log)`,
+    );
   }
   const facts = stores.db.prepare('SELECT count(*) AS n FROM graph_sentences WHERE source_event_id = ?').get(id) as { n: number };
-  return { target: 'event', event: id, from_window: outcome.fromWindow, documents_removed: outcome.removed, facts_kept: facts.n };
+  return {
+    target: 'event',
+    event: id,
+    from_window: outcome.fromWindow,
+    documents_removed: outcome.removed,
+    raw_log_records_removed: raw.records_removed,
+    facts_kept: facts.n,
+  };
 }
 
 function forgetDocument(stores: MemoryStores, id: number): ForgetResult {

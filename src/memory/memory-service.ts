@@ -93,6 +93,12 @@ export interface MemoryParts {
   analyzer: TextAnalyzer;
   embedder: Embedder;
   maintenance: MemoryMaintenance;
+  /**
+   * The raw conversation log under `<data>/memory/raw` (undefined without a data directory; not
+   * written to when core.memory.conversation_log_days is 0, yet its files can still be read and
+   * forgotten from): memory.event reads it, memory.forget {event} removes the event from it.
+   */
+  rawLog: ConversationLog | undefined;
 }
 
 /** An input as it arrives, before the model sees it. */
@@ -196,7 +202,7 @@ export class MemoryService implements Service {
         },
       });
       rawLog = this.#rawLogFor(settings);
-      await rawLog?.start();
+      if (settings.conversation_log_days > 0) await rawLog?.start();
       await maintenance.start(signal ?? new AbortController().signal);
       this.#parser = parser;
       this.#analyzer = analyzer;
@@ -259,7 +265,14 @@ export class MemoryService implements Service {
   parts(): MemoryParts {
     const { stores, recall } = this.#require();
     if (!this.#analyzer || !this.#embedder || !this.#maintenance) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'memory is not running');
-    return { stores, recall, analyzer: this.#analyzer, embedder: this.#embedder, maintenance: this.#maintenance };
+    return {
+      stores,
+      recall,
+      analyzer: this.#analyzer,
+      embedder: this.#embedder,
+      maintenance: this.#maintenance,
+      rawLog: this.#rawLog,
+    };
   }
 
   #require(): { stores: MemoryStores; recall: MemoryRecall } {
@@ -399,8 +412,12 @@ export class MemoryService implements Service {
     }
   }
 
+  /**
+   * The one ConversationLog of the directory, also when the log is off (then never started, so it
+   * writes nothing): files written before it was turned off can still be read and forgotten from.
+   */
   #rawLogFor(settings: MemorySettings): ConversationLog | undefined {
-    if (this.#o.dataDir === undefined || settings.conversation_log_days <= 0) return undefined;
+    if (this.#o.dataDir === undefined) return undefined;
     return new ConversationLog({
       directory: join(this.#o.dataDir, 'memory', 'raw'),
       clock: this.#o.clock,

@@ -140,6 +140,7 @@ export const ERROR_CODES = {
   HA_ERR_HTTP_TIMEOUT: 'the request did not arrive within the time limit',
   HA_ERR_INPUT_DUPLICATE: 'the same input arrived again within core.agent.dedupe_window_ms and was skipped',
   HA_ERR_AGENT_TIMEOUT: 'the agent did not answer within the time the caller waits (the input keeps running)',
+  HA_ERR_MEMORY_RAW_LOG: 'the raw conversation log could not be rewritten (the files named stay as they were)',
   HA_ERR_MEMORY_NOT_FOUND: 'memory has no entity, relation, event or document with that name or id',
 } as const;
 

@@ -8,6 +8,7 @@ import {
   type ExportedRecord,
   exportRecords,
   exportToFile,
+  formatForget,
   type MemoryClient,
   type MemoryCommand,
   type MemoryIo,
@@ -16,6 +17,7 @@ import {
   runMemory,
 } from '../../../src/cli/memory.js';
 import { RpcClient } from '../../../src/cli/rpc-client.js';
+import type { ForgetResult } from '../../../src/memory/memory-methods.js';
 import { runCtl } from '../../helpers/daemon.js';
 import { createTestPluginContext } from '../../helpers/plugin-context.js';
 import { tempDir } from '../fixtures/support.js';
@@ -82,6 +84,27 @@ function pagesOf(records: ExportedRecord[], size: number, failAt?: number) {
 }
 
 const RECORDS: ExportedRecord[] = Array.from({ length: 25 }, (_, i) => ({ type: i < 10 ? 'event' : 'entity', id: i, text: `row ${i} ✓` }));
+
+t.test('formatForget says where a forgotten event was removed from, the raw conversation log included', async (t) => {
+  const event: Extract<ForgetResult, { target: 'event' }> = {
+    target: 'event',
+    event: 'ev-1',
+    from_window: true,
+    documents_removed: [],
+    raw_log_records_removed: 0,
+    facts_kept: 0,
+  };
+  t.equal(formatForget(event), 'event ev-1: removed from the context window');
+  t.equal(
+    formatForget({ ...event, documents_removed: [4], raw_log_records_removed: 3, facts_kept: 2 }),
+    'event ev-1: removed from the context window, archive document 4 deleted, 3 lines removed from the raw conversation log; 2 sentences read from it stay in the graph (forget the entities to remove them)',
+  );
+  t.equal(
+    formatForget({ ...event, from_window: false, raw_log_records_removed: 1, facts_kept: 1 }),
+    'event ev-1: 1 line removed from the raw conversation log; 1 sentence read from it stays in the graph (forget the entities to remove them)',
+    'only the raw log had it',
+  );
+});
 
 t.test('exportToFile writes JSON Lines atomically: the old file survives a failed export, no temp file stays', async (t) => {
   const dir = tempDir(t);

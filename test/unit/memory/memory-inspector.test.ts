@@ -1,7 +1,8 @@
 // The memory inspector's control methods (memory.entities|relations|documents|event|introspect|edit
 // and memory.forget {relation}, src/memory/memory-methods.ts + memory-inspector.ts) on a real
 // MemoryService and memory.db, called through a real ControlRegistry as the web API calls them.
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { findEvent, type MemoryIntrospection, type RelationView } from '../../../src/memory/memory-inspector.js';
 import type { EntityView } from '../../../src/memory/memory-methods.js';
@@ -284,23 +285,138 @@ t.test('provenance: a fact said through MemoryService leads back to its words in
     document_id: pruned.archived[0]?.document_id,
   });
 
-  // Forgotten by memory: the raw conversation log remains the record (until its retention ends).
-  await m.call('memory.forget', { event: 'in-alice' });
-  t.same(await m.call('memory.event', { id: 'in-alice' }), { ...expected, source: null, stored_in: 'raw_log' });
+  // Forgotten: no layer shows it any more, the raw conversation log included.
+  t.match(await m.call('memory.forget', { event: 'in-alice' }), { from_window: false, raw_log_records_removed: 2 });
+  await expectErrorAsync(t, () => m.call('memory.event', { id: 'in-alice' }), 'HA_ERR_MEMORY_NOT_FOUND');
   t.match(await m.call('memory.event', { id: 'later-3' }), { text: 'later message 3', stored_in: 'window' });
-
-  // A raw log file removed by retention while it is listed is passed over.
-  const reader = { directory: m.rawLogDir, files: () => [{ name: 'conversation-1.jsonl' }, { name: 'conversation-99999999999999.jsonl' }] };
-  const files = readdirSync(m.rawLogDir).map((name) => ({ name }));
-  t.match(await findEvent(m.parts().stores, 'in-alice', { ...reader, files: () => [...files, ...reader.files()] }), {
-    stored_in: 'raw_log',
-  });
-  t.equal(await findEvent(m.parts().stores, 'in-alice', reader), undefined);
 
   const missing = await expectErrorAsync(t, () => m.call('memory.event', { id: 'never-said' }), 'HA_ERR_MEMORY_NOT_FOUND');
   t.match(missing.message, /"never-said"/);
   await expectErrorAsync(t, () => m.call('memory.event', { id: '' }), 'HA_ERR_RPC_INVALID_PARAMS');
   await expectErrorAsync(t, () => m.call('memory.event', {}), 'HA_ERR_RPC_INVALID_PARAMS');
+});
+
+/** Every raw conversation log file and its exact bytes, by name. */
+function rawFiles(m: MemoryControlSetup): Map<string, Buffer> {
+  return new Map(
+    readdirSync(m.rawLogDir)
+      .sort()
+      .map((name) => [name, readFileSync(join(m.rawLogDir, name))]),
+  );
+}
+
+/** The lines of `text` (newlines kept) that are not records of the event. */
+function withoutEvent(text: string, id: string): string {
+  return text
+    .split(/(?<=\n)/)
+    .filter((line) => !line.includes(`"event_id":${JSON.stringify(id)}`))
+    .join('');
+}
+
+t.test('memory.forget {event} cuts the event out of the raw conversation log, so memory.event cannot show it again', async (t) => {
+  const m = await startMemoryControl(t, { rawLog: true });
+  const turn = async (id: string, input: string, response: string) => {
+    const said = { id, timestamp: m.clock.now(), source: 'webui', channel: 'webui', peer: 'Bob', input };
+    await m.memory.recordInput(said);
+    await m.memory.remember({ ...said, response, tools: [{ tool: 'note', text: `noted: ${input}` }] });
+  };
+  await turn('in-secret', 'The door code is 4711', 'Noted, 4711.');
+  await turn('in-keep', 'Bert likes green tea', 'Noted.');
+  t.match(await m.call('memory.event', { id: 'in-secret' }), { text: 'The door code is 4711', stored_in: 'window' });
+  const before = rawFiles(m);
+  t.equal(before.size, 1);
+  t.match(String([...before.values()][0]), '4711', 'the raw log has the words before the forget');
+
+  t.match(await m.call('memory.forget', { event: 'in-secret' }), {
+    target: 'event',
+    event: 'in-secret',
+    from_window: true,
+    documents_removed: [],
+    raw_log_records_removed: 3,
+  });
+  t.match(m.audits().at(-1), { actor: 'tester', action: 'memory.forget', event: 'in-secret', raw_log_records_removed: 3 });
+  const gone = await expectErrorAsync(t, () => m.call('memory.event', { id: 'in-secret' }), 'HA_ERR_MEMORY_NOT_FOUND');
+  t.match(gone.message, /"in-secret"/);
+  const after = rawFiles(m);
+  t.same([...after.keys()], [...before.keys()], 'the same files, no temp file left');
+  for (const [name, bytes] of after) {
+    t.notOk(bytes.includes('4711'), `${name} no longer holds the words`);
+    t.equal(String(bytes), withoutEvent(String(before.get(name)), 'in-secret'), 'the other lines keep their bytes');
+  }
+  t.match(await m.call('memory.event', { id: 'in-keep' }), { text: 'Bert likes green tea', stored_in: 'window' });
+
+  // Turns after the forget are logged and readable; this one memory lost, only the raw log has it.
+  m.clock.advance(HOUR);
+  await turn('in-after', 'The garage opens at seven', 'OK.');
+  m.parts().stores.db.prepare('DELETE FROM context_events WHERE id = ?').run('in-after');
+  t.match(await m.call('memory.event', { id: 'in-after' }), {
+    text: 'The garage opens at seven',
+    response: 'OK.',
+    source: null,
+    stored_in: 'raw_log',
+  });
+  // A raw log file removed by retention while it is listed is passed over.
+  const listed = [...rawFiles(m).keys()].map((name) => ({ name }));
+  const vanished = [{ name: 'conversation-1.jsonl' }, { name: 'conversation-99999999999999.jsonl' }];
+  const stores = m.parts().stores;
+  t.match(await findEvent(stores, 'in-after', { directory: m.rawLogDir, files: () => [...listed, ...vanished] }), { stored_in: 'raw_log' });
+  t.equal(await findEvent(stores, 'in-after', { directory: m.rawLogDir, files: () => vanished }), undefined);
+
+  // Only the raw log holds it: that is still something to forget.
+  t.match(await m.call('memory.forget', { event: 'in-after' }), {
+    target: 'event',
+    event: 'in-after',
+    from_window: false,
+    documents_removed: [],
+    raw_log_records_removed: 3,
+  });
+  await expectErrorAsync(t, () => m.call('memory.event', { id: 'in-after' }), 'HA_ERR_MEMORY_NOT_FOUND');
+  await expectErrorAsync(t, () => m.call('memory.forget', { event: 'in-after' }), 'HA_ERR_RPC_INVALID_PARAMS');
+});
+
+t.test('memory.forget {event}: a raw log file that cannot be rewritten fails the forget and leaves everything as it was', async (t) => {
+  const m = await startMemoryControl(t, { rawLog: true });
+  const said = { id: 'in-pin', timestamp: m.clock.now(), source: 'cli', channel: 'cli', peer: 'Bob', input: 'My pin is 1234' };
+  await m.memory.recordInput(said);
+  await m.memory.remember({ ...said, response: 'Noted.', tools: [] });
+  const [name] = [...rawFiles(m).keys()] as [string];
+  const before = rawFiles(m);
+  // A directory where the rewritten copy would be written: the copy cannot be made.
+  mkdirSync(join(m.rawLogDir, `${name}.forget-tmp`));
+
+  const error = await expectErrorAsync(t, () => m.call('memory.forget', { event: 'in-pin' }), 'HA_ERR_MEMORY_RAW_LOG');
+  t.match(error.message, name);
+  t.same(readFileSync(join(m.rawLogDir, name)), before.get(name), 'the raw log file is intact');
+  t.match(await m.call('memory.event', { id: 'in-pin' }), { text: 'My pin is 1234', stored_in: 'window' }, 'the window too');
+  t.same(m.audits(), [], 'nothing forgotten, nothing audited');
+
+  rmSync(join(m.rawLogDir, `${name}.forget-tmp`), { recursive: true });
+  t.match(await m.call('memory.forget', { event: 'in-pin' }), { from_window: true, raw_log_records_removed: 2 }, 'again, once it can');
+  t.notOk(readFileSync(join(m.rawLogDir, name)).includes('1234'));
+  await expectErrorAsync(t, () => m.call('memory.event', { id: 'in-pin' }), 'HA_ERR_MEMORY_NOT_FOUND');
+});
+
+t.test('with the raw log turned off, files written before can still be read and forgotten from', async (t) => {
+  const m = await startMemoryControl(t, { rawLog: true, settings: { conversation_log_days: 0 } });
+  const record = (role: string, content: string) =>
+    `${JSON.stringify({ role, content, event_id: 'old-1', channel: 'cli', peer: 'Bob', timestamp: new Date(T0).toISOString() })}\n`;
+  const other = `${JSON.stringify({ role: 'user', content: 'unrelated', event_id: 'old-2', timestamp: new Date(T0).toISOString() })}\n`;
+  mkdirSync(m.rawLogDir, { recursive: true });
+  const file = join(m.rawLogDir, `conversation-${T0}.jsonl`);
+  writeFileSync(file, record('user', 'the safe is behind the painting') + other + record('assistant', 'Noted.'));
+  t.match(await m.call('memory.event', { id: 'old-1' }), {
+    text: 'the safe is behind the painting',
+    response: 'Noted.',
+    stored_in: 'raw_log',
+  });
+
+  const said = { id: 'new-1', timestamp: T0 + HOUR, source: 'cli', channel: 'cli', peer: 'Bob', input: 'not logged' };
+  await m.memory.remember({ ...said, response: 'ok', tools: [] });
+  t.same(readdirSync(m.rawLogDir), [`conversation-${T0}.jsonl`], 'the log writes nothing');
+
+  t.match(await m.call('memory.forget', { event: 'old-1' }), { from_window: false, raw_log_records_removed: 2 });
+  t.equal(readFileSync(file, 'utf8'), other);
+  await expectErrorAsync(t, () => m.call('memory.event', { id: 'old-1' }), 'HA_ERR_MEMORY_NOT_FOUND');
 });
 
 t.test('memory.event without a raw log only looks in the window and the documents', async (t) => {

@@ -186,6 +186,7 @@ t.test('memory.forget an event (window and its archive) or a document; exactly o
     event: 'ev-live',
     from_window: true,
     documents_removed: [],
+    raw_log_records_removed: 0,
     facts_kept: 0,
   });
   t.notOk(window.get('ev-live'), 'gone from the window');
@@ -196,6 +197,7 @@ t.test('memory.forget an event (window and its archive) or a document; exactly o
     event: 'ev-old',
     from_window: false,
     documents_removed: [archived.id],
+    raw_log_records_removed: 0,
     facts_kept: 1,
   });
   t.same(
