@@ -46,7 +46,7 @@ const en = {
   'chat.skipped': 'Not answered: {reason}',
   'chat.elsewhere': '(sent from another window)',
   'chat.message': 'Message',
-  'chat.tokens': '{count} tokens',
+  'chat.tokens': '{count} token|{count} tokens',
   'home.no_area': 'Other',
   'home.empty': 'No devices yet. Configure GPIO pins, I2C sensors or MQTT devices in the settings.',
   'home.on': 'On',
@@ -82,8 +82,8 @@ const en = {
   'mem.provenance': 'Where it came from',
   'mem.original': 'Original input',
   'mem.confidence': 'confidence {value}',
-  'mem.mentions': '{count} mentions',
-  'mem.relations': '{count} facts',
+  'mem.mentions': '{count} mention|{count} mentions',
+  'mem.relations': '{count} fact|{count} facts',
   'mem.subject': 'Subject',
   'mem.relation': 'Relation',
   'mem.object': 'Object',
@@ -130,7 +130,7 @@ const en = {
   'hl.all_levels': 'all',
   'hl.filter': 'Filter text',
   'hl.audit': 'Audit only',
-  'hl.dropped': '{count} older lines were dropped.',
+  'hl.dropped': 'One older line was dropped.|{count} older lines were dropped.',
 } as const;
 
 export type StringKey = keyof typeof en;
@@ -275,8 +275,11 @@ export const LANGUAGE = pickLanguage(browserLanguages);
 const table: Record<StringKey, string> = LANGUAGE === 'zh' ? zh : en;
 
 /** The string for `key` with `{name}` placeholders filled from `vars`. */
+/** A string with `one|other` forms (English plurals) picks by `vars.count`; Chinese strings have one form. */
 export function t(key: StringKey, vars: Record<string, string | number> = {}): string {
-  return table[key].replace(/\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole));
+  const forms = table[key].split('|');
+  const text = (forms.length === 2 && vars.count === 1 ? forms[0] : forms.at(-1)) ?? '';
+  return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole));
 }
 
 /** "3 min ago" / "3 分钟前" through the browser's own relative-time wording. */
