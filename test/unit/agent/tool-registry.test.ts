@@ -157,6 +157,13 @@ t.test('registration refuses bad names, duplicates and schemas that do not compi
   tools.register(tool('x'.repeat(64), () => 1));
   tools.register(tool('drafted', () => 1, { parameters: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' } }));
   t.ok(tools.get('drafted'), 'an unknown $schema draft does not block a tool');
+  const dangling = tool('dangling_ref', () => 1, { parameters: { type: 'object', properties: { a: { $ref: '#/definitions/none' } } } });
+  tools.register(dangling);
+  t.match(
+    tools.validate(dangling, '{"a": 1}'),
+    { ok: false, error: { reason: 'failed', detail: /argument schema is invalid/ } },
+    'a schema that passes the meta-schema but cannot compile fails its calls with a reason, not the loop',
+  );
 });
 
 t.test('unregister and removeOwner remove static tools', async (t) => {
