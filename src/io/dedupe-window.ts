@@ -16,12 +16,9 @@ export function dedupeKey(
 ): string | undefined {
   let json: string | undefined;
   try {
-    const history = input.meta?.history;
-    json = JSON.stringify(
-      history === undefined
-        ? [input.source, input.channel, input.type, input.payload]
-        : [input.source, input.channel, input.type, input.payload, history],
-    );
+    const identity: unknown[] = [input.source, input.channel, input.type, input.payload];
+    if (input.meta?.history !== undefined) identity.push(input.meta.history);
+    json = JSON.stringify(identity);
   } catch {
     // Cyclic or BigInt payloads: such an input is simply never treated as a duplicate.
     return undefined;
