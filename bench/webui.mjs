@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
-import { createConnection } from 'node:net';
+import { connect, createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,9 +65,9 @@ async function waitForCredentials(socketPath, child) {
   throw new Error('the web server did not come up within 30 s');
 }
 
-function http(url, { method = 'GET', headers = {}, body } = {}) {
+function http(url, { method = 'GET', headers = {}, body, fresh = false } = {}) {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers, agent: keepAlive }, (res) => {
+    const req = request(url, { method, headers, agent: fresh ? false : keepAlive }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -77,6 +77,36 @@ function http(url, { method = 'GET', headers = {}, body } = {}) {
   });
 }
 let keepAlive;
+
+const SLOW_CLIENTS = 500;
+
+/** Opens sockets that trickle a request's headers one byte every 200 ms, as a slowloris client does. */
+async function openSlowClients(url, count) {
+  const sockets = [];
+  const head = `GET /api/v1/status HTTP/1.1\r\nHost: ${url.host}\r\nX-Slow: `;
+  for (let i = 0; i < count; i++) {
+    const socket = connect(Number(url.port), url.hostname);
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve).once('close', resolve));
+    let sent = 0;
+    socket.write(head.slice(0, 10));
+    sent = 10;
+    const timer = setInterval(() => {
+      if (socket.destroyed) return clearInterval(timer);
+      socket.write(sent < head.length ? head[sent++] : 'a');
+    }, 200);
+    sockets.push({ socket, timer });
+  }
+  return {
+    open: () => sockets.filter((s) => !s.socket.destroyed).length,
+    close: () => {
+      for (const { socket, timer } of sockets) {
+        clearInterval(timer);
+        socket.destroy();
+      }
+    },
+  };
+}
 
 async function timeRequests(label, send) {
   const times = [];
@@ -141,6 +171,28 @@ export async function run(emit) {
         what: `${m.label}, LLM on loopback answering at once (the whole time is overhead); p50 ${round(m.p50)} ms`,
         agent_chat_over_cli_socket_p95_ms: round(direct.p95),
       });
+    }
+
+    // Slow clients (reliability-and-performance.md A6): 500 sockets that send their headers a
+    // byte at a time must not delay an authenticated request beyond 1 s.
+    const slow = await openSlowClients(new URL(base), SLOW_CLIENTS);
+    try {
+      const during = await timeRequests('GET /api/v1/status with 500 slow clients', async () => {
+        // A new connection each time, as a phone arriving during the attack would open.
+        const res = await http(`${base}/api/v1/status`, { headers: { 'x-api-key': credentials.api_key }, fresh: true });
+        if (res.status !== 200) throw new Error(`/api/v1/status answered ${res.status} while slow clients were connected`);
+      });
+      emit({
+        name: 'webui_request_with_slow_clients_p95_ms',
+        unit: 'ms',
+        value: round(during.p95),
+        n: RUNS,
+        what: `an authenticated GET /api/v1/status while ${slow.open()} slowloris sockets are open (headers one byte every 200 ms); p50 ${round(during.p50)} ms`,
+        goal: '<= 1000',
+        goal_met: during.p95 <= 1000,
+      });
+    } finally {
+      slow.close();
     }
 
     // The page as a browser loads it the first time: index.html, then every script, style and

@@ -1702,10 +1702,13 @@ const WebuiPluginSchema = Type.Object(
       ...webuiMeta('An idle keep-alive connection is closed after this time.', { requires_restart: true }),
     }),
     max_connections: Type.Integer({
-      default: 128,
+      default: 512,
       minimum: 1,
       maximum: 10000,
-      ...webuiMeta('Open connections at most; more are refused.', { requires_restart: true }),
+      ...webuiMeta(
+        "Open connections at most; more are refused. High enough that a crowd of slow clients (each cut off after header_timeout_ms) leaves room for the household; keep it under the service's open-file limit (1024).",
+        { requires_restart: true },
+      ),
     }),
     body_limit_bytes: Type.Integer({
       default: 1048576,
