@@ -119,7 +119,60 @@ async function timeRequests(label, send) {
   return { label, p50: percentile(times, 50), p95: percentile(times, 95) };
 }
 
+/**
+ * Welch's t-test between the times of API-key checks that differ from the key at its first
+ * character and at its last one (reliability-and-performance.md A6): a comparison that stopped at
+ * the first difference would make the first group faster. Samples interleave, so drift hits both.
+ */
+async function tokenTiming(emit) {
+  const { TokenCheck, randomToken } = await import(join(root, 'dist/src/shared/access-token.js'));
+  const key = randomToken();
+  const check = new TokenCheck(key);
+  const flip = (c) => (c === 'A' ? 'B' : 'A');
+  const early = flip(key[0]) + key.slice(1);
+  const late = key.slice(0, -1) + flip(key.at(-1));
+  const N = 100_000;
+  const a = new Float64Array(N);
+  const b = new Float64Array(N);
+  for (let i = 0; i < 2000; i++) check.matches(i % 2 ? early : late);
+  for (let i = 0; i < N; i++) {
+    let t0 = process.hrtime.bigint();
+    check.matches(early);
+    a[i] = Number(process.hrtime.bigint() - t0);
+    t0 = process.hrtime.bigint();
+    check.matches(late);
+    b[i] = Number(process.hrtime.bigint() - t0);
+  }
+  const stats = (xs) => {
+    const mean = xs.reduce((s, x) => s + x, 0) / xs.length;
+    return { mean, variance: xs.reduce((s, x) => s + (x - mean) ** 2, 0) / (xs.length - 1) };
+  };
+  const sa = stats(a);
+  const sb = stats(b);
+  const t = (sa.mean - sb.mean) / Math.sqrt(sa.variance / N + sb.variance / N);
+  // With ~2×10⁵ degrees of freedom the t distribution is the normal one.
+  const p = 2 * (1 - normalCdf(Math.abs(t)));
+  emit({
+    name: 'api_key_check_timing_p',
+    unit: 'p',
+    value: Math.round(p * 1000) / 1000,
+    n: N,
+    what: `Welch t-test, key differing at its first vs last character: means ${round(sa.mean, 0)} vs ${round(sb.mean, 0)} ns, t = ${round(t)}`,
+    goal: '> 0.01 (no detectable difference)',
+    goal_met: p > 0.01,
+  });
+}
+
+/** Φ(x) by the Abramowitz–Stegun 7.1.26 erf approximation (error < 1.5e-7). */
+function normalCdf(x) {
+  const z = Math.abs(x) / Math.SQRT2;
+  const k = 1 / (1 + 0.3275911 * z);
+  const erf = 1 - ((((1.061405429 * k - 1.453152027) * k + 1.421413741) * k - 0.284496736) * k + 0.254829592) * k * Math.exp(-z * z);
+  return x >= 0 ? (1 + erf) / 2 : (1 - erf) / 2;
+}
+
 export async function run(emit) {
+  await tokenTiming(emit);
   const { Agent } = await import('node:http');
   keepAlive = new Agent({ keepAlive: true, maxSockets: 1 });
   const dir = mkdtempSync(join(tmpdir(), 'homeagent-bench-webui-'));
