@@ -141,6 +141,9 @@ export const ERROR_CODES = {
   HA_ERR_INPUT_DUPLICATE: 'the same input arrived again within core.agent.dedupe_window_ms and was skipped',
   HA_ERR_AGENT_TIMEOUT: 'the agent did not answer within the time the caller waits (the input keeps running)',
   HA_ERR_MEMORY_RAW_LOG: 'the raw conversation log could not be rewritten (the files named stay as they were)',
+  HA_ERR_TRACKER_STATE:
+    "the change tracker's state folder is damaged or misplaced (unreadable journal, state folder inside the plugins tree)",
+  HA_ERR_TRACKER_MOUNT: 'the plugins overlay could not be mounted or unmounted (busy, or no privilege)',
   HA_ERR_MEMORY_NOT_FOUND: 'memory has no entity, relation, event or document with that name or id',
 } as const;
 
