@@ -8,9 +8,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { CAPABILITY, type ErrorCode, HomeAgentError, type OutputEvent, type Receipt } from '../../src/sdk/index.js';
+import { CAPABILITY, type OutputEvent, type Receipt } from '../../src/sdk/index.js';
 import { bodyObject, invalidParams, noQuery } from './api-params.js';
 import type { EventRing } from './event-ring.js';
+import { awaitReceipt } from './receipt-wait.js';
 import type { RouteDeps } from './types.js';
 
 export const OUTPUT_CHANNEL = 'webui';
@@ -19,11 +20,6 @@ export const OUTPUT_EVENT = 'webui.output';
 export const CHAT_CHANNEL = /^webui(_[a-z0-9_]{1,24})?$/;
 /** The longest message, as `homeagentctl chat` (agent.chat) allows. */
 export const MAX_CHAT_CHARS = 100_000;
-/**
- * What a chat that outlasts chat_timeout_ms answers. The input is not cancelled: its answer still
- * arrives on the event stream.
- */
-export const CHAT_TIMEOUT_CODE: ErrorCode = 'HA_ERR_AGENT_TIMEOUT';
 
 export interface ChatRouteOptions {
   ring: EventRing;
@@ -78,26 +74,8 @@ export function chatRoutes(app: FastifyInstance, deps: RouteDeps, options: ChatR
       return { ok: true, result: { input_id: inputId } };
     }
     const timeoutMs = deps.settings().chat_timeout_ms;
-    return { ok: true, result: { input_id: inputId, receipt: await within(receipt, timeoutMs, inputId) } };
+    const timeoutMessage = (ms: number) =>
+      `the agent did not answer input ${inputId} within ${ms} ms (plugin.webui.chat_timeout_ms); it keeps running: its answer arrives on /api/v1/events`;
+    return { ok: true, result: { input_id: inputId, receipt: await awaitReceipt(receipt, timeoutMs, timeoutMessage) } };
   });
-}
-
-/** The receipt, or a timeout error after `ms` (the input itself keeps running). */
-async function within(receipt: Promise<Receipt>, ms: number, inputId: string): Promise<Receipt> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(
-        new HomeAgentError(
-          CHAT_TIMEOUT_CODE,
-          `the agent did not answer input ${inputId} within ${ms} ms (plugin.webui.chat_timeout_ms); it keeps running: its answer arrives on /api/v1/events`,
-        ),
-      );
-    }, ms);
-  });
-  try {
-    return await Promise.race([receipt, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

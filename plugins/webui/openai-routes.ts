@@ -11,13 +11,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HomeAgentError, type PluginContext, type PluginInput, type Receipt } from '../../src/sdk/index.js';
+import type { PluginContext, PluginInput } from '../../src/sdk/index.js';
 import { pathOf } from './http-errors.js';
 import { errorHeaders, type OpenAiError, receiptError, toOpenAiError } from './openai-errors.js';
 import { parseChatRequest } from './openai-request.js';
 import { type CompletionIdentity, completionBody, completionIdentity, openAiErrorBody, usageOf } from './openai-response.js';
 import { ChunkWriter, StreamedAnswer } from './openai-stream.js';
+import { awaitReceipt } from './receipt-wait.js';
 import type { RouteDeps, RouteModule } from './types.js';
+
+const OPENAI_TIMEOUT = (ms: number) =>
+  `no answer within plugin.webui.chat_timeout_ms (${ms} ms); the request goes on and its answer is kept in memory`;
 
 /** Source and channel of the inputs; the channel has no output of its own: answers go back in the response. */
 const OPENAI_SOURCE = 'openai';
@@ -70,7 +74,7 @@ async function registerRoutes(scope: FastifyInstance, deps: RouteDeps): Promise<
         include_usage: chat.include_usage,
       });
     }
-    const receipt = await awaitReceipt(ctx.io.injectInput(input), settings.chat_timeout_ms);
+    const receipt = await awaitReceipt(ctx.io.injectInput(input), settings.chat_timeout_ms, OPENAI_TIMEOUT);
     if (receipt.status !== 'done') return sendError(reply, receiptError(receipt));
     return completionBody(identity, receipt.text ?? '', usageOf(receipt));
   });
@@ -78,46 +82,6 @@ async function registerRoutes(scope: FastifyInstance, deps: RouteDeps): Promise<
 
 function sendError(reply: FastifyReply, error: OpenAiError): FastifyReply {
   return reply.code(error.status).headers(errorHeaders(error)).send(error.body);
-}
-
-/**
- * The receipt, or HA_ERR_AGENT_TIMEOUT after `timeoutMs`, or undefined once `signal` aborts (the
- * client went away). Either way the input itself goes on: its answer still lands in memory.
- */
-export function awaitReceipt(receipt: Promise<Receipt>, timeoutMs: number): Promise<Receipt>;
-export function awaitReceipt(receipt: Promise<Receipt>, timeoutMs: number, signal: AbortSignal): Promise<Receipt | undefined>;
-export function awaitReceipt(receipt: Promise<Receipt>, timeoutMs: number, signal?: AbortSignal): Promise<Receipt | undefined> {
-  return new Promise((resolve, reject) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', gone);
-    };
-    const gone = () => {
-      done();
-      resolve(undefined);
-    };
-    const timer = setTimeout(() => {
-      done();
-      reject(
-        new HomeAgentError(
-          'HA_ERR_AGENT_TIMEOUT',
-          `no answer within plugin.webui.chat_timeout_ms (${timeoutMs} ms); the request goes on and its answer is kept in memory`,
-        ),
-      );
-    }, timeoutMs);
-    if (signal?.aborted) return gone();
-    signal?.addEventListener('abort', gone, { once: true });
-    receipt.then(
-      (value) => {
-        done();
-        resolve(value);
-      },
-      (error: unknown) => {
-        done();
-        reject(error);
-      },
-    );
-  });
 }
 
 /**
@@ -146,7 +110,7 @@ async function streamCompletion(
     if (event.input_id === input.id) writer.content(answer.add(event));
   });
   try {
-    const receipt = await awaitReceipt(ctx.io.injectInput(input), options.timeoutMs, clientGone.signal);
+    const receipt = await awaitReceipt(ctx.io.injectInput(input), options.timeoutMs, OPENAI_TIMEOUT, clientGone.signal);
     if (receipt === undefined) {
       ctx.log.info({ input_id: input.id }, 'OpenAI-compatible client went away mid-stream; the turn goes on');
     } else if (receipt.status !== 'done') {
