@@ -7,7 +7,7 @@ import t from 'tap';
 import { findEvent, type MemoryIntrospection, type RelationView } from '../../../src/memory/memory-inspector.js';
 import type { EntityView } from '../../../src/memory/memory-methods.js';
 import { expectErrorAsync } from '../fixtures/support.js';
-import { type MemoryControlSetup, startMemoryControl } from './fixtures/memory-control.js';
+import { type MemoryControlSetup, seedAnna, startMemoryControl } from './fixtures/memory-control.js';
 import { HOUR, T0 } from './fixtures/memory-fixture.js';
 
 const at = (ms: number) => new Date(ms).toISOString();
@@ -16,26 +16,6 @@ const at = (ms: number) => new Date(ms).toISOString();
 async function list<T>(m: MemoryControlSetup, method: string, key: string, params: unknown = {}): Promise<{ items: T[]; total: number }> {
   const result = (await m.call(method, params)) as Record<string, unknown>;
   return { items: result[key] as T[], total: result.total as number };
-}
-
-/** Anna lived in Oslo (ev-1), moved to Shanghai (ev-2); Bert knows Anna (ev-3); Anna is also Annie. */
-async function seedAnna(m: MemoryControlSetup): Promise<void> {
-  const { graph } = m.parts().stores;
-  await graph.commit([{ subject: 'Anna', relation: 'lives_in', object: 'Oslo', sentence: 'I live in Oslo.' }], {
-    source_event_id: 'ev-1',
-    timestamp: T0,
-    session: 'cli',
-  });
-  await graph.commit([{ subject: 'Anna', relation: 'lives_in', object: 'Shanghai', sentence: 'I moved to Shanghai.' }], {
-    source_event_id: 'ev-2',
-    timestamp: T0 + HOUR,
-    session: 'cli',
-  });
-  await graph.commit([{ subject: 'Bert', relation: 'knows', object: 'Anna', sentence: 'Bert knows Anna from school.' }], {
-    source_event_id: 'ev-3',
-    timestamp: T0 + 2 * HOUR,
-  });
-  graph.addAlias('Anna', 'Annie');
 }
 
 async function relationsOf(m: MemoryControlSetup, params: Record<string, unknown> = {}): Promise<RelationView[]> {

@@ -6,28 +6,8 @@ import type { ExportPage } from '../../../src/memory/memory-export.js';
 import { exportPage } from '../../../src/memory/memory-export.js';
 import type { EntityView, MemoryStats } from '../../../src/memory/memory-methods.js';
 import { expectErrorAsync } from '../fixtures/support.js';
-import { type MemoryControlSetup, startMemoryControl } from './fixtures/memory-control.js';
+import { type MemoryControlSetup, seedAnna, startMemoryControl } from './fixtures/memory-control.js';
 import { HOUR, T0 } from './fixtures/memory-fixture.js';
-
-/** Anna lived in Oslo (said in ev-1), then moved to Shanghai (ev-2): one current fact, one history. */
-async function seedAnna(m: MemoryControlSetup): Promise<void> {
-  const { graph } = m.parts().stores;
-  await graph.commit([{ subject: 'Anna', relation: 'lives_in', object: 'Oslo', sentence: 'I live in Oslo.' }], {
-    source_event_id: 'ev-1',
-    timestamp: T0,
-    session: 'cli',
-  });
-  await graph.commit([{ subject: 'Anna', relation: 'lives_in', object: 'Shanghai', sentence: 'I moved to Shanghai.' }], {
-    source_event_id: 'ev-2',
-    timestamp: T0 + HOUR,
-    session: 'cli',
-  });
-  await graph.commit([{ subject: 'Bert', relation: 'knows', object: 'Anna', sentence: 'Bert knows Anna from school.' }], {
-    source_event_id: 'ev-3',
-    timestamp: T0 + 2 * HOUR,
-  });
-  graph.addAlias('Anna', 'Annie');
-}
 
 function archive(eventId: string, content: string): DocumentInput {
   return {

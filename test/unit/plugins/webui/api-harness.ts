@@ -14,28 +14,10 @@ import { frameworkErrorHandler, installErrorHandlers } from '../../../../plugins
 import type { WebuiSettings } from '../../../../plugins/webui/types.js';
 import type { Caller } from '../../../../src/sdk/control.js';
 import { createTestPluginContext, type TestPluginContext, type TestPluginContextOptions } from '../../../helpers/plugin-context.js';
+import { webuiSettings } from './webui-setup.js';
 
-/** plugin.webui.* defaults (src/config/schema.ts). */
-export const WEBUI_DEFAULTS: WebuiSettings = {
-  enabled: true,
-  host: '127.0.0.1',
-  port: 0,
-  allowed_hosts: [],
-  session_ttl_ms: 86_400_000,
-  max_sessions: 32,
-  login_max_failures: 5,
-  login_window_ms: 300_000,
-  header_timeout_ms: 10_000,
-  request_timeout_ms: 30_000,
-  idle_timeout_ms: 5_000,
-  max_connections: 128,
-  body_limit_bytes: 1_048_576,
-  upload_limit_bytes: 20_971_520,
-  event_buffer: 200,
-  max_event_streams: 16,
-  chat_timeout_ms: 300_000,
-  model_name: 'homeagent',
-};
+/** plugin.webui.* defaults (from the schema), on a free port. */
+export const WEBUI_DEFAULTS: WebuiSettings = webuiSettings({ port: 0 });
 
 export interface CallRecord {
   method: string;

@@ -14,29 +14,16 @@ import type { Receipt } from '../../../../src/io/types.js';
 import type { PluginContext, PluginInput } from '../../../../src/sdk/plugin.js';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
+import { webuiSettings } from './webui-setup.js';
 
 const KEY = 'Bearer test-key';
 
-const SETTINGS: WebuiSettings = {
-  enabled: true,
-  host: '127.0.0.1',
+const SETTINGS: WebuiSettings = webuiSettings({
   port: 0,
-  allowed_hosts: [],
-  session_ttl_ms: 86_400_000,
-  max_sessions: 32,
-  login_max_failures: 5,
-  login_window_ms: 300_000,
-  header_timeout_ms: 10_000,
-  request_timeout_ms: 30_000,
-  idle_timeout_ms: 5_000,
-  max_connections: 128,
   body_limit_bytes: 4096,
   upload_limit_bytes: 1_048_576,
-  event_buffer: 200,
-  max_event_streams: 16,
-  chat_timeout_ms: 300_000,
   model_name: 'homeagent-test',
-};
+});
 
 interface Setup {
   app: FastifyInstance;
