@@ -35,7 +35,23 @@ export interface ToolExecutorOptions {
   log: Logger;
   /** Holds back dangerous calls until the owner confirms them; absent only in tests of other rules. */
   gate?: ConfirmationGate;
+  /**
+   * Runs around each tool's execute (the change tracker records what a call did to the plugins
+   * tree). It must call `run` exactly once and hand back its result or error unchanged.
+   */
+  around?: ToolCallWrapper;
 }
+
+/** Who is calling a tool, for a ToolCallWrapper. */
+export interface ToolCallInfo {
+  tool: string;
+  owner: string;
+  task_id: string;
+  source: string;
+  channel: string;
+}
+
+export type ToolCallWrapper = (call: ToolCallInfo, run: () => Promise<unknown>) => Promise<unknown>;
 
 export type BatchMode = 'parallel' | 'serial';
 
@@ -63,6 +79,7 @@ type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 export class ToolExecutor {
   readonly #registry: ToolRegistry;
+  readonly #around: ToolCallWrapper | undefined;
   readonly #stages: StageRegistry;
   readonly #limits: () => ToolLimits;
   readonly #log: Logger;
@@ -70,6 +87,7 @@ export class ToolExecutor {
 
   constructor(options: ToolExecutorOptions) {
     this.#gate = options.gate;
+    this.#around = options.around;
     this.#registry = options.registry;
     this.#stages = options.stages;
     this.#limits = options.limits;
@@ -196,7 +214,16 @@ export class ToolExecutor {
     };
     const progress = { finished: false };
     // async: a synchronous throw from execute becomes a rejection like any other failure.
-    const run: Promise<Settled> = (async () => def.execute(args, toolContext))().then(
+    const execute = async () => def.execute(args, toolContext);
+    const info: ToolCallInfo = {
+      tool: def.name,
+      owner: def.owner,
+      task_id: options.task_id,
+      source: options.input.source,
+      channel: options.input.channel,
+    };
+    const around = this.#around;
+    const run: Promise<Settled> = (async () => (around ? around(info, execute) : execute()))().then(
       (value): Settled => {
         progress.finished = true;
         return { ok: true, value };

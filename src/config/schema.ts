@@ -163,6 +163,87 @@ const SupervisorSchema = Type.Object(
         file_only: true,
       }),
     }),
+    heartbeat_interval_ms: Type.Integer({
+      default: 15000,
+      minimum: 100,
+      maximum: 600000,
+      ...meta({
+        description:
+          'How often the supervisor checks every component (event loop, state database, memory, language models, devices, plugin pings) and decides about a plugin change on trial.',
+        requires_restart: false,
+        category: 'supervisor',
+      }),
+    }),
+    failures_before_rollback: Type.Integer({
+      default: 3,
+      minimum: 1,
+      maximum: 100,
+      ...meta({
+        description:
+          'Consecutive failed health checks of a plugin whose files have uncommitted changes before those changes are rolled back (outside a trial; during a trial one failure is enough).',
+        requires_restart: false,
+        category: 'supervisor',
+      }),
+    }),
+    restart_backoff_ms: Type.Integer({
+      default: 15000,
+      minimum: 100,
+      maximum: 3600000,
+      ...meta({
+        description:
+          'Wait before the supervisor restarts a failed plugin (one without uncommitted changes); it doubles with each restart that does not help, up to restart_backoff_max_ms.',
+        requires_restart: false,
+        category: 'supervisor',
+      }),
+    }),
+    restart_backoff_max_ms: Type.Integer({
+      default: 900000,
+      minimum: 100,
+      maximum: 86400000,
+      ...meta({
+        description: 'Longest wait between two supervisor restarts of a failed plugin.',
+        requires_restart: false,
+        category: 'supervisor',
+      }),
+    }),
+    memory_limit_mb: Type.Integer({
+      default: 512,
+      minimum: 32,
+      maximum: 65536,
+      ...meta({
+        description:
+          "The daemon's resident memory limit: above 80 % the memory component is degraded, above the limit failed (and the systemd watchdog is no longer fed). The cgroup's memory.max counts instead when it is lower.",
+        requires_restart: false,
+        category: 'supervisor',
+      }),
+    }),
+    llm_check_interval_ms: Type.Integer({
+      default: 30000,
+      minimum: 1000,
+      maximum: 3600000,
+      ...meta({
+        description:
+          'How often the language model sources are probed (an HTTP request to each base URL; any answer counts as reachable). Unreachable is degraded, never failed: the house keeps working offline.',
+        requires_restart: false,
+        category: 'supervisor',
+      }),
+    }),
+    llm_check_timeout_ms: Type.Integer({
+      default: 5000,
+      minimum: 100,
+      maximum: 60000,
+      ...meta({ description: 'Time limit of one language model reachability probe.', requires_restart: false, category: 'supervisor' }),
+    }),
+    announce_channel: Type.String({
+      default: '',
+      maxLength: 64,
+      ...meta({
+        description:
+          'Output channel that hears about automatic rollbacks. Empty means the channel of the conversation that made the change, when there was one; the daemon status and the log always carry it.',
+        requires_restart: false,
+        category: 'supervisor',
+      }),
+    }),
     notify_backend: Type.Union([Type.Literal('auto'), Type.Literal('addon'), Type.Literal('binary')], {
       default: 'auto',
       ...meta({
@@ -756,6 +837,77 @@ const AutomationsSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const trackerMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: 'tracker', ...extra });
+
+/** The change tracker of <data>/plugins (issue 10, docs/changes.md). */
+const TrackerSchema = Type.Object(
+  {
+    backend: Type.Union([Type.Literal('auto'), Type.Literal('overlay'), Type.Literal('userspace'), Type.Literal('off')], {
+      default: 'auto',
+      ...trackerMeta(
+        'overlay: <data>/plugins is an overlay mounted by systemd (homeagent-tracker-*.service do commit and rollback); userspace: a copy of the last good tree under state_dir; auto: overlay when <data>/plugins is an overlay mount, else userspace; off: changes are not tracked and never rolled back.',
+        { requires_restart: true },
+      ),
+    }),
+    state_dir: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...trackerMeta(
+        'Where the last good state, the trial marker and kept file contents live. Empty means <data_dir>/tracker. Never inside <data_dir>/plugins.',
+        {
+          requires_restart: true,
+          file_only: true,
+        },
+      ),
+    }),
+    tracked_tools: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+      default: ['files_write', 'cmd_run'],
+      maxItems: 256,
+      ...trackerMeta(
+        'Tools whose calls are recorded as change sets when they touch <data>/plugins (a call that touches nothing there records nothing). plugins install and uninstall are always tracked.',
+      ),
+    }),
+    trial_health_intervals: Type.Integer({
+      default: 2,
+      minimum: 1,
+      maximum: 100,
+      ...trackerMeta(
+        'A change on trial is committed after this many healthy supervisor checks (core.supervisor.heartbeat_interval_ms each).',
+      ),
+    }),
+    keep_change_sets: Type.Integer({
+      default: 200,
+      minimum: 1,
+      maximum: 100000,
+      ...trackerMeta('Decided change sets kept for `homeagentctl changes`; older ones and their kept file contents are removed.'),
+    }),
+    keep_days: Type.Integer({
+      default: 90,
+      minimum: 1,
+      maximum: 3650,
+      ...trackerMeta('Decided change sets older than this are removed.'),
+    }),
+    max_kept_file_bytes: Type.Integer({
+      default: 5242880,
+      minimum: 0,
+      maximum: 1073741824,
+      ...trackerMeta(
+        'Before and after contents of changed files are kept (for diff and for rolling back a committed change) up to this size per file.',
+      ),
+    }),
+    apply_timeout_ms: Type.Integer({
+      default: 60000,
+      minimum: 1000,
+      maximum: 3600000,
+      ...trackerMeta(
+        'Overlay back end: how long to wait for the privileged homeagent-tracker-apply service to finish a commit or rollback.',
+      ),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 const pluginsMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
   meta({ description, requires_restart: false, category: 'plugins', ...extra });
 
@@ -874,6 +1026,7 @@ const CoreSchema = Type.Object(
     home: HomeSchema,
     automations: AutomationsSchema,
     plugins: PluginsSchema,
+    tracker: TrackerSchema,
   },
   { additionalProperties: false, default: {} },
 );

@@ -76,6 +76,26 @@ export interface EventMap {
   'gpio.edge': { pin: string; bcm: number; entity_id: string; edge: 'rising' | 'falling'; value: 0 | 1; at: number };
   /** An MQTT message arrived on a subscribed topic (plugins/mqtt); payload as text, cut at the plugin's limit. */
   'mqtt.message': { topic: string; payload: string; retained: boolean; at: number };
+  /**
+   * A change set of the plugins tree was recorded or decided (src/tracker): `trial` when recorded
+   * and being tried, `committed`, or `rolled_back` (with the reason and who decided).
+   */
+  'change.state': {
+    id: number;
+    status: 'trial' | 'committed' | 'rolled_back';
+    actor: string;
+    tool: string;
+    files: number;
+    by: string;
+    reason?: string;
+  };
+  /** A supervised component's status changed (src/supervisor). */
+  'health.changed': {
+    component: string;
+    status: 'ok' | 'degraded' | 'failed';
+    previous: 'ok' | 'degraded' | 'failed' | null;
+    detail: string;
+  };
   /** An automation run ended (src/automation). */
   'automation.run': {
     automation_id: string;

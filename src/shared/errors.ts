@@ -144,6 +144,11 @@ export const ERROR_CODES = {
   HA_ERR_TRACKER_STATE:
     "the change tracker's state folder is damaged or misplaced (unreadable journal, state folder inside the plugins tree)",
   HA_ERR_TRACKER_MOUNT: 'the plugins overlay could not be mounted or unmounted (busy, or no privilege)',
+  HA_ERR_CHANGE_NOT_FOUND: 'the change tracker has no change set with that id (it may have been pruned)',
+  HA_ERR_CHANGE_STATE:
+    'the change set cannot take that action in its state (already committed or rolled back, or a later change touched the same files)',
+  HA_ERR_TRACKER_OFF: 'the change tracker is off (core.tracker.backend: off), so changes are neither recorded nor rolled back',
+  HA_ERR_TRACKER_APPLY: 'the privileged tracker helper did not finish a commit or rollback of the plugins overlay (failed or timed out)',
   HA_ERR_MEMORY_NOT_FOUND: 'memory has no entity, relation, event or document with that name or id',
 } as const;
 
