@@ -7,6 +7,7 @@
  *   homeagent run [--config FILE]        run the daemon
  *   homeagent restore FILE [--config F]  replace the state database by a backup (daemon stopped)
  *   homeagent memory-eval --locomo DIR [...]  measure memory recall on LoCoMo-format conversations
+ *   homeagent tracker-apply|tracker-recover --root DIR --state-dir DIR  (root, from systemd)
  *   homeagent version | help
  */
 import { randomUUID } from 'node:crypto';
@@ -42,7 +43,7 @@ import { knowledgeTools } from './knowledge/knowledge-tools.js';
 import { LuaAdapterLibrary } from './llm/lua/lua-adapter.js';
 import { luaModelFactory } from './llm/lua/lua-model.js';
 import { createModelFactory } from './llm/model-factory.js';
-import { ProviderManager } from './llm/provider-manager.js';
+import { ProviderManager, resolveSources } from './llm/provider-manager.js';
 import { LogManager } from './log/logger.js';
 import { runMemoryEvalCommand } from './memory/eval/memory-eval-command.js';
 import { registerMemoryMethods } from './memory/memory-methods.js';
@@ -62,11 +63,15 @@ import { PACKAGE_ROOT, VERSION } from './shared/version.js';
 import { restoreDatabase } from './store/restore.js';
 import { Store } from './store/store.js';
 import { DaemonStatus } from './supervisor/daemon-status.js';
-import { LoopDelayCheck, runChecks, Watchdog } from './supervisor/health.js';
+import { LoopDelayCheck } from './supervisor/health.js';
 import { registerKernelMethods } from './supervisor/kernel-methods.js';
 import { Notifier } from './supervisor/notifier.js';
 import { PidLock, runningOwner } from './supervisor/pid-lock.js';
 import { ServiceRunner } from './supervisor/service-runner.js';
+import { Supervisor } from './supervisor/supervisor.js';
+import { selectTrackerBackend } from './tracker/backend-select.js';
+import { registerChangeMethods } from './tracker/change-methods.js';
+import { ChangeTracker } from './tracker/change-tracker.js';
 
 const USAGE = `usage: homeagent <command>
 
@@ -74,6 +79,8 @@ const USAGE = `usage: homeagent <command>
                                 or /etc/homeagent/config.yaml < HOMEAGENT_* environment)
   restore FILE [--config FILE]  replace the state database by a backup; the daemon must be stopped
   memory-eval --locomo DIR      measure memory recall on LoCoMo-format conversations (--help)
+  tracker-apply|tracker-recover --root DIR --state-dir DIR
+                                commit or roll back the plugins overlay (run as root by systemd)
   version                       print the version
   help                          print this text`;
 
@@ -88,6 +95,9 @@ const OFFLINE_TEXT = [
 async function main(argv: string[]): Promise<number> {
   // An offline tool with options of its own; it never touches the daemon's data.
   if (argv[0] === 'memory-eval') return runMemoryEvalCommand(argv.slice(1));
+  // The privileged helpers of the plugins overlay, run as root by systemd units (docs/deploy.md).
+  if (argv[0] === 'tracker-apply' || argv[0] === 'tracker-recover')
+    return (await import('./tracker/tracker-helper.js')).runTrackerHelper(argv);
   let parsed: ReturnType<typeof parseCommandLine>;
   try {
     parsed = parseCommandLine(argv);
@@ -212,22 +222,28 @@ async function run(configFile: string | undefined): Promise<number> {
   const supervisorLog = logs.child('supervisor');
   const notifier = Notifier.create({ backend: core.supervisor.notify_backend, log: supervisorLog });
   const loop = new LoopDelayCheck(() => settings.config().core.supervisor.max_loop_delay_ms);
-  const healthChecks = [
-    loop,
-    {
-      name: 'state_db',
-      run: () => {
-        store.database('state').checkWritable();
-        return { name: 'state_db', ok: true, detail: 'state database takes writes' };
-      },
+  // The change tracker of <data>/plugins (docs/changes.md): the plugin host is built further down.
+  mkdirSync(paths.installedPluginsDir, { recursive: true, mode: 0o750 });
+  const trackerLog = logs.child('tracker');
+  const tracker: ChangeTracker = new ChangeTracker({
+    backend: selectTrackerBackend({
+      setting: core.tracker.backend,
+      root: paths.installedPluginsDir,
+      stateDir: paths.trackerStateDir,
+      applyTimeoutMs: core.tracker.apply_timeout_ms,
+      log: trackerLog,
+    }),
+    stateDir: paths.trackerStateDir,
+    database: () => store.database('state'),
+    plugins: {
+      refresh: (folders, actor) => plugins.refresh(folders, actor),
+      stopTracked: (actor) => plugins.stopTracked(actor),
     },
-  ];
-  const watchdog = new Watchdog({
-    notifier,
-    checks: () => healthChecks,
-    loop,
-    log: supervisorLog,
-    onHealthChange: (report) => status.setHealthy(report.healthy),
+    settings: () => settings.config().core.tracker,
+    events,
+    log: trackerLog,
+    audit: (record) => logs.audit(record),
+    clock,
   });
   // The agent core: IO, tools, stages, language models, the agent and its scheduler.
   const agentLog = logs.child('agent');
@@ -247,6 +263,11 @@ async function run(configFile: string | undefined): Promise<number> {
     limits: () => settings.config().core.agent,
     log: agentLog,
     gate: confirmations,
+    // Calls of core.tracker.tracked_tools are recorded as change sets when they touch <data>/plugins.
+    around: (call, run) =>
+      settings.config().core.tracker.tracked_tools.includes(call.tool)
+        ? tracker.track({ actor: 'agent', tool: call.tool, channel: call.channel, task_id: call.task_id }, run)
+        : run(),
   });
   const memoryLog = logs.child('memory');
   const memory = new MemoryService({
@@ -471,7 +492,43 @@ async function run(configFile: string | undefined): Promise<number> {
       return typeof section?.enabled === 'boolean' ? section.enabled : undefined;
     },
   });
-  registerPluginMethods(control, plugins);
+  registerPluginMethods(control, plugins, tracker.enabled ? (origin, run, options) => tracker.track(origin, run, options) : undefined);
+  registerChangeMethods(control, tracker, { logs });
+  const supervisor = new Supervisor({
+    notifier,
+    loop,
+    stateDb: () => store.database('state').checkWritable(),
+    llm: () =>
+      resolveSources(settings.config().core.llm)
+        .filter((s) => s.base_url !== '')
+        .map((s) => ({ name: s.name, base_url: s.base_url })),
+    devices: () =>
+      entities
+        .list()
+        .filter((e) => e.state === 'unavailable')
+        .map((e) => ({ id: e.entity_id, detail: typeof e.attributes.error === 'string' ? e.attributes.error : 'unavailable' })),
+    plugins: {
+      health: () => plugins.health(),
+      restart: async (name, actor) => {
+        await plugins.reload(name, actor);
+      },
+      folderOf: (name) => plugins.folderOf(name),
+    },
+    tracker: tracker.enabled ? tracker : undefined,
+    startupRollbacks: () => tracker.startupRollbacks(),
+    // The conversation that made the change (or core.supervisor.announce_channel), else the web
+    // page's channel: the household's screen. The status notice and the log carry it in any case.
+    announce: async (text, channel) => {
+      const target = [channel, 'webui'].find((name) => name !== undefined && name !== '' && io.channel(name) !== undefined);
+      if (target === undefined) return;
+      await io.send({ id: randomUUID(), channel: target, type: 'text', payload: text, meta: {}, created_at: clock.now() });
+    },
+    status,
+    settings: () => ({ supervisor: settings.config().core.supervisor, tracker: settings.config().core.tracker }),
+    events,
+    log: supervisorLog,
+    clock: systemTimerClock,
+  });
   registerMemoryMethods(control, memory, { logs, clock });
   registerKnowledgeMethods(control, knowledge, { logs, mediaDir: join(paths.dataDir, 'media') });
   registerEntityMethods(control, entities, { logs, now: () => clock.now() });
@@ -479,7 +536,9 @@ async function run(configFile: string | undefined): Promise<number> {
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
   // Automations start once the device drivers (plugins) have registered their entities and stop
   // before them, so no run is left switching a device that is going to its safe state.
-  for (const service of [store, settings, watchdog, lua, memory, knowledge, entities, io, scheduler, plugins, automations])
+  // The tracker settles a trial a crash interrupted before any plugin loads; the supervisor starts
+  // last (it checks what the others started) and so stops first.
+  for (const service of [store, settings, tracker, lua, memory, knowledge, entities, io, scheduler, plugins, automations, supervisor])
     runner.add(service);
   registerKernelMethods({
     control,
@@ -488,7 +547,7 @@ async function run(configFile: string | undefined): Promise<number> {
     runner,
     plugins,
     status,
-    health: () => runChecks(healthChecks),
+    health: () => supervisor.health(),
     logs,
     clock,
     paths: { ...paths, backupDir: () => resolvePaths({ ...loaded, config: settings.config() }).backupDir },

@@ -19,6 +19,8 @@ export interface RuntimePaths {
   installedPluginsDir: string;
   /** Installed skills: `<data>/skills/<name>/SKILL.md`. */
   installedSkillsDir: string;
+  /** The change tracker's last good state, trial marker and kept contents (never inside installedPluginsDir). */
+  trackerStateDir: string;
   pidFile: string;
 }
 
@@ -45,6 +47,7 @@ export function resolvePaths(loaded: LoadedConfig, env: NodeJS.ProcessEnv = proc
     pluginDataDir: join(dataDir, 'plugin-data'),
     installedPluginsDir: join(dataDir, 'plugins'),
     installedSkillsDir: join(dataDir, 'skills'),
+    trackerStateDir: core.tracker.state_dir ? resolve(cwd, core.tracker.state_dir) : join(dataDir, 'tracker'),
     pidFile: join(dataDir, 'homeagent.pid'),
   };
 }

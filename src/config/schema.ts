@@ -239,7 +239,7 @@ const SupervisorSchema = Type.Object(
       maxLength: 64,
       ...meta({
         description:
-          'Output channel that hears about automatic rollbacks. Empty means the channel of the conversation that made the change, when there was one; the daemon status and the log always carry it.',
+          'Output channel that hears about automatic rollbacks. Empty means the channel of the conversation that made the change, else the web page (webui); the daemon status and the log always carry it.',
         requires_restart: false,
         category: 'supervisor',
       }),

@@ -6,13 +6,14 @@
  * keeps crashing is quarantined with its reason; nothing a plugin does is fatal to the daemon.
  */
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Logger } from '../log/logger.js';
 import { isPluginModule, type PluginHealth, type PluginTrust } from '../sdk/plugin.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
+import type { RefreshResult } from '../tracker/change-types.js';
 import type { DriverContext, PluginDriver, PluginsLimits, ReportedState } from './driver.js';
 import { checkEngine, type Manifest, type Permissions, type PluginKind, readManifest } from './manifest.js';
 import { type KernelServices, PluginGeneration } from './plugin-generation.js';
@@ -195,8 +196,12 @@ export class PluginHost implements Service {
     return this.list();
   }
 
-  /** Installs (or upgrades) a plugin from a .tgz or .zip archive and starts it. */
-  async install(file: string, actor: string): Promise<PluginStatus> {
+  /**
+   * Installs (or upgrades) a plugin from a .tgz or .zip archive and starts it. With `start: false`
+   * only the files are put in place (the change tracker starts it through refresh(), so that a
+   * version that fails to load counts against the change).
+   */
+  async install(file: string, actor: string, options: { start?: boolean } = {}): Promise<PluginStatus> {
     const shipped = new Set([...this.#records.values()].filter((r) => r.origin === 'shipped').map((r) => r.name));
     const installed: InstalledArchive = await installArchive({
       file,
@@ -230,6 +235,7 @@ export class PluginHost implements Service {
       }
       this.#records.set(name, record);
       try {
+        if (options.start === false) return this.#status(name);
         if (this.#enabled(name)) await this.#reloadRecord(record);
         else this.#setState(record, 'disabled');
       } catch (error) {
@@ -277,7 +283,85 @@ export class PluginHost implements Service {
     );
   }
 
+  /**
+   * Brings the plugins in these folders of the install directory in line with their files (the
+   * change tracker calls this after a change and after a rollback): a changed plugin is reloaded,
+   * a new folder is started, a removed one is stopped and forgotten. Never throws for one plugin.
+   */
+  async refresh(folders: readonly string[], actor: string): Promise<RefreshResult> {
+    const result: RefreshResult = { plugins: [], errors: [] };
+    const root: PluginRoot = { dir: this.#options.installDir, origin: 'installed', skills: true };
+    for (const folder of [...new Set(folders)].sort()) {
+      const dir = join(this.#options.installDir, folder);
+      const known = [...this.#records.values()].find((r) => r.origin === 'installed' && this.#folderOfDir(r.dir) === folder);
+      let fresh: PluginRecord | undefined;
+      try {
+        fresh = existsSync(dir) ? this.#recordAt(dir, root) : undefined;
+        this.#rejected.delete(dir);
+      } catch (error) {
+        this.#rejected.set(dir, describeError(error));
+        result.errors.push({ plugin: folder, error: describeError(error) });
+      }
+      if (known && (!fresh || fresh.name !== known.name)) {
+        await this.#exclusive(known.name, () => this.#stopRecord(known, 'stopped'));
+        this.#records.delete(known.name);
+        result.plugins.push(known.name);
+      }
+      if (!fresh) continue;
+      const clash = this.#records.get(fresh.name);
+      if (clash && clash !== known) {
+        result.errors.push({ plugin: fresh.name, error: `${dir}: the name ${fresh.name} is already used by ${clash.dir}` });
+        continue;
+      }
+      result.plugins.push(fresh.name);
+      const record = known && known.name === fresh.name ? known : fresh;
+      this.#records.set(record.name, record);
+      if (!this.#enabled(record.name)) {
+        this.#setState(record, 'disabled');
+        continue;
+      }
+      this.#options.kernel.logs.audit({ actor, action: 'plugins.refresh', plugin: record.name });
+      try {
+        await this.#exclusive(record.name, () => this.#reloadRecord(record));
+      } catch (error) {
+        result.errors.push({ plugin: record.name, error: describeError(error) });
+      }
+    }
+    return result;
+  }
+
+  /** Stops every running plugin loaded from the install directory; answers their folders (see TrackedPluginHost). */
+  async stopTracked(actor: string): Promise<string[]> {
+    const folders: string[] = [];
+    for (const record of [...this.#records.values()]) {
+      const folder = record.origin === 'installed' ? this.#folderOfDir(record.dir) : undefined;
+      if (folder === undefined || !record.current) continue;
+      this.#options.kernel.logs.audit({ actor, action: 'plugins.stop_for_tracker', plugin: record.name });
+      await this.#exclusive(record.name, () => this.#stopRecord(record, 'stopped'));
+      folders.push(folder);
+    }
+    return folders;
+  }
+
+  /** A plugin's folder name in the install directory, or undefined for shipped plugins. */
+  folderOf(name: string): string | undefined {
+    const record = this.#records.get(name);
+    return record?.origin === 'installed' ? this.#folderOfDir(record.dir) : undefined;
+  }
+
   // ---- internals ----
+
+  #folderOfDir(dir: string): string | undefined {
+    let installDir: string;
+    try {
+      installDir = realpathSync(this.#options.installDir);
+    } catch {
+      return undefined;
+    }
+    const rel = relative(installDir, dir);
+    if (rel === '' || rel.startsWith('..') || isAbsolute(rel)) return undefined;
+    return rel.split(sep)[0];
+  }
 
   #status(name: string): PluginStatus {
     const status = this.list().find((s) => s.name === name);
@@ -321,25 +405,12 @@ export class PluginHost implements Service {
         .sort();
       for (const dir of dirs) {
         try {
-          const manifest = this.#readManifest(dir, root);
-          if (!manifest) continue;
-          if (root.origin === 'installed' && manifest.kind === 'builtin') {
-            throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir}: installed plugins cannot be of kind builtin (use process or lua)`);
-          }
-          if (root.origin === 'shipped' && manifest.kind !== 'builtin' && manifest.kind !== 'skill') {
-            throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir}: shipped plugins must be builtin or skill`);
-          }
-          const clash = seen.get(manifest.name);
-          if (clash) throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir}: the name ${manifest.name} is already used by ${clash}`);
-          seen.set(manifest.name, dir);
-          out.push({
-            name: manifest.name,
-            dir: realpathSync(dir),
-            origin: root.origin,
-            trust: root.origin === 'shipped' ? 'builtin' : 'external',
-            manifest,
-            state: 'stopped',
-          });
+          const record = this.#recordAt(dir, root);
+          if (!record) continue;
+          const clash = seen.get(record.name);
+          if (clash) throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir}: the name ${record.name} is already used by ${clash}`);
+          seen.set(record.name, dir);
+          out.push(record);
         } catch (error) {
           this.#rejected.set(dir, describeError(error));
           this.#log.error({ dir, err: error }, 'plugin refused before loading');
@@ -347,6 +418,26 @@ export class PluginHost implements Service {
       }
     }
     return out;
+  }
+
+  /** The plugin in `dir` as found now (not started); undefined when the folder holds none. */
+  #recordAt(dir: string, root: PluginRoot): PluginRecord | undefined {
+    const manifest = this.#readManifest(dir, root);
+    if (!manifest) return undefined;
+    if (root.origin === 'installed' && manifest.kind === 'builtin') {
+      throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir}: installed plugins cannot be of kind builtin (use process or lua)`);
+    }
+    if (root.origin === 'shipped' && manifest.kind !== 'builtin' && manifest.kind !== 'skill') {
+      throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${dir}: shipped plugins must be builtin or skill`);
+    }
+    return {
+      name: manifest.name,
+      dir: realpathSync(dir),
+      origin: root.origin,
+      trust: root.origin === 'shipped' ? 'builtin' : 'external',
+      manifest,
+      state: 'stopped',
+    };
   }
 
   #readManifest(dir: string, root: PluginRoot): Manifest | undefined {

@@ -5,12 +5,20 @@
 import { isAbsolute } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { HomeAgentError } from '../shared/errors.js';
+import type { ChangeOrigin } from '../tracker/change-types.js';
 import type { ControlRegistry } from './control-registry.js';
 import type { PluginHost } from './plugin-host.js';
 
+/** The change tracker's track() (src/tracker/change-tracker.ts): records what `run` did to the plugins tree. */
+export type TrackChange = <T>(origin: ChangeOrigin, run: () => Promise<T>, options?: { activate?: boolean }) => Promise<T>;
+
 const Name = Type.String({ minLength: 1, maxLength: 64 });
 
-export function registerPluginMethods(control: ControlRegistry, plugins: PluginHost): void {
+/**
+ * With a tracker, install and uninstall are recorded as change sets: install only unpacks and the
+ * tracker starts the plugin (so a version that fails to load is held against the change).
+ */
+export function registerPluginMethods(control: ControlRegistry, plugins: PluginHost, track?: TrackChange): void {
   control.register({
     name: 'plugins.list',
     description:
@@ -43,7 +51,11 @@ export function registerPluginMethods(control: ControlRegistry, plugins: PluginH
     handler: ({ file }, caller) => {
       if (!isAbsolute(file))
         throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', `plugins.install: file must be an absolute path, got ${file}`);
-      return plugins.install(file, caller.actor);
+      if (!track) return plugins.install(file, caller.actor);
+      return track({ actor: caller.actor, tool: 'plugins.install' }, async () => {
+        const placed = await plugins.install(file, caller.actor, { start: false });
+        return placed.name;
+      }).then((name) => plugins.list().find((p) => p.name === name) ?? { name });
     },
   });
   control.register({
@@ -51,7 +63,8 @@ export function registerPluginMethods(control: ControlRegistry, plugins: PluginH
     description: 'Stop an installed plugin and remove its files (its private data folder is kept).',
     params: Type.Object({ name: Name }),
     handler: async ({ name }, caller) => {
-      await plugins.uninstall(name, caller.actor);
+      const uninstall = () => plugins.uninstall(name, caller.actor);
+      await (track ? track({ actor: caller.actor, tool: 'plugins.uninstall' }, uninstall, { activate: false }) : uninstall());
       return { name, uninstalled: true };
     },
   });

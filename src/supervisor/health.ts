@@ -1,12 +1,9 @@
 /**
- * Health checks and the systemd watchdog. The watchdog ping is sent from a timer on the main
- * event loop and only while every check passes, so a blocked loop or a state database that can
- * no longer be written stops the pings and systemd restarts the service.
+ * The event-loop measurement behind the supervisor's event_loop component and the systemd
+ * watchdog. The ping itself is sent by the Supervisor (supervisor.ts) from a timer on the main
+ * event loop: a blocked loop cannot ping, and the stall measured once it runs again keeps the next
+ * ping back too, so systemd sees the stall even when the loop recovers just in time.
  */
-import type { Logger } from '../log/logger.js';
-import { describeError } from '../shared/errors.js';
-import type { Service } from '../shared/service.js';
-import type { Notifier } from './notifier.js';
 
 export interface HealthResult {
   name: string;
@@ -14,35 +11,24 @@ export interface HealthResult {
   detail: string;
 }
 
-export interface HealthCheck {
-  readonly name: string;
-  run(): HealthResult | Promise<HealthResult>;
-}
-
+/**
+ * @deprecated The answer of `health` before issue 10 (a list of pass/fail checks); `health` now
+ * answers HealthAnswer (health-types.ts). Kept only while src/cli/format.ts still formats it.
+ */
 export interface HealthReport {
   healthy: boolean;
   checks: HealthResult[];
-}
-
-export async function runChecks(checks: readonly HealthCheck[]): Promise<HealthReport> {
-  const results: HealthResult[] = [];
-  for (const check of checks) {
-    try {
-      results.push(await check.run());
-    } catch (error) {
-      results.push({ name: check.name, ok: false, detail: describeError(error) });
-    }
-  }
-  return { healthy: results.every((r) => r.ok), checks: results };
 }
 
 /**
  * Event-loop stalls over a window: the longest time a sampling timer fired late since the window
  * was last closed. (perf_hooks' histogram is not used: resetting it forgets the interval in
  * progress, so a stall that starts right after a reset is never recorded.) `run()` reports the
- * open window without closing it, so `homeagentctl health` does not disturb the watchdog's view.
+ * open window without closing it. The Supervisor is the one caller of `closeWindow()`: it hands each
+ * closed window's stall both to the watchdog and to the next health round, so neither misses one
+ * the other closed.
  */
-export class LoopDelayCheck implements HealthCheck {
+export class LoopDelayCheck {
   readonly name = 'event_loop';
   static readonly SAMPLE_MS = 100;
   readonly #maxDelayMs: () => number;
@@ -91,62 +77,5 @@ export class LoopDelayCheck implements HealthCheck {
     const late = now - this.#lastSample - LoopDelayCheck.SAMPLE_MS;
     this.#windowMaxMs = Math.max(this.#windowMaxMs, late);
     this.#lastSample = now;
-  }
-}
-
-export interface WatchdogOptions {
-  notifier: Notifier;
-  checks: () => readonly HealthCheck[];
-  loop: LoopDelayCheck;
-  log: Logger;
-  /** Called when health flips, so the daemon can update its status line. */
-  onHealthChange: (report: HealthReport) => void;
-}
-
-/** Feeds systemd's watchdog at half of WATCHDOG_USEC while health passes. */
-export class Watchdog implements Service {
-  readonly name = 'watchdog';
-  readonly #options: WatchdogOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #healthy = true;
-  #running = false;
-
-  constructor(options: WatchdogOptions) {
-    this.#options = options;
-  }
-
-  async start(): Promise<void> {
-    this.#options.loop.enable();
-    const interval = this.#options.notifier.watchdogIntervalMs();
-    if (interval === undefined) return;
-    this.#options.log.info({ interval_ms: interval }, 'feeding the systemd watchdog');
-    this.#timer = setInterval(() => void this.tick(), interval);
-  }
-
-  async stop(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = undefined;
-    this.#options.loop.disable();
-  }
-
-  /** One watchdog period: check health, ping only when healthy. Overlapping ticks are skipped. */
-  async tick(): Promise<void> {
-    if (this.#running) return;
-    this.#running = true;
-    try {
-      const stallMs = this.#options.loop.closeWindow();
-      this.#options.log.trace({ stall_ms: Math.round(stallMs) }, 'watchdog tick');
-      const report = await runChecks(this.#options.checks());
-      if (report.healthy) this.#options.notifier.watchdog();
-      if (report.healthy !== this.#healthy) {
-        this.#healthy = report.healthy;
-        const failing = report.checks.filter((c) => !c.ok);
-        if (report.healthy) this.#options.log.info('health checks pass again; feeding the watchdog');
-        else this.#options.log.error({ failing }, 'health check failed; not feeding the systemd watchdog');
-        this.#options.onHealthChange(report);
-      }
-    } finally {
-      this.#running = false;
-    }
   }
 }

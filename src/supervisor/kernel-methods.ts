@@ -18,7 +18,7 @@ import { VERSION } from '../shared/version.js';
 import { stamp } from '../store/database.js';
 import type { DatabaseStatus, Store } from '../store/store.js';
 import type { DaemonStatus, Notice } from './daemon-status.js';
-import type { HealthReport } from './health.js';
+import type { HealthAnswer } from './health-types.js';
 import type { ServiceRunner, ServiceStatus } from './service-runner.js';
 
 export interface KernelMethodDeps {
@@ -28,7 +28,8 @@ export interface KernelMethodDeps {
   runner: ServiceRunner;
   plugins: PluginHost;
   status: DaemonStatus;
-  health: () => Promise<HealthReport>;
+  /** The supervisor's last health round, or a new one when that is older than one interval. */
+  health: () => Promise<HealthAnswer>;
   logs: LogManager;
   clock: Clock;
   paths: { dataDir: string; runtimeDir: string; backupDir: () => string };
@@ -103,9 +104,10 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
 
   control.register({
     name: 'health',
-    description: 'Runs the health checks the systemd watchdog depends on.',
+    description:
+      'Each component (event loop, state database, memory, language models, devices, change tracker, every plugin) as ok, degraded or failed, and the plugin change on trial.',
     params: Type.Object({}),
-    handler: () => deps.health(),
+    handler: (): Promise<HealthAnswer> => deps.health(),
   });
 
   control.register({

@@ -13,7 +13,7 @@
  */
 import { execFile } from 'node:child_process';
 import type { Stats } from 'node:fs';
-import { chmod, copyFile, lstat, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
+import { chmod, copyFile, lchown, lstat, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findOnPath } from '../shared/find-on-path.js';
@@ -160,14 +160,17 @@ export async function pendingFromUpper(upper: string, lower: string, isOpaque: O
  * Applies the upper layer to the lower one, so that lower alone shows what the mount showed. Safe
  * to run again after a crash part-way (the upper layer is read, never changed, and every step
  * replaces rather than appends), which is what makes the commit journal work. Each file lands by
- * rename from a temporary name, so no lower file is ever seen half written. Modes are copied;
- * owners are kept as the copy makes them (the merge runs as the owner of the layers).
+ * rename from a temporary name, so no lower file is ever seen half written. Modes are copied, and
+ * so are owners when the merge runs as root (the privileged helper in production): a copy would
+ * otherwise belong to root, and the daemon user could no longer change that file or write into
+ * that folder through the mount once overlayfs copies it up again with the lower owner.
  */
 export async function mergeUpperIntoLower(
   upper: string,
   lower: string,
   options: { isOpaque: OpaqueProbe; faultAfter?: FaultHook },
 ): Promise<void> {
+  const keepOwner = process.getuid?.() === 0 ? (to: string, stats: Stats) => lchown(to, stats.uid, stats.gid) : async () => {};
   const visit = async (rel: string): Promise<void> => {
     for (const name of sortedNames(await readdir(join(upper, rel)))) {
       const path = childPath(rel, name);
@@ -180,6 +183,8 @@ export async function mergeUpperIntoLower(
       } else if (stats.isDirectory()) {
         if (target !== null && (!target.isDirectory() || (await options.isOpaque(path)))) await rm(to, { recursive: true, force: true });
         await mkdir(to, { recursive: true });
+        // chown before chmod: a chown clears set-id bits the mode may carry.
+        await keepOwner(to, stats);
         await chmod(to, stats.mode & 0o7777);
         await visit(path);
       } else if (stats.isFile() || stats.isSymbolicLink()) {
@@ -187,9 +192,11 @@ export async function mergeUpperIntoLower(
         await rm(temp, { force: true });
         if (stats.isFile()) {
           await copyFile(from, temp);
+          await keepOwner(temp, stats);
           await chmod(temp, stats.mode & 0o7777);
         } else {
           await symlink(await readlink(from), temp);
+          await keepOwner(temp, stats);
         }
         // rename cannot replace a directory with a file, so a dir turned into a file goes first.
         if (target?.isDirectory()) await rm(to, { recursive: true, force: true });

@@ -165,6 +165,30 @@ export class OverlayTracker implements TrackerBackend {
     return undone;
   }
 
+  /**
+   * start() without the mount, for the privileged helper that runs before the systemd mount unit
+   * (homeagent-tracker-recover): finishes a commit or rollback a crash interrupted, throws the
+   * pending changes away when asked (a trial the machine did not survive), and takes the tree as
+   * found as the first good state. Refuses while mounted: the layers may only change unmounted.
+   */
+  async recoverUnmounted(options: { discardPending: boolean }): Promise<{ finished: OverlayJournal['op'] | null; discarded: boolean }> {
+    const { lower, upper, work, merged } = this.layout;
+    if (await this.options.mounter.isMounted(merged)) {
+      throw new HomeAgentError('HA_ERR_TRACKER_MOUNT', `overlay tracker recovery runs before the mount, but ${merged} is mounted`);
+    }
+    for (const dir of [lower, upper, work, merged]) await mkdir(dir, { recursive: true });
+    const journal = await this.readJournal();
+    if (journal !== null) await this.finish(journal);
+    // Through the rollback journal, so a crash part-way is finished by the next start either way.
+    const discard = options.discardPending && !(await this.upperIsEmpty());
+    if (discard) {
+      await this.writeJournal({ op: 'rollback' });
+      await this.finish({ op: 'rollback' });
+    }
+    await this.adoptExistingTree();
+    return { finished: journal?.op ?? null, discarded: discard };
+  }
+
   /** The unmounted half of commit or rollback; idempotent, so start() can simply run it again. */
   private async finish(journal: OverlayJournal): Promise<void> {
     const { lower, upper, work } = this.layout;
