@@ -21,6 +21,8 @@ export const STREAMED_EVENTS = [
   'entity.state_changed',
   'automation.run',
   'daemon.status',
+  'change.state',
+  'health.changed',
 ] as const satisfies readonly EventName[];
 
 export interface EventRouteOptions {

@@ -2,15 +2,14 @@
  * Plugins and changes over /api/v1. An uploaded plugin archive is the one body that is not JSON:
  * it arrives raw (application/octet-stream, up to upload_limit_bytes, accepted on that route
  * only), is written to a private file for `plugins.install` (which takes a path on this machine)
- * and removed afterwards whatever happened. The changes routes front the change tracker; a daemon
- * built without one answers 503 instead of "unknown method".
+ * and removed afterwards whatever happened. The changes routes front the change tracker's
+ * `changes.*` methods (docs/changes.md); change set ids are whole numbers.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { HomeAgentError, isHomeAgentError } from '../../src/sdk/index.js';
-import { callMethod, invalidParams, noQuery, pathText, QueryParams } from './api-params.js';
+import type { FastifyInstance } from 'fastify';
+import { callMethod, invalidParams, noQuery, pathId, pathText, QueryParams } from './api-params.js';
 import type { RouteDeps } from './types.js';
 
 interface NameParams {
@@ -27,7 +26,6 @@ const ARCHIVE_EXTENSIONS = ['tar.gz', 'tgz', 'zip'] as const;
 const UPLOADS = 'uploads';
 
 const pluginName = (value: unknown) => pathText(value, 'plugin name', { max: 64, pattern: PLUGIN_NAME, hint: 'a-z, 0-9, _, - and .' });
-const changeId = (value: unknown) => pathText(value, 'change id', { max: 128, pattern: /^[A-Za-z0-9_.:-]+$/ });
 
 /** The archive's kind from the name the client gave it; nothing else of that name is used. */
 export function archiveExtension(filename: string | undefined): (typeof ARCHIVE_EXTENSIONS)[number] {
@@ -85,35 +83,28 @@ export function pluginRoutes(app: FastifyInstance, deps: RouteDeps): void {
   changesRoutes(app, deps);
 }
 
-/** The change tracker's methods, or 503 while this daemon has none. */
-async function callChanges(deps: RouteDeps, request: FastifyRequest, method: string, params: Record<string, unknown> = {}) {
-  try {
-    return await callMethod(deps, request, method, params);
-  } catch (error) {
-    if (isHomeAgentError(error, 'HA_ERR_RPC_UNKNOWN_METHOD')) {
-      throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'the change tracker is not part of this daemon yet');
-    }
-    throw error;
-  }
-}
-
 function changesRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get('/changes', async (request) => {
-    const query = new QueryParams(request.query, ['limit']);
-    return callChanges(deps, request, 'changes.list', { limit: query.integer('limit') });
+    const query = new QueryParams(request.query, ['limit', 'status']);
+    return callMethod(deps, request, 'changes.list', { limit: query.integer('limit'), status: query.string('status') });
+  });
+  // A static segment: matched before /changes/:id.
+  app.get('/changes/status', async (request) => {
+    noQuery(request.query);
+    return callMethod(deps, request, 'changes.status');
   });
   app.get<ChangeParams>('/changes/:id', async (request) => {
     noQuery(request.query);
-    return callChanges(deps, request, 'changes.show', { id: changeId(request.params.id) });
+    return callMethod(deps, request, 'changes.show', { id: pathId(request.params.id, 'change id') });
   });
   app.get<ChangeParams>('/changes/:id/diff', async (request) => {
     noQuery(request.query);
-    return callChanges(deps, request, 'changes.diff', { id: changeId(request.params.id) });
+    return callMethod(deps, request, 'changes.diff', { id: pathId(request.params.id, 'change id') });
   });
   for (const action of ['rollback', 'commit'] as const) {
     app.post<ChangeParams>(`/changes/:id/${action}`, async (request) => {
       noQuery(request.query);
-      return callChanges(deps, request, `changes.${action}`, { id: changeId(request.params.id) });
+      return callMethod(deps, request, `changes.${action}`, { id: pathId(request.params.id, 'change id') });
     });
   }
 }

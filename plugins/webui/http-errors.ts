@@ -11,6 +11,8 @@ import { type ErrorCode, type ErrorEnvelope, HomeAgentError, isHomeAgentError, t
 /** Codes whose status is not given by the suffix rules of {@link statusForCode}. */
 const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   HA_ERR_RPC_BAD_REQUEST: 400,
+  HA_ERR_CHANGE_STATE: 409,
+  HA_ERR_TRACKER_OFF: 503,
   HA_ERR_RPC_INVALID_PARAMS: 400,
   HA_ERR_HTTP_BAD_REQUEST: 400,
   HA_ERR_SETTINGS_INVALID_VALUE: 400,

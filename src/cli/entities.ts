@@ -6,7 +6,7 @@
 import type { EntitiesGetResult, EntitiesHistoryResult } from '../home/entity-methods.js';
 import { ENTITY_DOMAINS, type EntityInfo, type EntityState, type StateHistoryRow } from '../home/types.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { duration } from './format.js';
+import { duration, table } from './format.js';
 
 /** homeagentctl's option table entries for entities and sensors (merged into its parseArgs options). */
 export const ENTITIES_OPTIONS = {
@@ -192,32 +192,26 @@ export function age(at: number, now: number): string {
   return `${parts.slice(0, 2).join(' ')} ago`;
 }
 
-function table(rows: string[][]): string {
-  const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
-}
-
 export function formatEntityList(list: EntityInfo[], now: number): string {
   if (list.length === 0) return 'no entities (drivers and plugins register them when they start)';
-  return table([
-    ['ENTITY', 'NAME', 'AREA', 'STATE', 'CHANGED'],
-    ...list.map((e) => [e.entity_id, e.name, e.area ?? '-', showState(e.state, e.unit), age(e.last_changed, now)]),
-  ]);
+  return table(
+    [
+      ['ENTITY', 'NAME', 'AREA', 'STATE', 'CHANGED'],
+      ...list.map((e) => [e.entity_id, e.name, e.area ?? '-', showState(e.state, e.unit), age(e.last_changed, now)]),
+    ],
+    '',
+  );
 }
 
 export function formatSensors(list: EntityInfo[], now: number): string {
   if (list.length === 0) return 'no sensors';
-  return table([
-    ['SENSOR', 'NAME', 'VALUE', 'CHANGED'],
-    ...list.map((e) => [e.entity_id, e.name, showState(e.state, e.unit), age(e.last_changed, now)]),
-  ]);
+  return table(
+    [
+      ['SENSOR', 'NAME', 'VALUE', 'CHANGED'],
+      ...list.map((e) => [e.entity_id, e.name, showState(e.state, e.unit), age(e.last_changed, now)]),
+    ],
+    '',
+  );
 }
 
 export function formatEntity(r: EntitiesGetResult, now: number): string {

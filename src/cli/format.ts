@@ -1,7 +1,6 @@
 /** Readable text for homeagentctl's answers (`--json` prints the raw results instead). */
 import type { HistoryEntry, SettingView } from '../config/settings-registry.js';
 import type { PluginStatus } from '../plugin/plugin-host.js';
-import type { HealthReport } from '../supervisor/health.js';
 import type { StatusReport } from '../supervisor/kernel-methods.js';
 
 export function bytes(n: number): string {
@@ -18,7 +17,8 @@ export function duration(seconds: number): string {
   return [d && `${d}d`, h && `${h}h`, m && `${m}m`, `${s}s`].filter(Boolean).join(' ');
 }
 
-function table(rows: string[][], indent = '  '): string {
+/** Columns padded to their widest cell; `indent` before each row. */
+export function table(rows: string[][], indent = '  '): string {
   const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
   return rows.map((row) => (indent + row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).trimEnd()).join('\n');
 }
@@ -46,10 +46,6 @@ export function formatStatus(s: StatusReport): string {
   if (s.notices.length) lines.push('notices:', ...s.notices.map((n) => `  ${n.level === 'error' ? '!' : '-'} ${n.message}`));
   if (s.restart_pending.length) lines.push(`restart needed for: ${s.restart_pending.join(', ')}`);
   return lines.join('\n');
-}
-
-export function formatHealth(h: HealthReport): string {
-  return [`${h.healthy ? 'healthy' : 'UNHEALTHY'}`, table(h.checks.map((c) => [c.ok ? 'ok' : 'FAIL', c.name, c.detail]))].join('\n');
 }
 
 function show(value: unknown): string {

@@ -10,6 +10,7 @@ import type { PluginStatus } from '../plugin/plugin-host.js';
 import { describeError, isHomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { VERSION } from '../shared/version.js';
+import type { HealthAnswer } from '../supervisor/health-types.js';
 import {
   AUTOMATIONS_OPTIONS,
   type AutomationsFlags,
@@ -17,6 +18,7 @@ import {
   parseAutomationsCommand,
   runAutomations,
 } from './automations.js';
+import { CHANGES_OPTIONS, type ChangesFlags, changesFlagsUsed, parseChangesCommand, runChanges } from './changes.js';
 import { runChat } from './chat.js';
 import {
   ENTITIES_OPTIONS,
@@ -27,7 +29,6 @@ import {
   runEntities,
 } from './entities.js';
 import {
-  formatHealth,
   formatHistory,
   formatPlugin,
   formatPluginHealth,
@@ -37,6 +38,7 @@ import {
   formatStatus,
 } from './format.js';
 import { GPIO_OPTIONS, type GpioFlags, gpioFlagsUsed, parseGpioCommand, runGpio } from './gpio.js';
+import { formatHealthAnswer, healthExitCode } from './health.js';
 import {
   KB_LONG_COMMANDS,
   KB_LONG_TIMEOUT_MS,
@@ -57,7 +59,14 @@ import { parseWebuiCommand, runWebui, WEBUI_OPTIONS, type WebuiFlags, webuiFlags
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
 
   status                    what the daemon is doing: services, plugins, databases, notices
-  health                    the health checks behind the systemd watchdog (exit 1 when failing)
+  health                    each component's status (ok, degraded, failed), the worst first, and the
+                            plugin change on trial (exit 1 when something failed, 0 when only degraded)
+  changes [list] [--status trial|committed|rolled_back] [--limit N]
+                            plugin change sets recorded by the change tracker, newest first
+  changes show|diff ID      one change set's files, or their unified diff
+  changes rollback|commit ID
+                            undo a change set (a committed one gets a new change that reverts it),
+                            or keep one on trial as the last good state
   config list [PREFIX]      settings with their values and sources
   config get KEY            one setting with its description, type, bounds and source
   config set KEY VALUE      change a setting (stored at once; some need a restart)
@@ -136,7 +145,7 @@ interface ModuleRunContext {
   timeoutMs: number;
 }
 
-type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags & WebuiFlags;
+type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags & WebuiFlags & ChangesFlags;
 
 /**
  * Commands with their own flags that run themselves: each parses its arguments (throwing its own
@@ -191,6 +200,13 @@ const COMMAND_MODULES: Record<string, CommandModule> = {
       return (context) => runWebui(command, context);
     },
   },
+  changes: {
+    flags: Object.keys(CHANGES_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseChangesCommand(args, flags);
+      return (context) => runChanges(command, context);
+    },
+  },
   i2c: {
     flags: [],
     parse: (args) => {
@@ -209,6 +225,7 @@ function moduleFlagsUsed(flags: ModuleFlags): string[] {
       ...automationsFlagsUsed(flags),
       ...mqttFlagsUsed(flags),
       ...webuiFlagsUsed(flags),
+      ...changesFlagsUsed(flags),
     ]),
   ];
 }
@@ -254,8 +271,8 @@ function plan(
       return {
         method: 'health',
         params: {},
-        render: (r) => formatHealth(r as Parameters<typeof formatHealth>[0]),
-        exitCode: (r) => ((r as { healthy: boolean }).healthy ? EXIT_CODES.OK : EXIT_CODES.FAILURE),
+        render: (r) => formatHealthAnswer(r as HealthAnswer),
+        exitCode: (r) => healthExitCode(r as HealthAnswer),
       };
     case 'backup': {
       if (rest.length > 0) throw new UsageError('backup takes at most one file');
@@ -388,6 +405,7 @@ async function main(argv: string[]): Promise<number> {
         ...GPIO_OPTIONS,
         ...MQTT_OPTIONS,
         ...WEBUI_OPTIONS,
+        ...CHANGES_OPTIONS,
       },
       allowPositionals: true,
     });

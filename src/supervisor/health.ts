@@ -12,15 +12,6 @@ export interface HealthResult {
 }
 
 /**
- * @deprecated The answer of `health` before issue 10 (a list of pass/fail checks); `health` now
- * answers HealthAnswer (health-types.ts). Kept only while src/cli/format.ts still formats it.
- */
-export interface HealthReport {
-  healthy: boolean;
-  checks: HealthResult[];
-}
-
-/**
  * Event-loop stalls over a window: the longest time a sampling timer fired late since the window
  * was last closed. (perf_hooks' histogram is not used: resetting it forgets the interval in
  * progress, so a stall that starts right after a reset is never recorded.) `run()` reports the

@@ -31,7 +31,7 @@ import {
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Logger } from '../log/logger.js';
 import { HomeAgentError } from '../shared/errors.js';
-import { diffManifests, manifestOf, treePathParts } from './tree-manifest.js';
+import { diffManifests, FileHashCache, manifestOf, treePathParts } from './tree-manifest.js';
 import type { FileChange, TrackerBackend, TreeManifest } from './types.js';
 
 export interface UserspaceTrackerOptions {
@@ -69,6 +69,9 @@ export class UserspaceTracker implements TrackerBackend {
   private readonly journal: string;
   private readonly log: Logger | undefined;
   private readonly faultAfter: (step: string) => void;
+  /** pending() runs on every status request and supervisor round: unchanged files are not read again. */
+  private readonly goodHashes = new FileHashCache();
+  private readonly rootHashes = new FileHashCache();
   /** commit, rollback and start run one at a time: each assumes the folders stay as it left them. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -111,7 +114,7 @@ export class UserspaceTracker implements TrackerBackend {
   }
 
   async pending(): Promise<FileChange[]> {
-    const [good, now] = await Promise.all([manifestOf(this.good), manifestOf(this.root)]);
+    const [good, now] = await Promise.all([manifestOf(this.good, this.goodHashes), manifestOf(this.root, this.rootHashes)]);
     return diffManifests(good, now);
   }
 
@@ -144,7 +147,7 @@ export class UserspaceTracker implements TrackerBackend {
 
   rollback(): Promise<FileChange[]> {
     return this.serial(async () => {
-      const [goodFiles, rootFiles] = await Promise.all([manifestOf(this.good), manifestOf(this.root)]);
+      const [goodFiles, rootFiles] = await Promise.all([manifestOf(this.good, this.goodHashes), manifestOf(this.root, this.rootHashes)]);
       const changes = diffManifests(goodFiles, rootFiles);
       const steps: RestoreStep[] = [];
       const chmods: RestoreStep[] = [];

@@ -173,10 +173,82 @@ export interface PluginList {
   rejected: Array<{ dir?: string; name?: string; error?: string; reason?: string }>;
 }
 
-/** src/supervisor/health.ts HealthReport */
-export interface HealthReport {
+/** src/supervisor/health-types.ts ComponentStatus */
+export type ComponentStatus = 'ok' | 'degraded' | 'failed';
+
+/** src/supervisor/health-types.ts ComponentHealth */
+export interface ComponentHealth {
+  name: string;
+  kind: 'kernel' | 'plugin';
+  status: ComponentStatus;
+  detail: string;
+  since: string;
+  failures: number;
+}
+
+/** src/supervisor/health-types.ts HealthAnswer (health) */
+export interface HealthAnswer {
+  status: ComponentStatus;
   healthy: boolean;
-  checks: Array<{ name: string; ok: boolean; detail: string }>;
+  checked_at: string | null;
+  components: ComponentHealth[];
+  trial: TrialState | null;
+}
+
+/** src/tracker/change-types.ts ChangeStatus */
+export type ChangeStatus = 'trial' | 'committed' | 'rolled_back';
+
+/** src/tracker/change-types.ts ChangeFile (with FileChange of src/tracker/types.ts) */
+export interface ChangeFile {
+  path: string;
+  op: 'add' | 'modify' | 'delete';
+  sha256_before: string | null;
+  sha256_after: string | null;
+  kept: boolean;
+}
+
+/** src/tracker/change-types.ts ChangeSet (changes.show; commit and rollback answer a list of them) */
+export interface ChangeSet {
+  id: number;
+  actor: string;
+  tool: string;
+  channel: string | null;
+  started_at: string;
+  finished_at: string;
+  status: ChangeStatus;
+  plugins: string[];
+  files: ChangeFile[];
+  decided_at: string | null;
+  decided_by: string | null;
+  reason: string | null;
+  reverts: number | null;
+}
+
+/** src/tracker/change-types.ts ChangeSummary (changes.list rows) */
+export type ChangeSummary = Omit<ChangeSet, 'files'> & { file_count: number };
+
+/** src/tracker/change-types.ts ChangeDiff (changes.diff) */
+export interface ChangeDiff {
+  id: number;
+  files: Array<{ path: string; op: ChangeFile['op']; diff: string | null; note: string | null }>;
+  text: string;
+}
+
+/** src/tracker/change-types.ts TrialState */
+export interface TrialState {
+  change_set_ids: number[];
+  started_at: string;
+  plugins: string[];
+  activation_errors: Array<{ plugin: string; error: string }>;
+}
+
+/** src/tracker/change-types.ts TrackerStatus (changes.status) */
+export interface TrackerStatus {
+  backend: 'overlay' | 'userspace' | 'off';
+  root: string;
+  state_dir: string;
+  pending_files: number;
+  trial: TrialState | null;
 }
 
 /** src/supervisor/kernel-methods.ts StatusReport (the parts the page shows) */

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import t from 'tap';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
+import { fakeChangeTracker } from '../../../helpers/fake-change-tracker.js';
 import { type ApiHarness, apiHarness, Type } from './api-harness.js';
 
 const Name = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -154,34 +155,86 @@ t.test('install: a failed install also removes the file; bad names and bodies wr
   t.equal(big.status, 413, 'the upload limit does not widen the other routes');
 });
 
-t.test('changes: the tracker methods when present, 503 while the daemon has none', async (t) => {
+t.test('changes: list, status, show, diff, commit and rollback reach the tracker as the caller, with numeric ids', async (t) => {
   const h = await apiHarness(t);
+  const tracker = fakeChangeTracker((name, params, handler) => h.method(name, params, handler));
+
+  const list = await h.request({ method: 'GET', url: '/api/v1/changes?limit=2&status=trial' });
+  t.equal(list.status, 200);
+  t.match(list.json, { ok: true, result: [{ id: 3, status: 'trial', file_count: 3 }] });
+  t.same(h.calls.at(-1)?.params, { limit: 2, status: 'trial' });
+  t.match((await h.request({ method: 'GET', url: '/api/v1/changes' })).json, { result: [{ id: 3 }, { id: 2 }, { id: 1 }] });
+  t.same(h.calls.at(-1)?.params, {}, 'no query: the method decides the defaults');
+  t.match((await h.request({ method: 'GET', url: '/api/v1/changes/status' })).json, {
+    ok: true,
+    result: { backend: 'userspace', pending_files: 3, trial: { change_set_ids: [3], plugins: ['weather'] } },
+  });
+  t.equal(h.calls.at(-1)?.method, 'changes.status', '/changes/status is not change "status"');
+  t.match((await h.request({ method: 'GET', url: '/api/v1/changes/3' })).json, {
+    result: { id: 3, files: [{ path: 'weather/extra.js' }] },
+  });
+  t.same(h.calls.at(-1)?.params, { id: 3 });
+  t.match((await h.request({ method: 'GET', url: '/api/v1/changes/3/diff' })).json, {
+    result: { id: 3, text: /\+\+\+ b\/weather\/extra\.js/ },
+  });
+
+  const missing = await h.request({ method: 'GET', url: '/api/v1/changes/42' });
+  t.equal(missing.status, 404);
+  t.match(missing.json, { ok: false, error: { code: 'HA_ERR_CHANGE_NOT_FOUND', message: /no change set 42/ } });
+  const wrongState = await h.request({ method: 'POST', url: '/api/v1/changes/1/commit' });
+  t.equal(wrongState.status, 409, 'a change set in the wrong state is a conflict');
+  t.match(wrongState.json, { ok: false, error: { code: 'HA_ERR_CHANGE_STATE', message: /committed, not on trial/ } });
+  t.equal(wrongState.headers['cache-control'], 'no-store');
+
+  const bad: Array<[string, string, RegExp]> = [
+    ['GET', '/api/v1/changes/c1', /change id in the path must be a positive whole number, got "c1"/],
+    ['GET', '/api/v1/changes/0/diff', /positive whole number, got "0"/],
+    ['POST', '/api/v1/changes/-1/rollback', /positive whole number/],
+    ['GET', '/api/v1/changes?state=trial', /unknown query parameter "state"; this route takes limit, status/],
+    ['GET', '/api/v1/changes?limit=ten', /limit must be a whole number/],
+    ['GET', '/api/v1/changes?status=pending', /params\.status/],
+    ['GET', '/api/v1/changes/3?x=1', /unknown query parameter "x"/],
+  ];
+  for (const [method, url, message] of bad) {
+    const reply = await h.request({ method: method as 'GET', url });
+    t.equal(reply.status, 400, `${method} ${url}`);
+    t.match(reply.json, { ok: false, error: { code: 'HA_ERR_RPC_INVALID_PARAMS', message } }, `${method} ${url}`);
+  }
+  t.same(
+    tracker.sets.map((c) => c.status),
+    ['committed', 'rolled_back', 'trial'],
+    'refused requests changed nothing',
+  );
+
+  const commit = await h.request({ method: 'POST', url: '/api/v1/changes/3/commit', headers: { 'x-test-actor': 'webui:admin' } });
+  t.match(commit.json, { ok: true, result: [{ id: 3, status: 'committed', decided_by: 'webui:admin' }] });
+  t.same(h.calls.at(-1), { method: 'changes.commit', params: { id: 3 }, caller: { actor: 'webui:admin' } });
+  const revert = await h.request({ method: 'POST', url: '/api/v1/changes/1/rollback' });
+  t.match(revert.json, { ok: true, result: [{ id: 4, reverts: 1, status: 'trial', actor: 'webui:api' }] });
+});
+
+t.test('changes: a tracker that is off answers 503 with its own code and message; no tracker at all is 503 too', async (t) => {
+  const h = await apiHarness(t);
+  const none = await h.request({ method: 'GET', url: '/api/v1/changes' });
+  t.equal(none.status, 503, 'a daemon without the tracker methods');
+  t.match(none.json, { ok: false, error: { code: 'HA_ERR_RPC_UNKNOWN_METHOD' } });
+
+  const tracker = fakeChangeTracker((name, params, handler) => h.method(name, params, handler), { off: true });
+  t.match((await h.request({ method: 'GET', url: '/api/v1/changes/status' })).json, { ok: true, result: { backend: 'off', trial: null } });
   for (const [method, url] of [
     ['GET', '/api/v1/changes'],
-    ['GET', '/api/v1/changes/c1'],
-    ['GET', '/api/v1/changes/c1/diff'],
-    ['POST', '/api/v1/changes/c1/rollback'],
-    ['POST', '/api/v1/changes/c1/commit'],
+    ['GET', '/api/v1/changes/3'],
+    ['GET', '/api/v1/changes/3/diff'],
+    ['POST', '/api/v1/changes/3/rollback'],
+    ['POST', '/api/v1/changes/3/commit'],
   ] as const) {
     const reply = await h.request({ method, url });
     t.equal(reply.status, 503, `${method} ${url}`);
-    t.same(reply.json, { ok: false, error: { code: 'HA_ERR_UNAVAILABLE', message: 'the change tracker is not part of this daemon yet' } });
+    t.match(reply.json, { ok: false, error: { code: 'HA_ERR_TRACKER_OFF', message: /core\.tracker\.backend: off/ } });
   }
-
-  const Id = Type.Object({ id: Type.String() });
-  h.method('changes.list', Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1 })) }), () => ({ changes: [{ id: 'c1' }] }));
-  h.method('changes.show', Id, ({ id }) => ({ id }));
-  h.method('changes.diff', Id, ({ id }) => ({ id, diff: '+a' }));
-  h.method('changes.rollback', Id, ({ id }) => ({ id, rolled_back: true }));
-  h.method('changes.commit', Id, ({ id }) => {
-    throw new HomeAgentError('HA_ERR_PLUGIN_STATE', `change ${id} is already committed`);
-  });
-  t.match((await h.request({ method: 'GET', url: '/api/v1/changes?limit=5' })).json, { ok: true, result: { changes: [{ id: 'c1' }] } });
-  t.same(h.calls.at(-1)?.params, { limit: 5 });
-  t.match((await h.request({ method: 'GET', url: '/api/v1/changes/c1/diff' })).json, { ok: true, result: { diff: '+a' } });
-  t.match((await h.request({ method: 'POST', url: '/api/v1/changes/c1/rollback' })).json, { ok: true, result: { rolled_back: true } });
-  const commit = await h.request({ method: 'POST', url: '/api/v1/changes/c1/commit' });
-  t.equal(commit.status, 409, 'other errors of the tracker pass through');
-  const bad = await h.request({ method: 'GET', url: '/api/v1/changes/c%201' });
-  t.equal(bad.status, 400);
+  t.equal(tracker.sets[2]?.status, 'trial', 'nothing was rolled back');
+  // Errors of other routes are unchanged by the changes scope.
+  const plugin = await h.request({ method: 'POST', url: '/api/v1/plugins/zigbee/enable' });
+  t.equal(plugin.status, 503, 'plugins.enable is not registered in this harness: the server handler answers');
+  t.match(plugin.json, { error: { code: 'HA_ERR_RPC_UNKNOWN_METHOD' } });
 });

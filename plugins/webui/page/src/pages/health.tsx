@@ -1,20 +1,22 @@
 /**
- * How the daemon is doing: the health checks the watchdog depends on, the status (version,
+ * How the daemon is doing: each component the supervisor checks (ok, degraded or failed, the worst
+ * first, with the reason and since when) and the plugin change on trial, the status (version,
  * uptime, services, notices, settings waiting for a restart) and the recent log lines, filtered
- * by level, text or audit records only.
+ * by level, text or audit records only. Status is shown by word and symbol as well as colour.
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { bytes, dateTime, duration, t } from '../i18n';
-import type { HealthReport, LogList, StatusReport } from '../types';
+import { bytes, dateTime, duration, type StringKey, t } from '../i18n';
+import type { ComponentHealth, ComponentStatus, HealthAnswer, LogList, StatusReport } from '../types';
 import { Show, useLoad } from '../ui';
+import { TrialBanner } from './changes';
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 /** Fields every line has, shown in the line's head rather than in its details. */
 const HEAD_FIELDS = new Set(['level', 'time', 'subsystem', 'msg', 'pid', 'hostname']);
 
 export function HealthView() {
-  const health = useLoad((signal) => api.get<HealthReport>('/health', {}, signal), []);
+  const health = useLoad((signal) => api.get<HealthAnswer>('/health', {}, signal), []);
   const status = useLoad((signal) => api.get<StatusReport>('/status', {}, signal), []);
   return (
     <section class="health">
@@ -29,31 +31,61 @@ export function HealthView() {
           {t('common.refresh')}
         </button>
       </div>
-      <div class="card">
-        <Show loaded={health}>
-          {(report) => (
-            <>
-              <h2 class={report.healthy ? 'ok' : 'error-text'} data-testid="health-state">
-                {report.healthy ? t('hl.healthy') : t('hl.unhealthy')}
-              </h2>
-              <ul class="plain">
-                {report.checks.map((check) => (
-                  <li key={check.name}>
-                    <span class={check.ok ? 'ok' : 'error-text'}>{check.ok ? '✓' : '✗'}</span> <strong>{check.name}</strong>{' '}
-                    <span class="muted small">{check.detail}</span>
-                  </li>
-                ))}
-              </ul>
-            </>
-          )}
-        </Show>
-      </div>
+      <Show loaded={health}>{(answer) => <Components answer={answer} />}</Show>
       <div class="card">
         <h2>{t('hl.status')}</h2>
         <Show loaded={status}>{(s) => <Status status={s} />}</Show>
       </div>
       <Logs />
     </section>
+  );
+}
+
+const COLOUR: Record<ComponentStatus, string> = { ok: 'ok', degraded: 'warn-text', failed: 'error-text' };
+const SYMBOL: Record<ComponentStatus, string> = { ok: '✓', degraded: '!', failed: '✗' };
+const SEVERITY: Record<ComponentStatus, number> = { failed: 0, degraded: 1, ok: 2 };
+
+function Components({ answer }: { answer: HealthAnswer }) {
+  // Stable: components of one status keep the daemon's order (kernel first, then plugins).
+  const components = [...answer.components].sort((a, b) => SEVERITY[a.status] - SEVERITY[b.status]);
+  return (
+    <>
+      <div class="card">
+        <h2 class={COLOUR[answer.status]} data-testid="health-state" data-status={answer.status}>
+          {SYMBOL[answer.status]} {t(`hl.overall.${answer.status}` as StringKey)}
+        </h2>
+        <p class="muted small">
+          {answer.checked_at === null ? t('hl.not_checked') : t('hl.checked', { time: dateTime(answer.checked_at) })}
+        </p>
+        {!answer.healthy && <p class="error-text">{t('hl.not_healthy')}</p>}
+        {components.length === 0 ? (
+          <p class="muted">{t('hl.no_components')}</p>
+        ) : (
+          <ul class="plain" data-testid="health-components">
+            {components.map((c) => (
+              <Component key={c.name} component={c} />
+            ))}
+          </ul>
+        )}
+      </div>
+      {answer.trial && <TrialBanner trial={answer.trial} />}
+    </>
+  );
+}
+
+function Component({ component: c }: { component: ComponentHealth }) {
+  return (
+    <li data-component={c.name} data-status={c.status}>
+      <span class={COLOUR[c.status]}>
+        {SYMBOL[c.status]} {t(`hl.state.${c.status}` as StringKey)}
+      </span>{' '}
+      <strong>{c.name}</strong> <span class="small">{c.detail}</span>
+      <br />
+      <span class="muted small">
+        {t('hl.since', { time: dateTime(c.since) })}
+        {c.failures > 0 && ` · ${t('hl.failures', { count: c.failures })}`}
+      </span>
+    </li>
   );
 }
 
