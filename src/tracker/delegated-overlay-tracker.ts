@@ -292,8 +292,8 @@ export function parseResult(text: string): TrackerResult | null {
 
 /** Reads a request; a damaged one answers why, with its id when one could be read. */
 export function parseRequest(text: string): { ok: true; request: TrackerRequest } | { ok: false; id: string | null; error: string } {
-  if (text.length > MAX_REQUEST_BYTES)
-    return { ok: false, id: null, error: `the request is ${text.length} bytes, more than ${MAX_REQUEST_BYTES}` };
+  const bytes = Buffer.byteLength(text);
+  if (bytes > MAX_REQUEST_BYTES) return { ok: false, id: null, error: `the request is ${bytes} bytes, more than ${MAX_REQUEST_BYTES}` };
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -7,7 +7,7 @@
  * (homeagent-tracker-apply.path): unmount, merge or discard the upper layer, remount, answer.
  * Both are OverlayTracker underneath, so the journal and crash handling are the tested ones.
  */
-import { lchown, lstat, mkdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { lchown, lstat, mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Logger, LogManager } from '../log/logger.js';
@@ -146,10 +146,20 @@ async function runRequest(request: TrackerRequest, paths: HelperPaths, deps: Tra
   } catch (error) {
     if (killed) throw error;
     let message = describeError(error);
-    // A failure part-way may have left the overlay unmounted (or a journal to finish): start()
+    // A failure part-way may have left the overlay unmounted, or a journal to finish: start()
     // repairs both, so the daemon is never left looking at the empty folder under the mount.
     try {
       await tracker.start();
+      // Both operations end with an empty upper layer (and the daemon asks only when it is not
+      // empty): then the operation went through, e.g. only the remount failed, or start()
+      // finished it from its journal, and that is what the answer must say.
+      if ((await readdir(overlayLayout(paths.root, paths.stateDir).upper)).length === 0) {
+        log.warn(
+          { id: request.id, op: request.op, err: error },
+          'a plugins overlay operation failed part-way but is complete after the repair',
+        );
+        return { id: request.id, ok: true };
+      }
     } catch (again) {
       message += `; the overlay could not be mounted again: ${describeError(again)}`;
     }
