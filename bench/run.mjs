@@ -7,7 +7,20 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ALL = ['startup', 'agent-turn', 'lua-adapter', 'plugin-rpc', 'embed', 'nlp', 'memory', 'knowledge', 'home', 'mqtt', 'webui'];
+const ALL = [
+  'startup',
+  'agent-turn',
+  'lua-adapter',
+  'plugin-rpc',
+  'embed',
+  'nlp',
+  'memory',
+  'knowledge',
+  'home',
+  'mqtt',
+  'webui',
+  'faults',
+];
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
 

@@ -77,6 +77,8 @@ interface PluginRecord {
   state: PluginState;
   error?: string;
   current?: PluginGeneration;
+  /** When its process last crashed or failed (epoch ms), for the supervisor's trial decisions. */
+  crashedAt?: number;
 }
 
 const HEALTH_TIMEOUT_MS = 2000;
@@ -263,24 +265,27 @@ export class PluginHost implements Service {
   }
 
   /** Pings every running plugin (or one); a plugin that does not answer in 2 s is unhealthy. */
-  async health(name?: string): Promise<Array<{ name: string; state: PluginState } & PluginHealth>> {
+  async health(name?: string): Promise<Array<{ name: string; state: PluginState; crashed_at?: number } & PluginHealth>> {
     const records = name === undefined ? [...this.#records.values()] : [this.#require(name)];
     return Promise.all(
-      records.map(async (r) => {
-        if (r.state !== 'running') {
-          const ok = r.state === 'disabled' || r.state === 'stopped';
-          return { name: r.name, state: r.state, ok, detail: r.error ?? r.state };
-        }
-        const instance = r.current?.instance;
-        if (!instance?.health) return { name: r.name, state: r.state, ok: true, detail: 'running' };
-        try {
-          const answer = await withTimeout(Promise.resolve(instance.health()), HEALTH_TIMEOUT_MS, `health ping of ${r.name}`);
-          return { name: r.name, state: r.state, ok: answer.ok === true, detail: String(answer.detail ?? '') };
-        } catch (error) {
-          return { name: r.name, state: r.state, ok: false, detail: describeError(error) };
-        }
-      }),
+      records.map(async (r) => ({ ...(await this.#ping(r)), ...(r.crashedAt === undefined ? {} : { crashed_at: r.crashedAt }) })),
     );
+  }
+
+  /** Pings one plugin; a plugin that does not answer in 2 s is unhealthy. */
+  async #ping(r: PluginRecord): Promise<{ name: string; state: PluginState } & PluginHealth> {
+    if (r.state !== 'running') {
+      const ok = r.state === 'disabled' || r.state === 'stopped';
+      return { name: r.name, state: r.state, ok, detail: r.error ?? r.state };
+    }
+    const instance = r.current?.instance;
+    if (!instance?.health) return { name: r.name, state: r.state, ok: true, detail: 'running' };
+    try {
+      const answer = await withTimeout(Promise.resolve(instance.health()), HEALTH_TIMEOUT_MS, `health ping of ${r.name}`);
+      return { name: r.name, state: r.state, ok: answer.ok === true, detail: String(answer.detail ?? '') };
+    } catch (error) {
+      return { name: r.name, state: r.state, ok: false, detail: describeError(error) };
+    }
   }
 
   /**
@@ -321,11 +326,19 @@ export class PluginHost implements Service {
         continue;
       }
       this.#options.kernel.logs.audit({ actor, action: 'plugins.refresh', plugin: record.name });
-      try {
-        await this.#exclusive(record.name, () => this.#reloadRecord(record));
-      } catch (error) {
-        result.errors.push({ plugin: record.name, error: describeError(error) });
-      }
+      await this.#exclusive(record.name, async () => {
+        try {
+          await this.#reloadRecord(record);
+        } catch (error) {
+          result.errors.push({ plugin: record.name, error: describeError(error) });
+          // The running instance's files are gone (a rollback or change replaced them): it must not
+          // stay as if nothing happened. A fresh start without it running alongside gets a second
+          // chance (it may have failed only because the old one was hogging the machine).
+          if (!record.current) return;
+          await this.#stopRecord(record, 'stopped');
+          await this.#startRecord(record);
+        }
+      });
     }
     return result;
   }
@@ -549,6 +562,7 @@ export class PluginHost implements Service {
       reportState: (state: ReportedState, detail?: string) => {
         // Only the current generation speaks for the plugin; an old one being drained does not.
         if (record.current !== generation) return;
+        if (state === 'failed' || state === 'restarting') record.crashedAt = this.#options.kernel.now();
         if (state === 'failed') {
           this.#quarantine(record, new HomeAgentError('HA_ERR_PLUGIN_DEAD', detail ?? 'the plugin failed'));
           void generation.removeAll();

@@ -52,6 +52,8 @@ export interface PluginHealthRow {
   state: string;
   ok: boolean;
   detail: string;
+  /** When it last crashed or failed (epoch ms): a plugin up between two crashes still answers its ping. */
+  crashed_at?: number;
 }
 
 export interface SupervisedPlugins {
@@ -423,9 +425,13 @@ export class Supervisor implements Service {
     if (facts.loop.status === 'failed' && !kernel.has('event_loop')) kernel.set('event_loop', facts.loop.detail);
     for (const [name, detail] of kernel) reasons.push(`${describeComponent(name)} failed its check: ${detail}`);
     const onTrial = new Set(trial.plugins);
+    const trialStart = Date.parse(trial.started_at);
     for (const p of facts.plugins ?? []) {
       const folder = this.#o.plugins.folderOf(p.name);
-      if (!p.ok && folder !== undefined && onTrial.has(folder)) reasons.push(`plugin ${p.name} failed its health check: ${p.detail}`);
+      if (folder === undefined || !onTrial.has(folder)) continue;
+      if (!p.ok) reasons.push(`plugin ${p.name} failed its health check: ${p.detail}`);
+      else if (p.crashed_at !== undefined && p.crashed_at >= trialStart)
+        reasons.push(`plugin ${p.name} crashed at ${new Date(p.crashed_at).toISOString()} (running again since)`);
     }
     return reasons.length > 0 ? reasons.join(' and ') : undefined;
   }

@@ -510,3 +510,46 @@ t.test('health pings: running plugins answer, a hanging health check is unhealth
   const err = await host.health('missing').catch((e: unknown) => e);
   t.ok(isHomeAgentError(err, 'HA_ERR_PLUGIN_NOT_FOUND'));
 });
+
+t.test('refresh(): the change tracker brings plugins in line with their folders', async (t) => {
+  const dir = tempDir(t);
+  const setup = await startHost(t, { dir });
+  const installDir = setup.installDir;
+  const external = (name: string, version: string, extraStart = '') => ({
+    ...versioned(name, version, 0, extraStart),
+    manifest: { kind: 'process', version: `${version}.0.0` },
+  });
+  writePlugin(installDir, 'porch', external('porch', '1'));
+  writePlugin(installDir, 'gate', external('gate', '1'));
+
+  t.same(await setup.host.refresh(['porch', 'gate', 'porch'], 'tracker'), { plugins: ['gate', 'porch'], errors: [] }, 'new folders start');
+  t.equal(await setup.tools.get('porch_version')?.execute({}, callContext()), '1');
+  t.equal(setup.host.folderOf('porch'), 'porch');
+  t.equal(setup.host.folderOf('nonexistent'), undefined);
+
+  writePlugin(installDir, 'porch', external('porch', '2'));
+  t.same((await setup.host.refresh(['porch'], 'tracker')).errors, [], 'a changed folder reloads');
+  t.equal(await setup.tools.get('porch_version')?.execute({}, callContext()), '2');
+
+  // A rollback put back files whose version does not load: the stale instance must not stay up.
+  writePlugin(installDir, 'porch', external('porch', '3', "throw new Error('broken on purpose');"));
+  const failed = await setup.host.refresh(['porch'], 'tracker');
+  t.match(failed.errors, [{ plugin: 'porch', error: /broken on purpose/ }]);
+  t.match(
+    setup.host.list().find((p) => p.name === 'porch'),
+    { state: 'quarantined', tools: [] },
+    'the old instance is stopped, the fresh start fails',
+  );
+  t.equal(setup.tools.get('porch_version'), undefined);
+
+  rmSync(join(installDir, 'gate'), { recursive: true });
+  t.same(await setup.host.refresh(['gate'], 'tracker'), { plugins: ['gate'], errors: [] }, 'a removed folder is stopped and forgotten');
+  t.notOk(setup.host.list().some((p) => p.name === 'gate'));
+
+  writePlugin(installDir, 'porch', external('porch', '4'));
+  await setup.host.refresh(['porch'], 'tracker');
+  t.same(await setup.host.stopTracked('tracker'), ['porch'], 'stopTracked stops installed plugins only');
+  t.equal(setup.host.list().find((p) => p.name === 'porch')?.state, 'stopped');
+  await setup.host.refresh(['porch'], 'tracker');
+  t.equal(await setup.tools.get('porch_version')?.execute({}, callContext()), '4', 'refresh starts them again');
+});

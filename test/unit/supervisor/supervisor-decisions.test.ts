@@ -40,6 +40,28 @@ t.test('trial: a failed plugin of the trial is rolled back; its reason names it 
   );
 });
 
+t.test('trial: a plugin of the trial that crashed since the trial began is rolled back even if it answers now', async (t) => {
+  const kit = supervisorKit(t);
+  kit.plugins.add('weather', { folder: 'weather' });
+  kit.plugins.add('mqtt');
+  await startKit(kit);
+  // Crashed before the trial (an earlier version): not held against this change.
+  kit.plugins.set('weather', { crashed_at: START - 5000 });
+  kit.tracker.startTrial([12], ['weather']);
+  await nextRound(kit);
+  t.same(kit.tracker.rollbacks, [], 'an old crash does not count');
+  // Up again between two crashes of its own restart loop: the ping alone would pass.
+  kit.plugins.set('weather', { crashed_at: kit.clock.now() });
+  kit.plugins.set('mqtt', { crashed_at: kit.clock.now() });
+  await nextRound(kit);
+  t.same(
+    kit.tracker.rollbacks.map((r) => r.reason),
+    [`plugin weather crashed at ${new Date(kit.clock.now() - kit.interval).toISOString()} (running again since)`],
+    'only the trial plugin counts',
+  );
+  t.same(kit.tracker.commits, []);
+});
+
 t.test('trial: a failed kernel component rolls the trial back', async (t) => {
   const kit = supervisorKit(t);
   await startKit(kit);
