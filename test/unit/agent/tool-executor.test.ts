@@ -1,6 +1,12 @@
 import t from 'tap';
 import { StageRegistry } from '../../../src/agent/stage-registry.js';
-import { type BatchResult, ToolExecutor, type ToolLimits } from '../../../src/agent/tool-executor.js';
+import {
+  type BatchResult,
+  type ToolCallInfo,
+  type ToolCallWrapper,
+  ToolExecutor,
+  type ToolLimits,
+} from '../../../src/agent/tool-executor.js';
 import { ToolRegistry } from '../../../src/agent/tool-registry.js';
 import type { StageContext } from '../../../src/agent/types.js';
 import type { ToolCall } from '../../../src/llm/spec/index.js';
@@ -9,13 +15,13 @@ import { type ToolDefinition, ToolError, toolErrorResult } from '../../../src/sh
 import { captureLogs } from '../fixtures/support.js';
 import { call, deferred, makeContext, settle, tool } from './fixtures/helpers.js';
 
-function setup(limits: Partial<ToolLimits> = {}) {
+function setup(limits: Partial<ToolLimits> = {}, around?: ToolCallWrapper) {
   const captured = captureLogs('debug');
   const log = captured.logs.child('agent');
   const registry = new ToolRegistry({ log });
   const stages = new StageRegistry(log);
   const current: ToolLimits = { tool_timeout_ms: 5000, tool_output_max_chars: 16000, max_parallel_tools: 8, ...limits };
-  const executor = new ToolExecutor({ registry, stages, limits: () => current, log });
+  const executor = new ToolExecutor({ registry, stages, limits: () => current, log, ...(around ? { around } : {}) });
   const run = (calls: ToolCall[], options: { signal?: AbortSignal; context?: StageContext } = {}): Promise<BatchResult> => {
     const context = options.context ?? makeContext();
     return executor.executeBatch(calls, {
@@ -417,4 +423,29 @@ t.test('a hook’s rewrite is capped too', async (t) => {
   });
   const [outcome] = (await run([call('short')])).outcomes;
   t.equal(outcome?.content, `${'y'.repeat(256)}…[cut: 44 more characters]`);
+});
+
+t.test('the around wrapper sees each call with its origin and hands results and errors back unchanged', async (t) => {
+  const seen: ToolCallInfo[] = [];
+  const { registry, run } = setup({}, async (info, execute) => {
+    seen.push(info);
+    if (info.tool === 'refused') throw new Error('the tracker is broken');
+    return execute();
+  });
+  registry.register(tool('write_thing', async () => ({ written: true })));
+  registry.register(
+    tool('failing', async () => {
+      throw new ToolError({ reason: 'failed', detail: 'disk full' });
+    }),
+  );
+  registry.register(tool('refused', async () => 'never'));
+  const context = makeContext();
+  const result = await run([call('write_thing'), call('failing'), call('refused')], { context });
+  t.same(
+    seen.map((s) => [s.tool, s.task_id, s.source, s.channel]),
+    ['write_thing', 'failing', 'refused'].map((name) => [name, context.task_id, context.input.source, context.input.channel]),
+  );
+  t.match(result.outcomes[0], { ok: true, content: '{"written":true}' });
+  t.match(result.outcomes[1], { ok: false, content: /disk full/ });
+  t.match(result.outcomes[2], { ok: false, content: /the tracker is broken/ }, 'a failing wrapper fails the call, not the batch');
 });
