@@ -7,41 +7,16 @@
  * after a power cut, until the next boot.
  */
 
-import { execFile } from 'node:child_process';
-import { type FSWatcher, mkdirSync, mkdtempSync, rmSync, watch } from 'node:fs';
+import { type FSWatcher, watch } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { LogManager } from '../../src/log/logger.js';
-import { findOnPath } from '../../src/shared/find-on-path.js';
 import { CLAIMED_REQUEST_FILE, REQUEST_FILE, RESULT_FILE, writeFileDurably } from '../../src/tracker/delegated-overlay-tracker.js';
 import { overlayLayout } from '../../src/tracker/overlay-layout.js';
 import { type OverlayMounter, SystemOverlayMounter } from '../../src/tracker/overlay-tracker.js';
 import { runTrackerHelper } from '../../src/tracker/tracker-helper.js';
 
-const execFileAsync = promisify(execFile);
-
 export const silentLog = () => new LogManager({ level: 'silent', levels: {} }).child('tracker');
-
-/** Why real overlay mounts cannot be tested here, or null when a tiny trial mount worked. */
-export async function overlayUnavailable(): Promise<string | null> {
-  if (process.platform !== 'linux') return `overlayfs needs Linux (this is ${process.platform})`;
-  if (process.getuid?.() !== 0) return 'mounting overlayfs needs root (run the tests as root to include them)';
-  if (findOnPath('unshare') === undefined) return 'unshare(1) from util-linux is not installed';
-  const dir = mkdtempSync(join(tmpdir(), 'ha-overlay-probe-'));
-  try {
-    for (const name of ['lower', 'upper', 'work', 'merged']) mkdirSync(join(dir, name));
-    const options = `lowerdir=${dir}/lower,upperdir=${dir}/upper,workdir=${dir}/work`;
-    await execFileAsync('unshare', ['-m', '--propagation', 'private', 'mount', '-t', 'overlay', 'overlay', '-o', options, `${dir}/merged`]);
-    return null;
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr?.trim();
-    return `a trial overlay mount in a private namespace failed: ${stderr || String(error)}`;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 export class SimulatedOverlaySystem {
   readonly mounter = new SystemOverlayMounter();

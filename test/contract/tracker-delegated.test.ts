@@ -1,7 +1,6 @@
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, join } from 'node:path';
 import t, { type Test } from 'tap';
 import { isHomeAgentError } from '../../src/shared/errors.js';
 import {
@@ -14,10 +13,10 @@ import {
   writeFileDurably,
 } from '../../src/tracker/delegated-overlay-tracker.js';
 import { overlayLayout } from '../../src/tracker/overlay-layout.js';
-import type { OverlayMounter } from '../../src/tracker/overlay-tracker.js';
 import { runTrackerHelper } from '../../src/tracker/tracker-helper.js';
 import type { FileChange, TrackerBackend } from '../../src/tracker/types.js';
-import { overlayUnavailable, SimulatedOverlaySystem, silentLog } from './delegated-overlay-system.js';
+import { inPrivateMountNamespace, overlayUnavailable, RecordingMounter, rerunInPrivateMountNamespace } from '../helpers/overlay.js';
+import { SimulatedOverlaySystem, silentLog } from './delegated-overlay-system.js';
 import { type MakeTracker, snapshotTree, trackerBackendContract } from './tracker-backend.contract.js';
 
 // DelegatedOverlayTracker is the daemon's side; commit and rollback are done by tracker-apply, run
@@ -25,7 +24,6 @@ import { type MakeTracker, snapshotTree, trackerBackendContract } from './tracke
 // What needs no mount runs here with a fake mount table; the contract suite and the end-to-end
 // cases run with real overlay mounts in a private mount namespace (`unshare -m`, as root), with
 // systemd's part played by SimulatedOverlaySystem. Where mounting is impossible they skip and say why.
-const IN_NAMESPACE = 'HOMEAGENT_TEST_DELEGATED_NAMESPACE';
 const TRIAL_MARKER = JSON.stringify({ phase: 'trial', written_at: '2025-01-01T00:00:00.000Z', change_set_ids: [1], by: null });
 
 /** A plugins tree and its state folder under `dir`, with the layer folders made (as after a first boot). */
@@ -55,22 +53,6 @@ function overlayMountinfo(l: ReturnType<typeof layers>, upper = l.layout.upper):
     ),
   ];
   return `${lines.join('\n')}\n`;
-}
-
-class RecordingMounter implements OverlayMounter {
-  readonly calls: string[] = [];
-  constructor(public mounted = false) {}
-  async mount(): Promise<void> {
-    this.calls.push('mount');
-    this.mounted = true;
-  }
-  async unmount(): Promise<void> {
-    this.calls.push('unmount');
-    this.mounted = false;
-  }
-  async isMounted(): Promise<boolean> {
-    return this.mounted;
-  }
 }
 
 /** Resolves with the request once the daemon has written one (polling: the test plays the path unit). */
@@ -508,27 +490,11 @@ function namespacedTests(t: Test): void {
   });
 }
 
-if (process.env[IN_NAMESPACE] !== '1') {
+if (!inPrivateMountNamespace()) {
   unprivilegedTests(t);
   const reason = await overlayUnavailable();
-  if (reason !== null) {
-    t.test('DelegatedOverlayTracker with real overlay mounts', { skip: reason }, async () => {});
-  } else {
-    const self = fileURLToPath(import.meta.url);
-    // As in tracker-overlay.test.ts: the child keeps its folders (the live mounts would make tap's
-    // own cleanup fail with EBUSY); once its namespace is gone, with every mount, this removes them.
-    const fixtures = dirname(t.testdirName);
-    const prefix = basename(t.testdirName);
-    t.teardown(() => {
-      for (const name of readdirSync(fixtures)) if (name.startsWith(prefix)) rmSync(join(fixtures, name), { recursive: true, force: true });
-    });
-    await t.spawn(
-      'unshare',
-      ['-m', '--propagation', 'private', process.execPath, ...process.execArgv, self],
-      { env: { ...process.env, [IN_NAMESPACE]: '1', TAP_SAVE_FIXTURE: '1' } },
-      'DelegatedOverlayTracker and the helper in a private mount namespace',
-    );
-  }
+  if (reason !== null) t.test('DelegatedOverlayTracker with real overlay mounts', { skip: reason }, async () => {});
+  else await rerunInPrivateMountNamespace(t, import.meta.url, 'DelegatedOverlayTracker and the helper in a private mount namespace');
 } else {
   namespacedTests(t);
 }

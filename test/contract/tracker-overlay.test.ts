@@ -1,61 +1,18 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import t from 'tap';
-import { findOnPath } from '../../src/shared/find-on-path.js';
 import { OverlayTracker, SystemOverlayMounter } from '../../src/tracker/overlay-tracker.js';
+import { inPrivateMountNamespace, overlayUnavailable, rerunInPrivateMountNamespace } from '../helpers/overlay.js';
 import { snapshotTree, trackerBackendContract } from './tracker-backend.contract.js';
 
 // Real overlay mounts need root and must not leak into the host's mount table, so this file runs
 // itself again inside a private mount namespace (`unshare -m --propagation private`); every mount
 // it makes disappears with that process. Where that is not possible the test skips and says why.
-const IN_NAMESPACE = 'HOMEAGENT_TEST_OVERLAY_NAMESPACE';
-const execFileAsync = promisify(execFile);
-
-/** Why real overlay mounts cannot be tested here, or null when a tiny trial mount worked. */
-async function overlayUnavailable(): Promise<string | null> {
-  if (process.platform !== 'linux') return `overlayfs needs Linux (this is ${process.platform})`;
-  if (process.getuid?.() !== 0) return 'mounting overlayfs needs root (run the tests as root to include them)';
-  if (findOnPath('unshare') === undefined) return 'unshare(1) from util-linux is not installed';
-  const dir = mkdtempSync(join(tmpdir(), 'ha-overlay-probe-'));
-  try {
-    for (const name of ['lower', 'upper', 'work', 'merged']) mkdirSync(join(dir, name));
-    const options = `lowerdir=${dir}/lower,upperdir=${dir}/upper,workdir=${dir}/work`;
-    await execFileAsync('unshare', ['-m', '--propagation', 'private', 'mount', '-t', 'overlay', 'overlay', '-o', options, `${dir}/merged`]);
-    return null;
-  } catch (error) {
-    const stderr = (error as { stderr?: string }).stderr?.trim();
-    return `a trial overlay mount in a private namespace failed: ${stderr || String(error)}`;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-if (process.env[IN_NAMESPACE] !== '1') {
+if (!inPrivateMountNamespace()) {
   const reason = await overlayUnavailable();
-  if (reason !== null) {
-    t.plan(0, `skipped: ${reason}`);
-  } else {
-    const self = fileURLToPath(import.meta.url);
-    // The suite's folders stay behind in the child (TAP_SAVE_FIXTURE): tap would remove them in a
-    // teardown that runs before the tracker's stop() and so hits the live mount (EBUSY). Once the
-    // child has exited its namespace, and every mount with it, is gone, and this removes them.
-    const fixtures = dirname(t.testdirName);
-    const prefix = basename(t.testdirName);
-    t.teardown(() => {
-      for (const name of readdirSync(fixtures)) if (name.startsWith(prefix)) rmSync(join(fixtures, name), { recursive: true, force: true });
-    });
-    await t.spawn(
-      'unshare',
-      ['-m', '--propagation', 'private', process.execPath, ...process.execArgv, self],
-      { env: { ...process.env, [IN_NAMESPACE]: '1', TAP_SAVE_FIXTURE: '1' } },
-      'OverlayTracker in a private mount namespace',
-    );
-  }
+  if (reason !== null) t.plan(0, `skipped: ${reason}`);
+  else await rerunInPrivateMountNamespace(t, import.meta.url, 'OverlayTracker in a private mount namespace');
 } else {
   const mounter = new SystemOverlayMounter();
   const make = async (dir: string, options?: { faultAfter?: (step: string) => void }) =>

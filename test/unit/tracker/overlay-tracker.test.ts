@@ -2,26 +2,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import t from 'tap';
 import { overlayLayout } from '../../../src/tracker/overlay-layout.js';
-import { type OverlayMounter, OverlayTracker, SystemOverlayMounter } from '../../../src/tracker/overlay-tracker.js';
+import { OverlayTracker, SystemOverlayMounter } from '../../../src/tracker/overlay-tracker.js';
+import { RecordingMounter } from '../../helpers/overlay.js';
 
 // What needs no mount: the layout checks, crash recovery from the journal and the first adoption
 // of the tree, with a mounter that only records calls. Real mounts: test/contract/tracker-overlay.
-
-class RecordingMounter implements OverlayMounter {
-  readonly calls: string[] = [];
-  mounted = false;
-  async mount(): Promise<void> {
-    this.calls.push('mount');
-    this.mounted = true;
-  }
-  async unmount(): Promise<void> {
-    this.calls.push('unmount');
-    this.mounted = false;
-  }
-  async isMounted(): Promise<boolean> {
-    return this.mounted;
-  }
-}
 
 function setup(dir: string) {
   const mounter = new RecordingMounter();
