@@ -10,11 +10,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { type FSWatcher, watch } from 'node:fs';
-import { chown, lstat, open, readdir, readFile, readlink, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { chown, lstat, open, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../log/logger.js';
 import { HomeAgentError } from '../shared/errors.js';
-import { mergedViewOpaqueProbe, pendingFromUpper } from './overlay-apply.js';
+import { mergedViewOpaqueProbe, pendingFromUpper, readLayerFile } from './overlay-apply.js';
 import { type OverlayLayout, overlayLayout } from './overlay-layout.js';
 import { treePathParts } from './tree-manifest.js';
 import type { FileChange, TrackerBackend } from './types.js';
@@ -244,20 +244,6 @@ export class DelegatedOverlayTracker implements TrackerBackend {
     const run = this.queue.then(work, work);
     this.queue = run.catch(() => {});
     return run;
-  }
-}
-
-/** A file's content in a layer, as TrackerBackend.readGood answers it (a symlink as its target text). */
-async function readLayerFile(layer: string, path: string): Promise<Buffer | null> {
-  const full = join(layer, ...treePathParts(path));
-  try {
-    const stats = await lstat(full);
-    if (stats.isSymbolicLink()) return Buffer.from(await readlink(full));
-    return stats.isFile() ? await readFile(full) : null;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-    throw error;
   }
 }
 

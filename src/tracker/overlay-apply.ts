@@ -13,11 +13,11 @@
  */
 import { execFile } from 'node:child_process';
 import type { Stats } from 'node:fs';
-import { chmod, copyFile, lchown, lstat, mkdir, readdir, readlink, rename, rm, symlink } from 'node:fs/promises';
+import { chmod, copyFile, lchown, lstat, mkdir, readdir, readFile, readlink, rename, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { findOnPath } from '../shared/find-on-path.js';
-import { diffManifests, manifestOf, sha256OfFile } from './tree-manifest.js';
+import { diffManifests, manifestOf, sha256OfFile, treePathParts } from './tree-manifest.js';
 import type { FileChange, TreeManifest } from './types.js';
 
 const execFileAsync = promisify(execFile);
@@ -212,5 +212,19 @@ export async function mergeUpperIntoLower(
 export async function discardUpper(upper: string, work: string): Promise<void> {
   for (const dir of [upper, work]) {
     for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true });
+  }
+}
+
+/** A file's content in a layer, as TrackerBackend.readGood answers it (a symlink as its target text). */
+export async function readLayerFile(layer: string, path: string): Promise<Buffer | null> {
+  const full = join(layer, ...treePathParts(path));
+  try {
+    const stats = await lstat(full);
+    if (stats.isSymbolicLink()) return Buffer.from(await readlink(full));
+    return stats.isFile() ? await readFile(full) : null;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
   }
 }

@@ -7,7 +7,7 @@
  * hardened service has no mount privilege); tests run the real mounter in a private namespace.
  */
 import { execFile } from 'node:child_process';
-import { cp, lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { cp, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../log/logger.js';
@@ -20,6 +20,7 @@ import {
   mergeUpperIntoLower,
   type OpaqueProbe,
   pendingFromUpper,
+  readLayerFile,
   xattrOpaqueProbe,
 } from './overlay-apply.js';
 import { type OverlayJournal, type OverlayLayout, overlayLayout } from './overlay-layout.js';
@@ -120,18 +121,8 @@ export class OverlayTracker implements TrackerBackend {
     return pendingFromUpper(this.layout.upper, this.layout.lower, this.opaqueProbe());
   }
 
-  async readGood(path: string): Promise<Buffer | null> {
-    const full = join(this.layout.lower, ...treePathParts(path));
-    try {
-      const stats = await lstat(full);
-      // A symlink's good content is its target text, as the manifests record it; never followed.
-      if (stats.isSymbolicLink()) return Buffer.from(await readlink(full));
-      return stats.isFile() ? await readFile(full) : null;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
-      throw error;
-    }
+  readGood(path: string): Promise<Buffer | null> {
+    return readLayerFile(this.layout.lower, path);
   }
 
   async commit(): Promise<void> {
