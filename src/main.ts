@@ -518,10 +518,20 @@ async function run(configFile: string | undefined): Promise<number> {
     startupRollbacks: () => tracker.startupRollbacks(),
     // The conversation that made the change (or core.supervisor.announce_channel), else the web
     // page's channel: the household's screen. The status notice and the log carry it in any case.
+    // A channel that only answers its own requests (the CLI's) refuses the message: the next one
+    // gets it.
     announce: async (text, channel) => {
-      const target = [channel, 'webui'].find((name) => name !== undefined && name !== '' && io.channel(name) !== undefined);
-      if (target === undefined) return;
-      await io.send({ id: randomUUID(), channel: target, type: 'text', payload: text, meta: {}, created_at: clock.now() });
+      const targets = [...new Set([channel, 'webui'])].filter((name): name is string => !!name && io.channel(name) !== undefined);
+      let refusal: unknown;
+      for (const target of targets) {
+        try {
+          await io.send({ id: randomUUID(), channel: target, type: 'text', payload: text, meta: {}, created_at: clock.now() });
+          return;
+        } catch (error) {
+          refusal = error;
+        }
+      }
+      if (refusal !== undefined) throw refusal;
     },
     status,
     settings: () => ({ supervisor: settings.config().core.supervisor, tracker: settings.config().core.tracker }),

@@ -428,7 +428,7 @@ export class Supervisor implements Service {
     const trialStart = Date.parse(trial.started_at);
     for (const p of facts.plugins ?? []) {
       const folder = this.#o.plugins.folderOf(p.name);
-      if (folder === undefined || !onTrial.has(folder)) continue;
+      if (folder === undefined || !onTrial.has(folder) || isSettling(p)) continue;
       if (!p.ok) reasons.push(`plugin ${p.name} failed its health check: ${p.detail}`);
       else if (p.crashed_at !== undefined && p.crashed_at >= trialStart)
         reasons.push(`plugin ${p.name} crashed at ${new Date(p.crashed_at).toISOString()} (running again since)`);
@@ -442,7 +442,10 @@ export class Supervisor implements Service {
     if (this.#trialRounds?.key !== key) this.#trialRounds = { key, healthy: 0 };
     // Only rounds that began with this very trial in place count: a round that started before a
     // change joined the trial may have pinged the plugins before it.
+    const onTrial = new Set(trial.plugins);
+    const settling = (facts.plugins ?? []).some((p) => isSettling(p) && onTrial.has(this.#o.plugins.folderOf(p.name) ?? ''));
     const counts =
+      !settling &&
       facts.scheduled &&
       facts.plugins !== undefined &&
       facts.trialAtStart !== null &&
@@ -560,6 +563,15 @@ export function rollbackSentence(undone: readonly ChangeSet[], reason: string): 
   });
   const list = described.length === 1 ? `change ${described[0]}` : `changes ${described.slice(0, -1).join(', ')} and ${described.at(-1)}`;
   return `I undid plugin ${list} because ${reason}; the plugins are back to their last good state.`;
+}
+
+/**
+ * A plugin being started or stopped (the change is still being activated, or a reload is swapping
+ * it) has not had its chance yet: its round neither fails nor counts for the trial. A start that
+ * fails shows up as an activation error once the activation returns.
+ */
+function isSettling(p: PluginHealthRow): boolean {
+  return p.state === 'starting' || p.state === 'stopping';
 }
 
 function trialKey(trial: TrialState): string {

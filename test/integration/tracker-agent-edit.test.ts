@@ -193,7 +193,11 @@ t.test('a good plugin installed with homeagentctl is committed first', async (t)
   t.equal(installed.code, 0, `homeagentctl plugins install exits 0 (${installed.stderr.trim() || 'no stderr'})`);
   const recorded = await waitForNewChange(client, afterId, 'plugins.install', WAIT_MS);
   const decided = await waitForDecision(client, recorded.id, WAIT_MS);
-  t.match(decided, { actor: 'cli', status: 'committed', decided_by: 'supervisor' }, `the install (#${decided.id}) is committed`);
+  t.match(
+    decided,
+    { actor: 'cli', status: 'committed', decided_by: 'supervisor' },
+    `the install (#${decided.id}) is committed (${decided.reason ?? 'no reason given'})`,
+  );
   t.match(await waitForPlugin(client, PLUGIN, '1.0.0', WAIT_MS), { ok: true }, 'the good plugin runs and is healthy');
   t.equal(readFileSync(entryFile, 'utf8'), good['index.mjs'], 'its entry file is the good version');
 });
@@ -256,7 +260,7 @@ t.test("the agent's bad edit of the plugin is tracked, rolled back and announced
   t.equal(readFileSync(entryFile, 'utf8'), good['index.mjs'], 'the entry file is byte-equal to the good version again');
   const running = await waitForPlugin(client, PLUGIN, '1.0.0', WAIT_MS);
   t.ok(running.ok, `the plugin runs the good version again (${running.detail})`);
-  t.match(running.detail, /health ok: good, pid \d+/, 'its health ping is the good version’s');
+  t.match(running.detail, /health ok: good, pid \d+/, "the health ping is the good version's");
 
   const said = await stream.waitFor(
     'webui.output with the rollback sentence',

@@ -62,6 +62,24 @@ t.test('trial: a plugin of the trial that crashed since the trial began is rolle
   t.same(kit.tracker.commits, []);
 });
 
+t.test('trial: a plugin of the trial still starting or stopping neither fails the trial nor counts for it', async (t) => {
+  const kit = supervisorKit(t);
+  kit.plugins.add('weather', { folder: 'weather' });
+  await startKit(kit);
+  kit.tracker.startTrial([12], ['weather']);
+  kit.plugins.set('weather', { state: 'starting', ok: false, detail: 'starting' });
+  await nextRound(kit);
+  kit.plugins.set('weather', { state: 'stopping', ok: false, detail: 'stopping' });
+  await nextRound(kit);
+  t.same(kit.tracker.rollbacks, [], 'not rolled back while it settles');
+  t.same(kit.tracker.commits, [], 'and those rounds did not count');
+  kit.plugins.set('weather', { state: 'running', ok: true, detail: 'fine' });
+  await nextRound(kit);
+  t.same(kit.tracker.commits, [], 'one healthy round is not enough');
+  await nextRound(kit);
+  t.equal(kit.tracker.commits.length, 1, 'committed after two healthy rounds once it runs');
+});
+
 t.test('trial: a failed kernel component rolls the trial back', async (t) => {
   const kit = supervisorKit(t);
   await startKit(kit);
