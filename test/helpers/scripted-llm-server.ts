@@ -65,6 +65,11 @@ export interface ScriptedServer {
   /** `http://127.0.0.1:<port>` (no trailing slash). */
   url: string;
   requests: RecordedRequest[];
+  /**
+   * GET requests (the supervisor's reachability probe of the base URL): answered 404 like a real
+   * API root, kept apart so they neither take a scripted step nor count as requests.
+   */
+  probes: number;
   enqueue(...steps: ScriptStep[]): void;
   /** Steps not used yet. */
   pending(): number;
@@ -113,6 +118,7 @@ export async function startScriptedServer(t?: Teardown, options: { replyFn?: Rep
   const scripted: ScriptedServer = {
     url: '',
     requests,
+    probes: 0,
     enqueue: (...steps) => void queue.push(...steps),
     pending: () => queue.length,
     replyFn: options.replyFn,
@@ -125,6 +131,12 @@ export async function startScriptedServer(t?: Teardown, options: { replyFn?: Rep
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET') {
+      scripted.probes++;
+      req.resume();
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
+      return;
+    }
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');

@@ -71,14 +71,10 @@ function toolReply(name: string, args: object): ScriptStep {
   };
 }
 
-// The supervisor probes the LLM source with a GET of its base URL every heartbeat: those get a
-// plain 200 and never use up a scripted completion.
+// The supervisor's reachability probes (GET) are answered by the scripted server itself.
 const script: ScriptStep[] = [];
 const llm = await startScriptedServer(t, {
-  replyFn: (_body, request) =>
-    request.method === 'GET'
-      ? { status: 200, body: 'scripted model server' }
-      : (script.shift() ?? { status: 500, body: { error: { message: 'no completion scripted' } } }),
+  replyFn: () => script.shift() ?? { status: 500, body: { error: { message: 'no completion scripted' } } },
 });
 const completions = () => llm.requests.filter((r) => r.method === 'POST' && r.path === '/chat/completions');
 
