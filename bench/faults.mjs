@@ -94,7 +94,7 @@ export async function run(emit) {
         n: row.runs,
         bench: 'faults',
         ...row,
-        call_timeout_ms: FAULT_DEFAULTS.callTimeoutMs,
+        health_timeout_ms: FAULT_DEFAULTS.healthTimeoutMs,
         heap_mb: FAULT_DEFAULTS.heapMb,
         plugin_restart_backoff_ms: FAULT_DEFAULTS.restartBackoffMs,
         what: 'bad plugin change recorded → rolled back, slowest of n, in heartbeat intervals',

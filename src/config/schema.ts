@@ -921,6 +921,14 @@ const PluginsSchema = Type.Object(
         'A call into an out-of-process or Lua plugin (tool, hook, channel send) that takes longer fails with HA_ERR_PLUGIN_TIMEOUT.',
       ),
     }),
+    health_timeout_ms: Type.Integer({
+      default: 2000,
+      minimum: 50,
+      maximum: 60000,
+      ...pluginsMeta(
+        'A plugin that does not answer its health ping within this time is unhealthy (a busy or blocked plugin); at most call_timeout_ms for out-of-process plugins.',
+      ),
+    }),
     process_heap_mb: Type.Integer({
       default: 96,
       minimum: 16,

@@ -81,8 +81,6 @@ interface PluginRecord {
   crashedAt?: number;
 }
 
-const HEALTH_TIMEOUT_MS = 2000;
-
 export class PluginHost implements Service {
   readonly name = 'plugins';
   readonly #options: PluginHostOptions;
@@ -264,7 +262,7 @@ export class PluginHost implements Service {
     });
   }
 
-  /** Pings every running plugin (or one); a plugin that does not answer in 2 s is unhealthy. */
+  /** Pings every running plugin (or one). */
   async health(name?: string): Promise<Array<{ name: string; state: PluginState; crashed_at?: number } & PluginHealth>> {
     const records = name === undefined ? [...this.#records.values()] : [this.#require(name)];
     return Promise.all(
@@ -272,7 +270,7 @@ export class PluginHost implements Service {
     );
   }
 
-  /** Pings one plugin; a plugin that does not answer in 2 s is unhealthy. */
+  /** Pings one plugin; one that does not answer within core.plugins.health_timeout_ms is unhealthy. */
   async #ping(r: PluginRecord): Promise<{ name: string; state: PluginState } & PluginHealth> {
     if (r.state !== 'running') {
       const ok = r.state === 'disabled' || r.state === 'stopped';
@@ -281,7 +279,11 @@ export class PluginHost implements Service {
     const instance = r.current?.instance;
     if (!instance?.health) return { name: r.name, state: r.state, ok: true, detail: 'running' };
     try {
-      const answer = await withTimeout(Promise.resolve(instance.health()), HEALTH_TIMEOUT_MS, `health ping of ${r.name}`);
+      const answer = await withTimeout(
+        Promise.resolve(instance.health()),
+        this.#options.limits().health_timeout_ms,
+        `health ping of ${r.name}`,
+      );
       return { name: r.name, state: r.state, ok: answer.ok === true, detail: String(answer.detail ?? '') };
     } catch (error) {
       return { name: r.name, state: r.state, ok: false, detail: describeError(error) };

@@ -76,7 +76,7 @@ t.test(`bad plugin changes are rolled back within 2 heartbeat intervals (${RUNS}
   const all = runs.flatMap((r) => r.results);
   const table = summarize(all, HEARTBEAT_MS);
   t.comment(
-    `heartbeat ${HEARTBEAT_MS} ms, call timeout ${FAULT_DEFAULTS.callTimeoutMs} ms, heap ${FAULT_DEFAULTS.heapMb} MB, plugin restart backoff ${FAULT_DEFAULTS.restartBackoffMs} ms\n${formatTable(table)}`,
+    `heartbeat ${HEARTBEAT_MS} ms, health ping timeout ${FAULT_DEFAULTS.healthTimeoutMs} ms, heap ${FAULT_DEFAULTS.heapMb} MB, plugin restart backoff ${FAULT_DEFAULTS.restartBackoffMs} ms\n${formatTable(table)}`,
   );
 
   for (const run of runs) {

@@ -29,7 +29,6 @@ import { HealthResultSchema, type InitParams, PROTOCOL_VERSION, ToolCallResultSc
 type Phase = 'created' | 'starting' | 'running' | 'restarting' | 'failed' | 'stopping' | 'stopped';
 
 /** Longest wait for a health answer (shorter when call_timeout_ms is). */
-const HEALTH_TIMEOUT_MS = 2000;
 /** Longest wait for the plugin's own stop() before the process is terminated. */
 const STOP_TIMEOUT_MS = 5000;
 /** Between SIGTERM and SIGKILL. */
@@ -90,7 +89,7 @@ export class ProcessPlugin implements PluginInstance {
   async health(): Promise<PluginHealth> {
     const child = this.#child;
     if (this.#phase !== 'running' || !child) return { ok: false, detail: this.#deadError().message };
-    const timeoutMs = Math.min(HEALTH_TIMEOUT_MS, this.#dc.limits().call_timeout_ms);
+    const timeoutMs = Math.min(this.#dc.limits().health_timeout_ms, this.#dc.limits().call_timeout_ms);
     let answer: unknown;
     try {
       answer = await child.call('plugin.health', {}, { timeoutMs, fallback: 'HA_ERR_PLUGIN_STATE' }).result;
@@ -298,7 +297,7 @@ export class ProcessPlugin implements PluginInstance {
 
   /** After a call timed out: a process that cannot even answer a ping has a stuck event loop and is killed (and restarted). */
   async #probe(child: PluginChild): Promise<void> {
-    const timeoutMs = Math.min(HEALTH_TIMEOUT_MS, this.#dc.limits().call_timeout_ms);
+    const timeoutMs = Math.min(this.#dc.limits().health_timeout_ms, this.#dc.limits().call_timeout_ms);
     try {
       await child.call('plugin.health', {}, { timeoutMs, fallback: 'HA_ERR_PLUGIN_STATE' }).result;
     } catch (error) {
