@@ -10,6 +10,7 @@
  * The trial heartbeat is 60 s: no health round can decide a trial before the kill, which comes
  * at most a second after the install answers (checked before each kill).
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
@@ -131,6 +132,7 @@ t.test(`SIGKILL during a trial: the next start rolls back (${RUNS} runs)`, async
     killed = { id: recorded.id, name, form: change.form, kind: change.kind };
   }
   t.equal(failures, 0, `${RUNS - failures} of ${RUNS} kills were rolled back at the next start`);
+  t.same(await orphansOf(dataDir), [], 'no plugin process outlived a killed daemon (parent-death signal)');
   t.same(treeDigest(pluginsDir), goodTree, 'the tree ends as the last good one');
   t.same(stampFiles(sentinels), stamps, 'no file outside the plugins tree changed (content, size, mtime)');
 });
@@ -210,4 +212,26 @@ async function checkRolledBack(
   );
   if (!audited) problems.push(`no changes.rollback_pending audit record for #${killed.id} in the log`);
   return problems;
+}
+
+/**
+ * Plugin processes of this data directory still running once every daemon has exited (the last one
+ * stopped cleanly, the others were SIGKILLed): what a killed daemon would leave behind without a
+ * parent-death signal. Waits a little, since the kernel delivers the signal as the parent exits.
+ */
+async function orphansOf(dataDir: string): Promise<string[]> {
+  const find = (): string[] => {
+    const found: string[] = [];
+    for (const pid of readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name))) {
+      try {
+        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        if (cmdline.includes(dataDir) && cmdline.includes('child-runtime')) found.push(`${pid}: ${cmdline.slice(0, 120)}`);
+      } catch {
+        // gone while looking
+      }
+    }
+    return found;
+  };
+  for (let i = 0; i < 20 && find().length > 0; i++) await sleep(100);
+  return find();
 }

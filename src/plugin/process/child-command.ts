@@ -3,6 +3,7 @@
  * built from nothing: the daemon's own variables (HOMEAGENT_*, API keys, NODE_OPTIONS) never reach
  * plugin code.
  */
+import { findOnPath } from '../../shared/find-on-path.js';
 import type { DriverContext, PluginsLimits } from '../driver.js';
 import { CHILD_RUNTIME_ENTRY, fsGrants } from './fs-grants.js';
 
@@ -30,7 +31,24 @@ export function childCommand(dc: Pick<DriverContext, 'dir' | 'manifest' | 'dataD
     args.push(PERMISSION_FLAG, ...grants.read.map((p) => `--allow-fs-read=${p}`), ...grants.write.map((p) => `--allow-fs-write=${p}`));
   }
   args.push(CHILD_RUNTIME_ENTRY);
-  return { file: process.execPath, args, cwd: data, env: childEnv(data) };
+  return { ...withParentDeathSignal(process.execPath, args), cwd: data, env: childEnv(data) };
+}
+
+/**
+ * When the daemon dies without stopping its plugins (SIGKILL, the OOM killer, outside systemd's
+ * control-group cleanup), a plugin process must not live on: a blocked one cannot even notice its
+ * closed pipes. setpriv(1) (util-linux) sets the kernel's parent-death signal and then execs node,
+ * so the process (same pid) is killed with its parent. Without setpriv the pipes' closing is what
+ * stops a plugin that still runs its event loop.
+ */
+const SETPRIV = process.platform === 'linux' ? findOnPath('setpriv') : undefined;
+
+export function withParentDeathSignal(
+  file: string,
+  args: string[],
+  setpriv: string | null = SETPRIV ?? null,
+): Pick<ChildCommand, 'file' | 'args'> {
+  return setpriv === null ? { file, args } : { file: setpriv, args: ['--pdeathsig', 'KILL', '--', file, ...args] };
 }
 
 export function childEnv(home: string): Record<string, string> {

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { defaultConfig } from '../../../../src/config/loader.js';
 import type { Manifest } from '../../../../src/plugin/manifest.js';
-import { childCommand } from '../../../../src/plugin/process/child-command.js';
+import { childCommand, withParentDeathSignal } from '../../../../src/plugin/process/child-command.js';
 import { CHILD_RUNTIME_ENTRY, RUNTIME_READS } from '../../../../src/plugin/process/fs-grants.js';
 import { PACKAGE_ROOT } from '../../../../src/shared/version.js';
 import { createTestPluginContext } from '../../../helpers/plugin-context.js';
@@ -31,7 +31,15 @@ t.test('flags: heap limit, permission model with grants, nothing else allowed; t
     ],
   });
   const command = childCommand(dc, { ...defaultConfig().core.plugins, process_heap_mb: 48 });
-  t.equal(command.file, process.execPath);
+  const node = command.args.indexOf(process.execPath);
+  if (command.file !== process.execPath) {
+    t.same(
+      command.args.slice(0, node + 1),
+      ['--pdeathsig', 'KILL', '--', process.execPath],
+      'node is run through setpriv --pdeathsig KILL',
+    );
+    t.match(command.file, /setpriv$/);
+  }
   t.equal(command.args.at(-1), CHILD_RUNTIME_ENTRY);
   t.equal(CHILD_RUNTIME_ENTRY, join(PACKAGE_ROOT, 'dist', 'src', 'plugin', 'process', 'child-runtime.js'));
   t.ok(command.args.includes('--max-old-space-size=48'));
@@ -56,4 +64,12 @@ t.test('without process_permissions only the heap limit applies', async (t) => {
   const { dc } = setup(t);
   const command = childCommand(dc, { ...defaultConfig().core.plugins, process_permissions: false });
   t.notOk(command.args.some((a) => a.includes('permission') || a.startsWith('--allow-')));
+});
+
+t.test('parent-death signal: through setpriv when it is there, node directly when not', async (t) => {
+  t.same(withParentDeathSignal('/usr/bin/node', ['a.js'], '/usr/bin/setpriv'), {
+    file: '/usr/bin/setpriv',
+    args: ['--pdeathsig', 'KILL', '--', '/usr/bin/node', 'a.js'],
+  });
+  t.same(withParentDeathSignal('/usr/bin/node', ['a.js'], null), { file: '/usr/bin/node', args: ['a.js'] });
 });
