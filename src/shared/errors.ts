@@ -149,6 +149,7 @@ export const ERROR_CODES = {
     'the change set cannot take that action in its state (already committed or rolled back, or a later change touched the same files)',
   HA_ERR_TRACKER_OFF: 'the change tracker is off (core.tracker.backend: off), so changes are neither recorded nor rolled back',
   HA_ERR_TRACKER_APPLY: 'the privileged tracker helper did not finish a commit or rollback of the plugins overlay (failed or timed out)',
+  HA_ERR_INTENT_TEMPLATE: 'an intent sentence template has bad syntax or names an unknown or bad list',
   HA_ERR_MEMORY_NOT_FOUND: 'memory has no entity, relation, event or document with that name or id',
 } as const;
 
