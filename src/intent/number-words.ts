@@ -278,6 +278,9 @@ function parseChineseDuration(s: string): number | undefined {
 function parseEnglishDuration(s: string): number | undefined {
   // "10min" → "10 min": digits glued to a unit are common in typed text.
   const words = s
+    // Typed fractions read like the words: "1/2 an hour", "1 and a 1/2 hours".
+    .replace(/(?<![\d/])1\/2(?![\d/])/g, 'half')
+    .replace(/(?<![\d/])1\/4(?![\d/])/g, 'quarter')
     .replace(/(\d)([a-z])/g, '$1 $2')
     .split(/[\s-]+/)
     .filter((w) => w !== '');

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { parseDuration, parseNumberWords, parsePercent } from '../../../src/intent/number-words.js';
+import { normalizeText } from '../../../src/intent/text-normalize.js';
 
 t.test('numbers: digits, Chinese numerals and English words', async (t) => {
   const cases: Array<[string, number]> = [
@@ -67,4 +68,14 @@ t.test('durations in seconds, Chinese and English', async (t) => {
 t.test('durations: leftovers or missing numbers are undefined', async (t) => {
   for (const text of ['', 'x', '分钟', 'minutes', '10 minutes please', '十分钟吧', 'ten', 'hour and'])
     t.equal(parseDuration(text), undefined, text);
+});
+
+t.test('typed fractions in English durations survive normalisation', async (t) => {
+  t.equal(normalizeText('1/2 an hour'), '1/2 an hour');
+  t.equal(normalizeText('and/or'), 'and or', 'a slash between words is punctuation');
+  t.equal(parseDuration('1/2 an hour'), 1800);
+  t.equal(parseDuration('1/2 a minute'), 30);
+  t.equal(parseDuration('1 and a 1/2 hours'), 5400);
+  t.equal(parseDuration('a 1/4 hour'), 900);
+  t.equal(parseDuration('11/2 hours'), undefined, 'not a fraction of one');
 });
