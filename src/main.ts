@@ -7,6 +7,7 @@
  *   homeagent run [--config FILE]        run the daemon
  *   homeagent restore FILE [--config F]  replace the state database by a backup (daemon stopped)
  *   homeagent memory-eval --locomo DIR [...]  measure memory recall on LoCoMo-format conversations
+ *   homeagent intent-eval --tests DIR [...]   measure the local intent engine
  *   homeagent tracker-apply|tracker-recover --root DIR --state-dir DIR  (root, from systemd)
  *   homeagent version | help
  */
@@ -79,6 +80,8 @@ const USAGE = `usage: homeagent <command>
                                 or /etc/homeagent/config.yaml < HOMEAGENT_* environment)
   restore FILE [--config FILE]  replace the state database by a backup; the daemon must be stopped
   memory-eval --locomo DIR      measure memory recall on LoCoMo-format conversations (--help)
+  intent-eval --tests DIR [--fixtures FILE] [--json] [--failures N]
+                                measure the local intent engine on Home Assistant-format intent tests
   tracker-apply|tracker-recover --root DIR --state-dir DIR
                                 commit or roll back the plugins overlay (run as root by systemd)
   version                       print the version
@@ -95,6 +98,7 @@ const OFFLINE_TEXT = [
 async function main(argv: string[]): Promise<number> {
   // An offline tool with options of its own; it never touches the daemon's data.
   if (argv[0] === 'memory-eval') return runMemoryEvalCommand(argv.slice(1));
+  if (argv[0] === 'intent-eval') return (await import('./intent/eval/intent-eval-command.js')).runIntentEvalCommand(argv.slice(1));
   // The privileged helpers of the plugins overlay, run as root by systemd units (docs/deploy.md).
   if (argv[0] === 'tracker-apply' || argv[0] === 'tracker-recover')
     return (await import('./tracker/tracker-helper.js')).runTrackerHelper(argv);

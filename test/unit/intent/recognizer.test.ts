@@ -1,0 +1,161 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { runIntentEvalCommand } from '../../../src/intent/eval/intent-eval-command.js';
+import type { IntentSentences } from '../../../src/intent/intent-sentences.js';
+import { type IntentHome, IntentRecognizer } from '../../../src/intent/recognizer.js';
+import { EN_CONTROL } from '../../../src/intent/sentences/en-control.js';
+import { ALL_SENTENCES } from '../../../src/intent/sentences/index.js';
+
+const home: IntentHome = {
+  floors: [{ name: 'Ground Floor' }],
+  areas: [
+    { name: 'Kitchen', floor: 'Ground Floor' },
+    { name: 'Living Room', aliases: ['lounge'], floor: 'Ground Floor' },
+    { name: 'Bedroom' },
+  ],
+  entities: [
+    { name: 'Bedroom Lamp', domain: 'light', area: 'Bedroom' },
+    { name: 'Ceiling Fan', aliases: ['the big fan'], domain: 'fan', area: 'Living Room' },
+    { name: 'Front Door', domain: 'lock', area: 'Kitchen' },
+    { name: 'Office Thermostat', domain: 'climate', area: 'Bedroom' },
+    { name: 'Bedroom Curtain', domain: 'cover', area: 'Bedroom', device_class: 'curtain' },
+  ],
+};
+
+const recognise = (r: IntentRecognizer, text: string, area?: string) => r.recognise(text, 'en', area === undefined ? {} : { area });
+
+t.test('picks the intent and slots of device-control sentences', async (t) => {
+  const r = new IntentRecognizer(EN_CONTROL, home);
+  t.match(recognise(r, 'turn off all the lights in the living room'), {
+    name: 'HassTurnOff',
+    slots: { domain: 'light', area: 'Living Room' },
+  });
+  t.match(recognise(r, 'please switch on the lounge lights'), {
+    name: 'HassTurnOn',
+    slots: { domain: 'light', area: 'Living Room' },
+  });
+  t.match(recognise(r, 'turn the bedroom lamp on'), { name: 'HassTurnOn', slots: { name: 'Bedroom Lamp', domain: 'light' } });
+  t.match(recognise(r, 'turn on the big fan'), { name: 'HassTurnOn', slots: { name: 'Ceiling Fan', domain: 'fan' } });
+  t.match(recognise(r, 'set the bedroom lamp brightness to 40%'), {
+    name: 'HassLightSet',
+    slots: { name: 'Bedroom Lamp', brightness: 40 },
+  });
+  t.match(recognise(r, 'make the kitchen lights red'), { name: 'HassLightSet', slots: { area: 'Kitchen', color: 'red' } });
+  t.match(recognise(r, 'is the front door locked'), {
+    name: 'HassGetState',
+    slots: { name: 'Front Door', domain: 'lock', state: 'locked' },
+  });
+  t.match(recognise(r, 'is any light on in the kitchen'), {
+    name: 'HassGetState',
+    slots: { domain: 'light', state: 'on', area: 'Kitchen' },
+  });
+  t.match(recognise(r, 'set the office thermostat to 21 degrees'), {
+    name: 'HassClimateSetTemperature',
+    slots: { name: 'Office Thermostat', temperature: 21 },
+  });
+  t.match(recognise(r, 'set bedroom curtain to 30%'), {
+    name: 'HassSetPosition',
+    slots: { name: 'Bedroom Curtain', domain: 'cover', position: 30 },
+  });
+  // A device of another domain never fills a domain-bound template: a curtain is not a light.
+  t.not(recognise(r, 'set bedroom curtain to 30%')?.name, 'HassLightSet');
+});
+
+t.test('the area defaults to the satellite area only when no place or device was said', async (t) => {
+  const r = new IntentRecognizer(EN_CONTROL, home);
+  t.same(recognise(r, 'turn on the lights', 'Bedroom')?.slots, { domain: 'light', area: 'Bedroom' });
+  t.same(recognise(r, 'turn on the lights in the kitchen', 'Bedroom')?.slots, { domain: 'light', area: 'Kitchen' });
+  t.same(recognise(r, 'turn on the ceiling fan', 'Bedroom')?.slots, { name: 'Ceiling Fan', domain: 'fan' });
+  // "the whole house" means everywhere: no area, and the internal scope marker is not returned.
+  t.same(recognise(r, 'turn off all the lights in the whole house', 'Bedroom')?.slots, { domain: 'light' });
+  // Without a context nothing is invented.
+  t.same(recognise(r, 'turn on the lights')?.slots, { domain: 'light' });
+});
+
+t.test('unknown sentences and languages give undefined', async (t) => {
+  const r = new IntentRecognizer(EN_CONTROL, home);
+  t.equal(recognise(r, 'turn on the garden sprinkler'), undefined);
+  t.equal(recognise(r, 'what is the meaning of life the universe and everything'), undefined);
+  t.equal(r.recognise('turn on the lights', 'fr'), undefined);
+  t.equal(r.recognise('打开灯', 'en'), undefined);
+});
+
+t.test('setHome replaces the names the templates know', async (t) => {
+  const r = new IntentRecognizer(EN_CONTROL, home);
+  t.equal(recognise(r, 'turn on the reading lamp'), undefined);
+  r.setHome({ ...home, entities: [{ name: 'Reading Lamp', domain: 'light', area: 'Bedroom' }] });
+  t.match(recognise(r, 'turn on the reading lamp'), { name: 'HassTurnOn', slots: { name: 'Reading Lamp' } });
+  t.equal(recognise(r, 'turn on the bedroom lamp')?.slots.name, undefined, 'the old name is gone');
+});
+
+t.test('language variants fold onto the sentence language; ties go to the template declared first', async (t) => {
+  const sentences: IntentSentences[] = [
+    { intent: 'First', language: 'en', templates: ['hello [there]'] },
+    { intent: 'Second', language: 'en', templates: ['hello there'] },
+  ];
+  const r = new IntentRecognizer(sentences, home);
+  t.equal(r.recognise('hello there', 'en-GB')?.name, 'First');
+});
+
+t.test('a bad template fails with HA_ERR_INTENT_TEMPLATE and setHome keeps the old compilation', async (t) => {
+  t.throws(() => new IntentRecognizer([{ intent: 'X', language: 'en', templates: ['turn on {nope}'] }], home), {
+    code: 'HA_ERR_INTENT_TEMPLATE',
+  });
+  const r = new IntentRecognizer(EN_CONTROL, home);
+  t.throws(() => r.setHome({ ...home, entities: [{ name: '   ', domain: 'light' }] }));
+  t.match(recognise(r, 'turn on the bedroom lamp'), { slots: { name: 'Bedroom Lamp' } });
+});
+
+t.test('every sentence file compiles against a home', async (t) => {
+  const r = new IntentRecognizer(ALL_SENTENCES, home);
+  t.ok(r.recognise('turn on the lights', 'en'));
+});
+
+t.test('intent-eval command: usage, bad data and a report', async (t) => {
+  const dir = t.testdir();
+  const out: string[] = [];
+  const err: string[] = [];
+  const io = { stdout: (text: string) => out.push(text), stderr: (text: string) => err.push(text) };
+  const run = (argv: string[]) => runIntentEvalCommand(argv, io);
+  t.equal(await run([]), 64);
+  t.match(err.join(''), /--tests DIR is required/);
+  t.equal(await run(['--tests', join(dir, 'missing')]), 65);
+  const tests = join(dir, 'en');
+  mkdirSync(tests);
+  writeFileSync(
+    join(tests, '_fixtures.yaml'),
+    'language: en\nareas:\n  - {id: kitchen_id, name: Kitchen}\nentities:\n  - {id: light.desk_lamp, name: Desk Lamp, area: kitchen_id}\n',
+  );
+  writeFileSync(
+    join(tests, 'light.yaml'),
+    [
+      'language: en',
+      'tests:',
+      '  - sentences: ["turn on the desk lamp", "desk lamp on"]',
+      '    intent: {name: HassTurnOn, slots: {name: Desk Lamp}}',
+      '  - sentences: ["turn off the kitchen lights"]',
+      '    intent: {name: HassTurnOff, slots: {area: Kitchen, domain: light}}',
+      '  - sentences: ["sing me a song"]',
+      '    intent: {name: HassTurnOn, slots: {name: Desk Lamp}}',
+    ].join('\n'),
+  );
+  t.equal(await run(['--tests', tests]), 0);
+  t.match(out.join(''), /HassTurnOn\s+2\/3/);
+  t.match(out.join(''), /HassTurnOff\s+1\/1/);
+  out.length = 0;
+  t.equal(await run(['--tests', tests, '--json']), 0);
+  t.match(JSON.parse(out.join('')), { total: 4, correct: 3 });
+  writeFileSync(join(dir, 'bad.yaml'), 'language: en\nareas: 3\n');
+  t.equal(await run(['--tests', tests, '--fixtures', join(dir, 'bad.yaml')]), 65);
+  t.match(err.join(''), /bad\.yaml areas: must be a list/);
+});
+
+t.test('timer lengths come out as hours, minutes and seconds, in English and Chinese', async (t) => {
+  const r = new IntentRecognizer(ALL_SENTENCES, home);
+  t.match(r.recognise('set a timer for an hour and a half', 'en', {}), { name: 'HassStartTimer', slots: { hours: 1, minutes: 30 } });
+  t.match(r.recognise('set a timer for 5 and a half minutes', 'en', {}), { name: 'HassStartTimer', slots: { minutes: 5, seconds: 30 } });
+  const zh = r.recognise('设置十分钟的计时器', 'zh-cn', {});
+  t.match(zh, { name: 'HassStartTimer', slots: { minutes: 10 } });
+  t.notOk(zh && 'duration' in zh.slots, 'the duration in seconds is not handed on');
+});
