@@ -20,6 +20,7 @@ const ALL = [
   'mqtt',
   'webui',
   'faults',
+  'intent',
 ];
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);

@@ -105,7 +105,11 @@ export function compileTemplate(source: string, lists: Readonly<Record<string, S
     if (known) return known;
     const spec = Object.hasOwn(lists, name) ? lists[name] : undefined;
     if (!spec) return fail(`unknown list "${name}"`, at);
-    const compiled = compileList(name, spec, (message) => fail(message, at));
+    let compiled = listCache.get(spec);
+    if (!compiled) {
+      compiled = compileList(name, spec, (message) => fail(message, at));
+      listCache.set(spec, compiled);
+    }
     compiledLists.set(name, compiled);
     return compiled;
   };
@@ -196,6 +200,12 @@ function literalNodes(literal: string, newId: () => number): Node[] {
   if (chars !== '') nodes.push({ kind: 'text', id: newId(), chars });
   return nodes;
 }
+
+/**
+ * Lists compiled once per list object, not once per template using them: a home's names and areas
+ * are shared by thousands of templates (a new home brings new list objects).
+ */
+const listCache = new WeakMap<SlotList, CompiledList>();
 
 function compileList(name: string, spec: SlotList, fail: (message: string) => never): CompiledList {
   switch (spec.type) {
