@@ -12,8 +12,8 @@ import { EXIT_CODES } from '../../shared/exit-codes.js';
 import type { IntentSentences } from '../intent-sentences.js';
 import { type IntentHome, IntentRecognizer } from '../recognizer.js';
 import { ALL_SENTENCES } from '../sentences/index.js';
-import { formatReport, scoreIntents } from './intent-score.js';
-import { type IntentFixtures, loadIntentTests, parseFixtures } from './intent-tests.js';
+import { formatReport, type IntentScore, type Recognise, scoreIntents } from './intent-score.js';
+import { type IntentCase, type IntentFixtures, loadIntentTests, parseFixtures, type TestFileEntity } from './intent-tests.js';
 
 export const INTENT_EVAL_USAGE = 'usage: homeagent intent-eval --tests DIR [--fixtures FILE] [--json] [--failures N]';
 
@@ -39,6 +39,51 @@ export function homeFromFixtures(fixtures: IntentFixtures): IntentHome {
       };
     }),
   };
+}
+
+/** The fixture home plus the devices one test file declares for itself (no area: they are said by name). */
+export function homeWithExtras(home: IntentHome, extras: readonly TestFileEntity[]): IntentHome {
+  if (extras.length === 0) return home;
+  return { ...home, entities: [...home.entities, ...extras.map((e) => ({ name: e.name, domain: e.domain }))] };
+}
+
+const extrasKey = (c: IntentCase): string => JSON.stringify(c.extra_entities ?? []);
+
+/**
+ * Scores the cases with a recogniser whose home holds the fixtures plus each case's own file
+ * entities. Cases are scored in runs of the same entity set, in their order, so the merged
+ * failures keep the file order; one recogniser is compiled per distinct set (a handful of files).
+ */
+export function scoreWithFileEntities(
+  cases: readonly IntentCase[],
+  recogniserFor: (extras: readonly TestFileEntity[]) => Recognise,
+): IntentScore {
+  const recognisers = new Map<string, Recognise>();
+  const merged: IntentScore = { total: 0, correct: 0, accuracy: 0, per_intent: {}, failures: [] };
+  let start = 0;
+  while (start < cases.length) {
+    const key = extrasKey(cases[start] as IntentCase);
+    let end = start + 1;
+    while (end < cases.length && extrasKey(cases[end] as IntentCase) === key) end += 1;
+    let recognise = recognisers.get(key);
+    if (recognise === undefined) {
+      recognise = recogniserFor((cases[start] as IntentCase).extra_entities ?? []);
+      recognisers.set(key, recognise);
+    }
+    const part = scoreIntents(cases.slice(start, end), recognise);
+    merged.total += part.total;
+    merged.correct += part.correct;
+    merged.failures.push(...part.failures);
+    for (const [intent, counts] of Object.entries(part.per_intent)) {
+      const bucket = merged.per_intent[intent] ?? { total: 0, correct: 0 };
+      bucket.total += counts.total;
+      bucket.correct += counts.correct;
+      merged.per_intent[intent] = bucket;
+    }
+    start = end;
+  }
+  merged.accuracy = merged.total === 0 ? 0 : merged.correct / merged.total;
+  return merged;
 }
 
 function readFixtures(file: string): IntentFixtures {
@@ -81,10 +126,12 @@ export async function runIntentEvalCommand(argv: string[], options: IntentEvalOp
   try {
     const set = loadIntentTests(values.tests as string);
     const fixtures = values.fixtures ? readFixtures(values.fixtures) : set.fixtures;
-    const recognizer = new IntentRecognizer(sentences, homeFromFixtures(fixtures));
-    const score = scoreIntents(set.cases, (sentence, language, context) =>
-      recognizer.recognise(sentence, language, context.area === undefined ? {} : { area: context.area }),
-    );
+    const home = homeFromFixtures(fixtures);
+    const score = scoreWithFileEntities(set.cases, (extras) => {
+      const recognizer = new IntentRecognizer(sentences, homeWithExtras(home, extras));
+      return (sentence, language, context) =>
+        recognizer.recognise(sentence, language, context.area === undefined ? {} : { area: context.area });
+    });
     if (values.json) {
       stdout(`${JSON.stringify(score, null, 2)}\n`);
     } else {

@@ -37,6 +37,17 @@ export interface IntentCase {
   sentence: string;
   expected: ExpectedIntent;
   context: IntentContext;
+  /**
+   * Devices the test file declares for its own sentences (name_only.yaml's "Overhead Light"): the
+   * recogniser's home must hold them besides the fixtures for these cases. Absent when none.
+   */
+  extra_entities?: readonly TestFileEntity[];
+}
+
+/** An entity a test file declares in its top-level `entities` list: only its name and domain. */
+export interface TestFileEntity {
+  name: string;
+  domain: string;
 }
 
 export interface FixtureFloor {
@@ -139,6 +150,16 @@ function parseContext(raw: unknown, file: string, where: string): IntentContext 
   return context;
 }
 
+function parseFileEntities(raw: unknown, file: string): TestFileEntity[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw fail(file, 'entities', 'must be a list');
+  return raw.map((entry: unknown, i) => {
+    const where = `entities[${i}]`;
+    if (!isRecord(entry)) throw fail(file, where, 'must be a mapping');
+    return { name: requireString(entry, 'name', file, where), domain: requireString(entry, 'domain', file, where) };
+  });
+}
+
 /** Turns one parsed test file into cases; `header` is the file's first lines (see HEADER_INTENT). */
 export function parseTestFile(doc: unknown, file: string, header = ''): { language: string; cases: IntentCase[] } {
   if (!isRecord(doc)) throw fail(file, '', 'must be a mapping with language and tests');
@@ -146,6 +167,8 @@ export function parseTestFile(doc: unknown, file: string, header = ''): { langua
   if (!Array.isArray(doc.tests)) throw fail(file, '', 'tests must be a list');
   const headerIntent = HEADER_INTENT.exec(header)?.[1];
   const language = doc.language;
+  const entities = parseFileEntities(doc.entities, file);
+  const extra = entities.length === 0 ? {} : { extra_entities: entities };
   const cases: IntentCase[] = [];
   doc.tests.forEach((item: unknown, index) => {
     const where = `tests[${index}]`;
@@ -167,7 +190,7 @@ export function parseTestFile(doc: unknown, file: string, header = ''): { langua
     } else {
       throw fail(file, where, 'has no intent and the file has no "# HassIntent - variant" header');
     }
-    for (const sentence of sentences as string[]) cases.push({ file, index, language, sentence, expected, context });
+    for (const sentence of sentences as string[]) cases.push({ file, index, language, sentence, expected, context, ...extra });
   });
   return { language, cases };
 }

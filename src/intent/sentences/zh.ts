@@ -51,10 +51,12 @@ const TIMER_WORD = '(计时器|定时器|倒计时)';
 const TIMER = `[(那个|这个)][({duration:start_duration}[的]|{area}[的]|{timer_name:name}[的])]${TIMER_WORD}`;
 
 export const ZH_SENTENCES: IntentSentences[] = [
-  ...onOffByDomain('HassTurnOn', TURN_ON),
-  ...onOffByDomain('HassTurnOff', TURN_OFF),
+  // Named devices first: "卧室开关" is both a device's whole name and area + "开关"; the two tie
+  // and the first declared wins, and the person who says a device's exact name means that device.
   onOffByName('HassTurnOn', TURN_ON),
   onOffByName('HassTurnOff', TURN_OFF),
+  ...onOffByDomain('HassTurnOn', TURN_ON),
+  ...onOffByDomain('HassTurnOff', TURN_OFF),
   {
     intent: 'HassTurnOn',
     language: 'zh',
@@ -64,7 +66,8 @@ export const ZH_SENTENCES: IntentSentences[] = [
   {
     intent: 'HassTurnOn',
     language: 'zh',
-    templates: [`${PLEASE}(运行|执行){name}[脚本]`],
+    // A script's bare name runs it ("私密模式"); only names of scripts fit this domain.
+    templates: [`${PLEASE}(运行|执行){name}[脚本]`, '{name}'],
     slots: { domain: 'script' },
   },
   {

@@ -62,6 +62,7 @@ const HEADER_ONLY = `---
 language: en
 entities:
   - name: Lamp
+    domain: light
 tests:
   - sentences:
       - set Lamp to 50%
@@ -104,12 +105,39 @@ t.test('loads cases, fixtures and header-only files; ignores other _ files', asy
   t.same(set.cases[2]?.context, { area: 'Kitchen' });
   t.equal(set.cases[2]?.index, 1);
   t.same(set.cases[3]?.expected, { name: 'HassLightSet', slots: { name: 'Lamp', brightness: 50 } });
+  t.same(set.cases[3]?.extra_entities, [{ name: 'Lamp', domain: 'light' }], "the file's own entities ride on its cases");
+  t.notOk('extra_entities' in (set.cases[0] as IntentCase), 'a file without entities adds none');
   t.same(set.fixtures.floors, [{ id: 'upstairs_id', name: 'Upstairs' }]);
   t.same(set.fixtures.areas, [{ id: 'kitchen_id', name: 'Kitchen', floor: 'upstairs_id' }]);
   t.same(set.fixtures.entities, [
     { id: 'light.kitchen_lamp', name: 'Kitchen Lamp', area: 'kitchen_id', state: 'on', attributes: { brightness: 100 } },
     { id: 'binary_sensor.phone_battery', name: 'Phone Battery', state: { in: 'normal', out: 'off' } },
   ]);
+});
+
+t.test("a test file's entities list must name each entity and its domain", async (t) => {
+  const withEntities = (entities: string) => ({
+    '_fixtures.yaml': FIXTURES,
+    'name_only.yaml': HEADER_ONLY.replace('entities:\n  - name: Lamp\n    domain: light\n', entities),
+  });
+  expectEvalError(
+    t,
+    () => loadIntentTests(t.testdir(withEntities('entities:\n  - name: Lamp\n'))),
+    /name_only\.yaml entities\[0\]\.domain: must be a non-empty string/,
+    'missing domain',
+  );
+  expectEvalError(
+    t,
+    () => loadIntentTests(t.testdir(withEntities('entities: Lamp\n'))),
+    /name_only\.yaml entities: must be a list/,
+    'not a list',
+  );
+  expectEvalError(
+    t,
+    () => loadIntentTests(t.testdir(withEntities('entities:\n  - Lamp\n'))),
+    /name_only\.yaml entities\[0\]: must be a mapping/,
+    'entry not a mapping',
+  );
 });
 
 t.test('bad data fails with HA_ERR_EVAL_DATA naming file and index', async (t) => {

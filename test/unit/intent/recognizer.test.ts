@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { runIntentEvalCommand } from '../../../src/intent/eval/intent-eval-command.js';
+import { runIntentEvalCommand, scoreWithFileEntities } from '../../../src/intent/eval/intent-eval-command.js';
+import type { IntentCase } from '../../../src/intent/eval/intent-tests.js';
 import type { IntentSentences } from '../../../src/intent/intent-sentences.js';
 import { type IntentHome, IntentRecognizer } from '../../../src/intent/recognizer.js';
 import { EN_CONTROL } from '../../../src/intent/sentences/en-control.js';
@@ -158,4 +159,84 @@ t.test('timer lengths come out as hours, minutes and seconds, in English and Chi
   const zh = r.recognise('设置十分钟的计时器', 'zh-cn', {});
   t.match(zh, { name: 'HassStartTimer', slots: { minutes: 10 } });
   t.notOk(zh && 'duration' in zh.slots, 'the duration in seconds is not handed on');
+});
+
+t.test("intent-eval: a test file's own entities are known for that file's sentences only", async (t) => {
+  const dir = t.testdir();
+  const out: string[] = [];
+  const io = { stdout: (text: string) => out.push(text), stderr: (text: string) => out.push(text) };
+  writeFileSync(join(dir, '_fixtures.yaml'), 'language: en\nareas:\n  - {id: kitchen_id, name: Kitchen}\n');
+  writeFileSync(
+    join(dir, 'name_only.yaml'),
+    [
+      '# HassTurnOn - name_only',
+      'language: en',
+      'entities:',
+      '  - {name: Overhead Light, domain: light}',
+      'tests:',
+      '  - sentences: ["turn on Overhead Light"]',
+      '    slots: {name: Overhead Light}',
+    ].join('\n'),
+  );
+  // The same device in a file that does not declare it stays unknown there.
+  writeFileSync(
+    join(dir, 'other.yaml'),
+    [
+      'language: en',
+      'tests:',
+      '  - sentences: ["turn on Overhead Light"]',
+      '    intent: {name: HassTurnOn, slots: {name: Overhead Light}}',
+    ].join('\n'),
+  );
+  t.equal(await runIntentEvalCommand(['--tests', dir, '--json'], io), 0);
+  const score = JSON.parse(out.join(''));
+  t.match(score, { total: 2, correct: 1, per_intent: { HassTurnOn: { total: 2, correct: 1 } } });
+  t.same(
+    score.failures.map((f: { file: string }) => f.file),
+    ['other.yaml'],
+  );
+});
+
+t.test('scoreWithFileEntities compiles one recogniser per entity set and keeps the case order', async (t) => {
+  const base = { language: 'en', expected: { name: 'HassTurnOn', slots: {} }, context: {}, index: 0 };
+  const lamp = [{ name: 'Lamp', domain: 'light' }];
+  const cases: IntentCase[] = [
+    { ...base, file: 'a.yaml', sentence: 'one' },
+    { ...base, file: 'b.yaml', sentence: 'two', extra_entities: lamp },
+    { ...base, file: 'c.yaml', sentence: 'three' },
+    { ...base, file: 'd.yaml', sentence: 'four', extra_entities: [...lamp] },
+  ];
+  const built: string[] = [];
+  const score = scoreWithFileEntities(cases, (extras) => {
+    built.push(JSON.stringify(extras));
+    // Right only when the file's lamp is known: b and d.
+    return () => (extras.length > 0 ? { name: 'HassTurnOn', slots: {} } : undefined);
+  });
+  t.same(built, ['[]', JSON.stringify(lamp)], 'one build per distinct set');
+  t.match(score, { total: 4, correct: 2, accuracy: 0.5, per_intent: { HassTurnOn: { total: 4, correct: 2 } } });
+  t.same(
+    score.failures.map((f) => f.sentence),
+    ['one', 'three'],
+  );
+});
+
+t.test('Chinese: a device said by its whole name beats area + kind; a bare script name runs it', async (t) => {
+  const zhHome: IntentHome = {
+    floors: [],
+    areas: [{ name: '卧室' }],
+    entities: [
+      { name: '卧室开关', domain: 'switch', area: '卧室' },
+      { name: '私密模式', domain: 'script' },
+    ],
+  };
+  const r = new IntentRecognizer(ALL_SENTENCES, zhHome);
+  t.match(r.recognise('打开卧室开关', 'zh-cn'), { name: 'HassTurnOn', slots: { name: '卧室开关', domain: 'switch' } });
+  t.match(r.recognise('把卧室开关关闭', 'zh-cn'), { name: 'HassTurnOff', slots: { name: '卧室开关' } });
+  t.match(
+    r.recognise('关闭卧室的所有开关', 'zh-cn'),
+    { name: 'HassTurnOff', slots: { area: '卧室', domain: 'switch', name: 'all' } },
+    'area + kind still works when no device has that name',
+  );
+  t.match(r.recognise('私密模式', 'zh-cn'), { name: 'HassTurnOn', slots: { name: '私密模式', domain: 'script' } });
+  t.equal(r.recognise('卧室开关', 'zh-cn'), undefined, 'a bare name that is not a script runs nothing');
 });
