@@ -4,22 +4,10 @@
  * parser reads the WHOLE text (undefined when anything is left over), because the template matcher
  * tries candidate spans and must not accept "25 and a bit" as 25.
  */
+import { HAN_DIGITS, HAN_UNITS } from '../nlp/han-numerals.js';
 
-const CHINESE_DIGITS: Readonly<Record<string, number>> = {
-  零: 0,
-  〇: 0,
-  一: 1,
-  二: 2,
-  两: 2,
-  三: 3,
-  四: 4,
-  五: 5,
-  六: 6,
-  七: 7,
-  八: 8,
-  九: 9,
-};
-const CHINESE_UNITS: Readonly<Record<string, number>> = { 十: 10, 百: 100, 千: 1000 };
+const CHINESE_DIGITS = HAN_DIGITS;
+const CHINESE_UNITS = HAN_UNITS;
 const CHINESE_NUMBER = /^[零〇一二两三四五六七八九十百千万亿\d]+(?:[点.][零〇一二三四五六七八九\d]+)?$/u;
 const ARABIC_NUMBER = /^\d+(?:\.\d+)?$/;
 

@@ -2,6 +2,7 @@
  * What the Extract stage hands to Verify: a triple plus what Verify needs to check it against the
  * sentence (the object as written, before normalisation such as 八十 → 80).
  */
+import { HAN_DIGITS, HAN_UNITS } from './han-numerals.js';
 
 export type ExtractionMethod = 'dependency' | 'template' | 'personal' | 'english';
 
@@ -45,22 +46,6 @@ const OBJECT_TYPES: Readonly<Record<string, string>> = {
 export function objectTypeFor(relation: string): string | undefined {
   return OBJECT_TYPES[relation];
 }
-
-const HAN_DIGITS: Readonly<Record<string, number>> = {
-  零: 0,
-  〇: 0,
-  一: 1,
-  二: 2,
-  两: 2,
-  三: 3,
-  四: 4,
-  五: 5,
-  六: 6,
-  七: 7,
-  八: 8,
-  九: 9,
-};
-const HAN_UNITS: Readonly<Record<string, number>> = { 十: 10, 百: 100, 千: 1000 };
 
 /** 八十 → 80, 四十二 → 42, 十五 → 15, 一百零二 → 102; digits pass through; undefined otherwise. */
 export function parseNumber(text: string): number | undefined {
