@@ -13,8 +13,8 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { spread, watchGc } from './stats.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (path) => import(join(dist, path));
@@ -26,36 +26,7 @@ const UPDATES = 100_000;
 const UPDATES_PER_TICK = 100;
 const BCM = 5;
 
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-const round = (ms) => Math.round(ms * 1000) / 1000;
 const tick = () => new Promise((resolve) => setImmediate(resolve));
-
-/** p50 / p99 / p99.9 / max of a list of ms, rounded. */
-function spread(times) {
-  const sorted = [...times].sort((a, b) => a - b);
-  return {
-    p50: round(percentile(sorted, 50)),
-    p99: round(percentile(sorted, 99)),
-    p999: round(percentile(sorted, 99.9)),
-    max: round(sorted.at(-1)),
-  };
-}
-
-/**
- * Garbage-collection pauses while a measurement runs: the paths measured are synchronous, so their
- * p99.9 and max are GC pauses and the machine's other load, which these fields let a reader see.
- */
-function watchGc() {
-  const pauses = [];
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) pauses.push(entry.duration);
-  });
-  observer.observe({ entryTypes: ['gc'] });
-  return () => {
-    observer.disconnect();
-    return { gc_pauses_over_1ms: pauses.filter((ms) => ms > 1).length, gc_max_ms: round(Math.max(0, ...pauses)) };
-  };
-}
 
 async function modules() {
   const [events, registry, store, logger, clock, config, engine, plugin, simulated, gpioClock] = await Promise.all([
@@ -205,7 +176,7 @@ async function edgeToInput(m, emit, dir) {
   const gcSeen = gc();
   const flushes = home.flushes.filter((f) => f.history > 0);
   await home.close();
-  const s = spread(times);
+  const s = spread(times, [50, 99, 99.9]);
   emit({
     name: 'gpio_edge_to_input_p99',
     unit: 'ms',
@@ -217,7 +188,10 @@ async function edgeToInput(m, emit, dir) {
     goal: 'p99 <= 2',
     goal_met: s.p99 <= 2,
   });
-  const flushMs = spread(flushes.map((f) => f.ms));
+  const flushMs = spread(
+    flushes.map((f) => f.ms),
+    [50, 99, 99.9],
+  );
   const rows = flushes.reduce((sum, f) => sum + f.history, 0);
   emit({
     name: 'home_flush_ms',
@@ -259,14 +233,14 @@ async function debouncedEdgeToInput(m, emit, dir) {
   }
   const gcSeen = gc();
   await home.close();
-  const s = spread(released);
+  const s = spread(released, [50, 99, 99.9]);
   emit({
     name: 'gpio_edge_to_input_debounced_p99',
     unit: 'ms',
     value: s.p99,
     ...s,
     ...gcSeen,
-    first_contact: spread(pressed),
+    first_contact: spread(pressed, [50, 99, 99.9]),
     n: released.length,
     what: 'debounce_ms 20 on a manual GPIO clock: a release driven inside the lockout window, from the moment the window ends (ManualClock.advance firing the lockout timer) to ctx.io.injectInput; first_contact is the press itself (reported at once, from drive()); value is p99',
     goal: 'p99 <= 2',
@@ -337,7 +311,7 @@ async function triggerToAction(m, emit, dir) {
   }
   const gcSeen = gc();
   await home.close();
-  const s = spread(times);
+  const s = spread(times, [50, 99, 99.9]);
   emit({
     name: 'automation_trigger_to_action_p99',
     unit: 'ms',

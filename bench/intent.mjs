@@ -7,8 +7,8 @@
 //   mix is checked first so a sentence that stopped matching fails the bench instead of timing a
 //   cheap miss. Goal p95 <= 5 ms: recognising runs before every agent turn, so it must stay small.
 import { dirname, join } from 'node:path';
-import { PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { round, spread, watchGc } from './stats.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (path) => import(join(dist, path));
@@ -16,32 +16,6 @@ const load = (path) => import(join(dist, path));
 const WARMUP_ROUNDS = 20;
 const TIMED_ROUNDS = 100;
 const GOAL_P95_MS = 5;
-
-const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-const round = (ms) => Math.round(ms * 1000) / 1000;
-
-function spread(times) {
-  const sorted = [...times].sort((a, b) => a - b);
-  return {
-    p50: round(percentile(sorted, 50)),
-    p95: round(percentile(sorted, 95)),
-    p99: round(percentile(sorted, 99)),
-    max: round(sorted.at(-1)),
-  };
-}
-
-/** GC pauses during the timed calls: recognise() is synchronous, so its tail is mostly these. */
-function watchGc() {
-  const pauses = [];
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) pauses.push(entry.duration);
-  });
-  observer.observe({ entryTypes: ['gc'] });
-  return () => {
-    observer.disconnect();
-    return { gc_pauses_over_1ms: pauses.filter((ms) => ms > 1).length, gc_max_ms: round(Math.max(0, ...pauses)) };
-  };
-}
 
 const AREAS = [
   ['Kitchen', '厨房'],
@@ -197,7 +171,7 @@ export async function run(emit) {
   await new Promise((resolve) => setTimeout(resolve, 50));
   const gcSeen = gc();
   // Where the time goes: the sentences with the highest median, for whoever makes it faster.
-  const slowest = MIX.map(([text], index) => ({ text, p50: spread(bySentence[index]).p50 }))
+  const slowest = MIX.map(([text], index) => ({ text, p50: spread(bySentence[index], [50, 95, 99]).p50 }))
     .sort((a, b) => b.p50 - a.p50)
     .slice(0, 5);
   const rows = [
@@ -206,7 +180,7 @@ export async function run(emit) {
     ['all', [...times.en, ...times.zh], 'English and Chinese'],
   ];
   for (const [tag, list, said] of rows) {
-    const s = spread(list);
+    const s = spread(list, [50, 95, 99]);
     emit({
       name: `intent_recognise_${tag}_p95`,
       unit: 'ms',
