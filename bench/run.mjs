@@ -21,6 +21,7 @@ const ALL = [
   'webui',
   'faults',
   'intent',
+  'intent-e2e',
 ];
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);

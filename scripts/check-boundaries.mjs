@@ -25,6 +25,7 @@ const LAYERS = {
   memory: 2,
   knowledge: 2,
   home: 2,
+  lists: 2,
   tracker: 2,
   io: 3,
   agent: 3,

@@ -35,12 +35,17 @@ import { EventBus } from './events/event-bus.js';
 import { registerEntityMethods } from './home/entity-methods.js';
 import { EntityRegistry } from './home/entity-registry.js';
 import { entityTools } from './home/entity-tools.js';
+import { createIntentEngine } from './intent/intent-engine.js';
+import { canCarry } from './io/capabilities.js';
 import { InputScheduler } from './io/input-scheduler.js';
 import { IoManager } from './io/io-manager.js';
 import type { InputEvent } from './io/types.js';
 import { registerKnowledgeMethods } from './knowledge/knowledge-methods.js';
 import { KnowledgeService } from './knowledge/knowledge-service.js';
 import { knowledgeTools } from './knowledge/knowledge-tools.js';
+import { registerListMethods } from './lists/list-methods.js';
+import { ListStore } from './lists/list-store.js';
+import { listTools } from './lists/list-tools.js';
 import { LuaAdapterLibrary } from './llm/lua/lua-adapter.js';
 import { luaModelFactory } from './llm/lua/lua-model.js';
 import { createModelFactory } from './llm/model-factory.js';
@@ -441,13 +446,49 @@ async function run(configFile: string | undefined): Promise<number> {
     clock: systemTimerClock,
     settings: () => settings.config().core.automations,
   });
-  // A matching input trigger with a reply answers without the model; an automation's own input is not matched again.
-  stages.register('automation', 'on_input', (ctx) => {
-    const { input } = ctx;
-    if (input.type !== 'text' || typeof input.payload !== 'string' || input.source === 'automation') return;
-    const { reply } = automations.handleInput({ text: input.payload, channel: input.channel, source: input.source });
-    if (reply !== undefined) ctx.response = reply;
+  // Shopping and to-do lists, kept with the household's other durable state.
+  const lists = new ListStore({ database: () => store.database('state'), settings: () => settings.config().core.lists, clock });
+  for (const definition of listTools(lists)) tools.register(definition);
+  registerListMethods(control, lists, { logs });
+  // Commands and questions the device answers without the model (issue 11).
+  const intents = createIntentEngine({
+    entities,
+    events,
+    executeBatch: (calls, options) => executor.executeBatch(calls, options),
+    hasTool: (name) => tools.get(name) !== undefined,
+    channels: () => io.channels().map((c) => ({ name: c.name, audio: canCarry(c.capabilities, 'audio') })),
+    send: (event) => io.send({ ...event, id: randomUUID(), created_at: clock.now() }),
+    findList: (name) => lists.findList(name),
+    settings: () => settings.config().core.intent,
+    modelAvailable: () => providers.configured(),
+    isMachineInput: (ctx) => ctx.input.source === 'automation' || ctx.input.channel === SELF_CHANNEL,
+    now: () => clock.now(),
+    log: logs.child('intent'),
   });
+  // An automation's input trigger with a reply answers first; then the local intents. An
+  // automation's own input is not matched again.
+  stages.register('core', 'on_input', async (ctx) => {
+    const { input } = ctx;
+    if (input.type === 'text' && typeof input.payload === 'string' && input.source !== 'automation') {
+      const { reply } = automations.handleInput({ text: input.payload, channel: input.channel, source: input.source });
+      if (reply !== undefined) {
+        ctx.response = reply;
+        return;
+      }
+    }
+    await intents.onInput(ctx);
+  });
+  stages.register('core', 'pre_action', intents.preAction);
+  // After the plugins (their entities are the names the sentences know): checked-off items past
+  // their keep time go, and the sentences compile in the background instead of on the first command.
+  const intentService: Service = {
+    name: 'intent',
+    start: async () => {
+      lists.maintain();
+      intents.recognizer.changed();
+    },
+    stop: async () => intents.close(),
+  };
 
   const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
   const plugins = new PluginHost({
@@ -552,7 +593,21 @@ async function run(configFile: string | undefined): Promise<number> {
   // before them, so no run is left switching a device that is going to its safe state.
   // The tracker settles a trial a crash interrupted before any plugin loads; the supervisor starts
   // last (it checks what the others started) and so stops first.
-  for (const service of [store, settings, tracker, lua, memory, knowledge, entities, io, scheduler, plugins, automations, supervisor])
+  for (const service of [
+    store,
+    settings,
+    tracker,
+    lua,
+    memory,
+    knowledge,
+    entities,
+    io,
+    scheduler,
+    plugins,
+    intentService,
+    automations,
+    supervisor,
+  ])
     runner.add(service);
   registerKernelMethods({
     control,

@@ -34,9 +34,37 @@ export const PAYLOAD_NOT_AVAILABLE = 'offline';
 /** Home Assistant's longest state. */
 export const HA_STATE_MAX_CHARS = 255;
 
-/** Every entity domain is a Home Assistant component of the same name; the agent adds notify. */
-export const HA_COMPONENTS = [...ENTITY_DOMAINS, 'notify'] as const;
+/**
+ * The entity domains published, each as the Home Assistant component of the same name. The others
+ * are left out on purpose: Home Assistant's MQTT components for them (climate, vacuum, scene) need
+ * a topic and payload per mode, fan speed or feature, which HomeAgent's one command topic with
+ * `{"service", "data"}` does not describe, and media_player, person and weather have no MQTT
+ * component at all. A config that only half describes them would be refused by Home Assistant or
+ * show controls that do nothing.
+ */
+export const PUBLISHED_DOMAINS = [
+  'switch',
+  'light',
+  'fan',
+  'siren',
+  'cover',
+  'valve',
+  'lock',
+  'button',
+  'number',
+  'binary_sensor',
+  'sensor',
+] as const satisfies readonly EntityDomain[];
+export type PublishedDomain = (typeof PUBLISHED_DOMAINS)[number];
+
+/** The components HomeAgent publishes: its published domains, and notify for the agent. */
+export const HA_COMPONENTS = [...PUBLISHED_DOMAINS, 'notify'] as const;
 export type HaComponent = (typeof HA_COMPONENTS)[number];
+
+/** Whether entities of this domain appear in Home Assistant (see {@link PUBLISHED_DOMAINS}). */
+export function isPublishedDomain(domain: string): domain is PublishedDomain {
+  return (PUBLISHED_DOMAINS as readonly string[]).includes(domain);
+}
 
 /**
  * Device classes Home Assistant documents per component; another class is left out of the config
@@ -194,7 +222,7 @@ export function parseDiscoveryTopic(prefix: string, topic: string): { component:
   return { component, node_id, object_id };
 }
 
-/** Longest first, so `binary_sensor_x` is not read as a `binary` domain. */
+/** Longest first, so `binary_sensor_x` is not read as a `binary` domain (nor `media_player_x` as a shorter one). */
 const DOMAINS_BY_LENGTH = [...ENTITY_DOMAINS].sort((a, b) => b.length - a.length);
 
 /** The HomeAgent entity a topic object id (`switch_door_relay`) names, or undefined (the agent's own). */
@@ -208,12 +236,14 @@ export function entityOfTopicObjectId(objectId: string): { domain: EntityDomain;
 }
 
 /**
- * The Home Assistant component an entity appears as. Entities that take no command appear as what
- * they are to Home Assistant, a sensor: a switch that only reports (or a push button wired to the Pi)
- * as a binary_sensor, a number without set_value as a sensor.
+ * The Home Assistant component an entity appears as, or undefined when its domain is not published.
+ * Entities that take no command appear as what they are to Home Assistant, a sensor: a switch that
+ * only reports (or a push button wired to the Pi) as a binary_sensor, a number without set_value as
+ * a sensor.
  */
-export function haComponentFor(entity: Pick<EntityInfo, 'domain' | 'services'>): HaComponent {
+export function haComponentFor(entity: Pick<EntityInfo, 'domain' | 'services'>): HaComponent | undefined {
   const { domain, services } = entity;
+  if (!isPublishedDomain(domain)) return undefined;
   switch (domain) {
     case 'switch':
     case 'light':
@@ -231,9 +261,13 @@ export function haComponentFor(entity: Pick<EntityInfo, 'domain' | 'services'>):
   }
 }
 
-/** The discovery config of one entity. `areaName` is the display name of `entity.area` (its id when absent). */
-export function entityDiscovery(entity: EntityInfo, node: DiscoveryNode, areaName?: string): DiscoveryMessage {
+/**
+ * The discovery config of one entity, or undefined when its domain is not published. `areaName` is
+ * the display name of `entity.area` (its id when absent).
+ */
+export function entityDiscovery(entity: EntityInfo, node: DiscoveryNode, areaName?: string): DiscoveryMessage | undefined {
   const component = haComponentFor(entity);
+  if (component === undefined) return undefined;
   const topics = topicLayout(node.base_topic);
   const objectId = entity.entity_id.replace('.', '_');
   const uniqueId = uniqueIdFor(node.node_id, entity.entity_id);

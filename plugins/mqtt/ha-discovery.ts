@@ -138,11 +138,16 @@ export class HaDiscovery {
     const names = new Map(areas.map((a) => [a.id, a.name]));
     const node = this.#node();
     const messages = agentDiscovery(node);
-    for (const entity of list) if (entity.owner !== this.#owner) messages.push(this.#entityMessage(entity, node, names));
+    for (const entity of list) {
+      if (entity.owner === this.#owner) continue;
+      const message = this.#entityMessage(entity, node, names);
+      if (message !== undefined) messages.push(message);
+    }
     await Promise.all(messages.map((m) => this.#publishConfig(m)));
   }
 
-  #entityMessage(entity: EntityInfo, node: DiscoveryNode, areaNames: Map<string, string>): DiscoveryMessage {
+  /** Undefined for a domain discovery does not publish (discovery-payloads.ts, PUBLISHED_DOMAINS). */
+  #entityMessage(entity: EntityInfo, node: DiscoveryNode, areaNames: Map<string, string>): DiscoveryMessage | undefined {
     const areaName = entity.area === null ? undefined : areaNames.get(entity.area);
     return entityDiscovery(entity, node, areaName);
   }
@@ -197,7 +202,8 @@ export class HaDiscovery {
       const [entity, areas] = await Promise.all([entities.get(event.entity_id), entities.areas()]);
       // Gone again or replaced by another owner before this ran.
       if (entity.owner === this.#owner) return;
-      await this.#publishConfig(this.#entityMessage(entity, this.#node(), new Map(areas.map((a) => [a.id, a.name]))));
+      const message = this.#entityMessage(entity, this.#node(), new Map(areas.map((a) => [a.id, a.name])));
+      if (message !== undefined) await this.#publishConfig(message);
     });
   }
 

@@ -467,6 +467,8 @@ function numberCommand(entity: Pick<EntityInfo, 'entity_id' | 'domain' | 'servic
     cover: ['set_position', 'position'],
     fan: ['set_percentage', 'percentage'],
     light: ['turn_on', 'brightness'],
+    climate: ['set_temperature', 'temperature'],
+    media_player: ['volume_set', 'volume_level'],
   };
   const form = forms[entity.domain];
   if (form === undefined || !entity.services.includes(form[0])) return { problem: `${entity.entity_id} takes no number` };

@@ -5,7 +5,8 @@
  * already names its state, attributes, availability and command topics (docs/mqtt.md, "Remote nodes").
  *
  * A config counts when its device's manufacturer is HomeAgent, its topic's node level is not this
- * node, its component is an entity domain, and its object id is `<domain>_<object_id>` (the agent's
+ * node, its component is a domain discovery publishes (discovery-payloads.ts, PUBLISHED_DOMAINS:
+ * no config of another could describe it), and its object id is `<domain>_<object_id>` (the agent's
  * own notify and last-reply entities are not). It becomes `<component>.<node_id>_<object_id>`,
  * named as the config names it, in the area of its device's `suggested_area`. Its state follows the
  * state topic (numbers for sensors and numbers, "" as unknown), its attributes the attributes topic,
@@ -20,7 +21,6 @@
  */
 import {
   DOMAIN_SERVICES,
-  ENTITY_DOMAINS,
   type EntityDomain,
   type EntityHandle,
   type EntityState,
@@ -31,6 +31,7 @@ import {
 import {
   entityOfTopicObjectId,
   HOMEAGENT_MANUFACTURER,
+  isPublishedDomain,
   PAYLOAD_AVAILABLE,
   PAYLOAD_NOT_AVAILABLE,
   parseDiscoveryTopic,
@@ -186,10 +187,10 @@ export class RemoteNodes {
       return undefined;
     }
     if (!isObject(payload) || !isObject(payload.device) || payload.device.manufacturer !== HOMEAGENT_MANUFACTURER) return undefined;
-    if (!(ENTITY_DOMAINS as readonly string[]).includes(where.component)) return undefined;
+    if (!isPublishedDomain(where.component)) return undefined;
     const entity = entityOfTopicObjectId(where.object_id);
     if (entity === undefined) return undefined;
-    const domain = where.component as EntityDomain;
+    const domain: EntityDomain = where.component;
     const objectId = `${where.node_id}_${entity.object_id}`;
     if (!OBJECT_ID.test(objectId)) {
       this.#options.ctx.log.warn({ topic }, `remote entity ${domain}.${objectId} is not a valid entity id (1-64 a-z, 0-9, _); skipped`);

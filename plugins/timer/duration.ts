@@ -2,7 +2,8 @@
  * Turns what a model writes for "how long" into seconds. Models write durations in many ways, so
  * the accepted forms are generous ("90s", "5m", "1h30m", "1h 30m", "2 hours", "1 hour and 30
  * minutes", "1.5h", 90, "90"), but anything left over after the parts is refused rather than
- * guessed at: a misread timer is worse than a clear error the model can correct.
+ * guessed at: a misread timer is worse than a clear error the model can correct. formatSeconds
+ * writes seconds back in the short form the model reads in descriptions and errors.
  */
 
 /** How the accepted forms are described to the model in errors and in the tool schema. */
@@ -72,4 +73,14 @@ function positive(seconds: number): DurationParse {
   if (seconds <= 0) return { ok: false, problem: 'must be longer than zero' };
   // Millisecond resolution is all a timer can honour anyway.
   return { ok: true, seconds: Math.round(seconds * 1000) / 1000 };
+}
+
+/** "90 s", "5 min", "1 h 30 min": what the model reads back in descriptions and errors. */
+export function formatSeconds(seconds: number): string {
+  if (seconds < 60) return `${Number(seconds.toFixed(3))} s`;
+  const whole = Math.round(seconds);
+  const hours = Math.floor(whole / 3600);
+  const minutes = Math.floor((whole % 3600) / 60);
+  const rest = whole % 60;
+  return [hours > 0 ? `${hours} h` : '', minutes > 0 ? `${minutes} min` : '', rest > 0 ? `${rest} s` : ''].filter(Boolean).join(' ');
 }

@@ -1,14 +1,19 @@
 /**
- * The timer plugin: timer_set, timer_list and timer_cancel. At expiry a timer raises an L3
- * interrupt on the channel the timer was set from, so the agent says it where it was asked.
- * Pending timers are kept in <plugin data>/timers.json and survive restarts; one that expired
- * while the daemon was down fires right after start, saying how late it is.
+ * The timer plugin: timer_set, timer_list, timer_cancel, timer_cancel_all, timer_pause,
+ * timer_resume and timer_adjust, the tools behind both the model and the intent engine's timer
+ * intents. At expiry a timer raises an L3 interrupt on the channel the timer was set from, so the
+ * agent says it where it was asked. Pending timers, paused ones included, are kept in
+ * <plugin data>/timers.json after every change and survive restarts; one that expired while the
+ * daemon was down fires right after start, saying how late it is. What a change does to a timer
+ * is TimerBook's job; this file validates arguments, persists, and arms the wake-ups.
  */
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { definePlugin, type PluginContext, type PluginInstance, type ToolContext, ToolError } from '../../src/sdk/index.js';
-import { DURATION_FORMS, parseDuration } from './duration.js';
-import { type StoredTimer, TimerFile } from './timer-file.js';
+import { DURATION_FORMS, formatSeconds, parseDuration } from './duration.js';
+import { TimerBook } from './timer-book.js';
+import { isPaused, type RunningTimer, type StoredTimer, TimerFile } from './timer-file.js';
+
+export { formatSeconds } from './duration.js';
 
 export const TIMER_FILE = 'timers.json';
 /** The interrupt level of an expired timer: it may pre-empt ordinary work, but not an L4 alarm. */
@@ -23,48 +28,84 @@ const MAX_SLEEP_MS = 60_000;
 const LATE_REPORT_MS = 1000;
 const MIN_DURATION_S = 1;
 const MAX_MESSAGE_CHARS = 500;
+const MAX_NAME_CHARS = 64;
 
 interface Settings {
   max_duration_s: number;
   max_timers: number;
 }
 
-export interface TimerPluginOptions {
-  /** Wall-clock milliseconds since the Unix epoch; tests may move time. */
-  now?: () => number;
+/** Wall-clock time and a way to be woken later; the shape of the kernel's TimerClock, so tests pass a manual one. */
+export interface TimerPluginClock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  setTimer(fn: () => void, ms: number): { cancel(): void };
 }
+
+const systemClock: TimerPluginClock = {
+  now: () => Date.now(),
+  setTimer(fn, ms) {
+    const timeout = setTimeout(fn, ms);
+    return { cancel: () => clearTimeout(timeout) };
+  },
+};
+
+export interface TimerPluginOptions {
+  clock?: TimerPluginClock;
+}
+
+/** A timer as the tools show it. */
+interface TimerView {
+  id: string;
+  name?: string;
+  message: string;
+  duration_s: number;
+  remaining_s: number;
+  paused: boolean;
+  fires_at: string | null;
+  channel: string;
+}
+
+const ID_PARAMETERS = {
+  type: 'object',
+  properties: { id: { type: 'string', minLength: 1, maxLength: 64, description: 'The id timer_set returned (timer_list shows them).' } },
+  required: ['id'],
+  additionalProperties: false,
+};
+const NO_PARAMETERS = { type: 'object', properties: {}, additionalProperties: false };
 
 export class TimerPlugin implements PluginInstance {
   readonly #ctx: PluginContext;
-  readonly #now: () => number;
-  readonly #timers = new Map<string, StoredTimer>();
-  readonly #alarms = new Map<string, NodeJS.Timeout>();
+  readonly #clock: TimerPluginClock;
+  #book: TimerBook;
+  readonly #alarms = new Map<string, { cancel(): void }>();
   readonly #unregister: Array<() => void> = [];
   #file: TimerFile | undefined;
 
   constructor(ctx: PluginContext, options: TimerPluginOptions = {}) {
     this.#ctx = ctx;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? systemClock;
+    this.#book = new TimerBook(() => this.#clock.now());
   }
 
   async start(): Promise<void> {
     const file = new TimerFile(join(this.#ctx.paths.data, TIMER_FILE), this.#ctx.log);
     this.#file = file;
-    for (const timer of await file.load()) this.#timers.set(timer.id, timer);
+    this.#book = new TimerBook(() => this.#clock.now(), await file.load());
     this.#registerTools();
-    const now = this.#now();
-    const overdue = [...this.#timers.values()].filter((timer) => timer.fires_at <= now).length;
-    for (const timer of this.#timers.values()) this.#arm(timer);
-    if (this.#timers.size > 0) this.#ctx.log.info({ pending: this.#timers.size, overdue }, `${this.#timers.size} stored timers restored`);
+    const overdue = this.#book.due().length;
+    for (const timer of this.#book.all()) this.#arm(timer);
+    const pending = this.#book.size;
+    if (pending > 0) this.#ctx.log.info({ pending, overdue }, `${pending} stored timers restored`);
   }
 
   async stop(): Promise<void> {
-    for (const alarm of this.#alarms.values()) clearTimeout(alarm);
+    for (const alarm of this.#alarms.values()) alarm.cancel();
     this.#alarms.clear();
     for (const unregister of this.#unregister.splice(0)) unregister();
     await this.#file?.flush();
     this.#file = undefined;
-    this.#timers.clear();
+    this.#book.clear();
   }
 
   #setting<K extends keyof Settings>(key: K): Settings[K] {
@@ -72,8 +113,9 @@ export class TimerPlugin implements PluginInstance {
   }
 
   #registerTools(): void {
+    const tools = this.#ctx.tools;
     this.#unregister.push(
-      this.#ctx.tools.register<{ duration: unknown; message: string }>({
+      tools.register<{ duration: unknown; message: string; name?: string }>({
         name: 'timer_set',
         tier: 'act',
         description: `Sets a timer; when it runs out you are interrupted with its message on this conversation's channel. At most ${formatSeconds(this.#setting('max_duration_s'))}.`,
@@ -87,62 +129,100 @@ export class TimerPlugin implements PluginInstance {
               maxLength: MAX_MESSAGE_CHARS,
               description: 'What the timer is for, said when it rings (e.g. "take the pizza out").',
             },
+            // The length is checked after trimming, so it is not a schema bound.
+            name: {
+              type: 'string',
+              description: `A short name the household uses for it ("pizza"), at most ${MAX_NAME_CHARS} characters; shown in timer_list.`,
+            },
           },
           required: ['duration', 'message'],
           additionalProperties: false,
         },
-        execute: (args, context) => this.#set(args.duration, args.message, context),
+        execute: (args, context) => this.#set(args, context),
       }),
-      this.#ctx.tools.register<Record<string, never>>({
+      tools.register<Record<string, never>>({
         name: 'timer_list',
         tier: 'read',
         parallel_safe: true,
-        description: 'Lists the pending timers with their ids, messages and remaining time.',
-        parameters: { type: 'object', properties: {}, additionalProperties: false },
-        execute: () => this.#list(),
+        description: 'Lists the pending timers (least time left first) with ids, names, messages, remaining time and whether paused.',
+        parameters: NO_PARAMETERS,
+        execute: () => ({ timers: this.#book.byRemaining().map((timer) => this.#view(timer)) }),
       }),
-      this.#ctx.tools.register<{ id: string }>({
+      tools.register<{ id: string }>({
         name: 'timer_cancel',
         tier: 'act',
-        description: 'Cancels a pending timer by its id (timer_list shows the ids).',
+        description: 'Cancels a pending timer by its id.',
+        parameters: ID_PARAMETERS,
+        execute: (args) => this.#cancel(args.id),
+      }),
+      tools.register<Record<string, never>>({
+        name: 'timer_cancel_all',
+        tier: 'act',
+        description: 'Cancels every pending timer, paused ones too.',
+        parameters: NO_PARAMETERS,
+        execute: () => this.#cancelAll(),
+      }),
+      tools.register<{ id: string }>({
+        name: 'timer_pause',
+        tier: 'act',
+        description: 'Pauses a running timer; it keeps its remaining time and does not ring until resumed.',
+        parameters: ID_PARAMETERS,
+        execute: (args) => this.#pause(args.id),
+      }),
+      tools.register<{ id: string }>({
+        name: 'timer_resume',
+        tier: 'act',
+        description: 'Starts a paused timer again with the time it had left.',
+        parameters: ID_PARAMETERS,
+        execute: (args) => this.#resume(args.id),
+      }),
+      tools.register<{ id: string; seconds: number }>({
+        name: 'timer_adjust',
+        tier: 'act',
+        description:
+          'Adds time to a pending timer (or takes it away with negative seconds), paused ones too. Taking away all its time makes it ring now.',
         parameters: {
           type: 'object',
-          properties: { id: { type: 'string', minLength: 1, maxLength: 64, description: 'The id timer_set returned.' } },
-          required: ['id'],
+          properties: {
+            id: ID_PARAMETERS.properties.id,
+            seconds: { type: 'integer', description: 'Seconds to add; negative to take away (-60 is one minute less). Not 0.' },
+          },
+          required: ['id', 'seconds'],
           additionalProperties: false,
         },
-        execute: (args) => this.#cancel(args.id),
+        execute: (args) => this.#adjust(args.id, args.seconds),
       }),
     );
   }
 
-  async #set(duration: unknown, message: string, context: ToolContext): Promise<{ id: string; fires_at: string; in_s: number }> {
-    const seconds = this.#checkedDuration(duration);
-    const text = message.trim();
-    if (text === '')
+  async #set(
+    args: { duration: unknown; message: string; name?: string },
+    context: ToolContext,
+  ): Promise<{ id: string; name?: string; fires_at: string; in_s: number }> {
+    const seconds = this.#checkedDuration(args.duration);
+    const message = args.message.trim();
+    if (message === '')
       throw new ToolError({ reason: 'required', field: 'message', detail: 'message is empty', hint: 'say what the timer is for' });
+    const name = checkedName(args.name);
     const max = this.#setting('max_timers');
-    if (this.#timers.size >= max) {
+    if (this.#book.size >= max) {
       throw new ToolError({
         reason: 'rejected',
-        detail: `${this.#timers.size} timers are pending, the most allowed at once is ${max}`,
+        detail: `${this.#book.size} timers are pending, the most allowed at once is ${max}`,
         hint: 'cancel one with timer_cancel (timer_list shows them) or wait until one rings',
       });
     }
-    const now = this.#now();
-    const timer: StoredTimer = {
-      id: this.#newId(),
-      message: text,
-      fires_at: now + Math.round(seconds * 1000),
-      set_at: now,
+    const timer = this.#book.add({
+      message,
+      ...(name === undefined ? {} : { name }),
+      duration_ms: Math.round(seconds * 1000),
       source: context.source,
       channel: context.channel,
-    };
-    this.#timers.set(timer.id, timer);
+    });
     this.#arm(timer);
     await this.#persist();
     this.#ctx.log.info({ timer_id: timer.id, seconds, channel: timer.channel }, `timer ${timer.id} set for ${formatSeconds(seconds)}`);
-    return { id: timer.id, fires_at: new Date(timer.fires_at).toISOString(), in_s: seconds };
+    return { id: timer.id, ...(name === undefined ? {} : { name }), fires_at: new Date(timer.fires_at).toISOString(), in_s: seconds };
   }
 
   #checkedDuration(duration: unknown): number {
@@ -162,102 +242,147 @@ export class TimerPlugin implements PluginInstance {
     return parsed.seconds;
   }
 
-  #list(): { timers: Array<{ id: string; message: string; fires_at: string; remaining_s: number; channel: string }> } {
-    const now = this.#now();
-    const timers = [...this.#timers.values()].sort((a, b) => a.fires_at - b.fires_at);
+  async #cancel(id: string): Promise<{ cancelled: string; name?: string; message: string }> {
+    const timer = this.#book.remove(id);
+    this.#disarm(id);
+    await this.#persist();
+    this.#ctx.log.info({ timer_id: id }, `timer ${id} cancelled`);
+    return { cancelled: id, ...nameOf(timer), message: timer.message };
+  }
+
+  async #cancelAll(): Promise<{ cancelled: Array<{ id: string; name?: string; message: string }> }> {
+    const timers = this.#book.clear();
+    for (const timer of timers) this.#disarm(timer.id);
+    await this.#persist();
+    if (timers.length > 0) this.#ctx.log.info({ timer_ids: timers.map((timer) => timer.id) }, `${timers.length} timers cancelled`);
+    return { cancelled: timers.map((timer) => ({ id: timer.id, ...nameOf(timer), message: timer.message })) };
+  }
+
+  async #pause(id: string): Promise<{ id: string; remaining_s: number }> {
+    const timer = this.#book.pause(id);
+    this.#disarm(id);
+    await this.#persist();
+    this.#ctx.log.info({ timer_id: id, remaining_ms: timer.remaining_ms }, `timer ${id} paused`);
+    return { id, remaining_s: toSeconds(timer.remaining_ms) };
+  }
+
+  async #resume(id: string): Promise<{ id: string; fires_at: string; remaining_s: number }> {
+    const timer = this.#book.resume(id);
+    this.#arm(timer);
+    await this.#persist();
+    this.#ctx.log.info({ timer_id: id }, `timer ${id} resumed`);
+    return { id, fires_at: new Date(timer.fires_at).toISOString(), remaining_s: toSeconds(this.#book.remainingMs(timer)) };
+  }
+
+  async #adjust(id: string, seconds: number): Promise<{ id: string; remaining_s: number; fires_at: string | null }> {
+    const max = this.#setting('max_duration_s');
+    if (!Number.isInteger(seconds) || seconds === 0 || Math.abs(seconds) > max) {
+      throw new ToolError({
+        reason: 'range',
+        field: 'seconds',
+        detail: `seconds must be a whole number from -${max} to ${max} and not 0; got ${seconds}`,
+        hint: 'positive seconds add time, negative take it away',
+      });
+    }
+    const timer = this.#book.adjust(id, seconds * 1000, max * 1000);
+    this.#ctx.log.info({ timer_id: id, seconds }, `timer ${id} adjusted by ${seconds} s`);
+    const view = this.#view(timer);
+    if (!isPaused(timer) && timer.fires_at <= this.#clock.now()) this.#fire(timer);
+    else this.#arm(timer);
+    await this.#persist();
+    return { id, remaining_s: view.remaining_s, fires_at: view.fires_at };
+  }
+
+  #view(timer: StoredTimer): TimerView {
+    const paused = isPaused(timer);
     return {
-      timers: timers.map((timer) => ({
-        id: timer.id,
-        message: timer.message,
-        fires_at: new Date(timer.fires_at).toISOString(),
-        remaining_s: Math.max(0, Math.round((timer.fires_at - now) / 1000)),
-        channel: timer.channel,
-      })),
+      id: timer.id,
+      ...nameOf(timer),
+      message: timer.message,
+      duration_s: timer.duration_ms / 1000,
+      remaining_s: toSeconds(this.#book.remainingMs(timer)),
+      paused,
+      fires_at: paused ? null : new Date(timer.fires_at).toISOString(),
+      channel: timer.channel,
     };
   }
 
-  async #cancel(id: string): Promise<{ cancelled: string; message: string }> {
-    const timer = this.#timers.get(id);
-    if (!timer) {
-      throw new ToolError({
-        reason: 'not_found',
-        field: 'id',
-        detail: `no pending timer has the id ${JSON.stringify(id)}`,
-        hint: 'timer_list shows the pending timers; a timer that already rang is gone',
-      });
-    }
-    this.#disarm(id);
-    this.#timers.delete(id);
-    await this.#persist();
-    this.#ctx.log.info({ timer_id: id }, `timer ${id} cancelled`);
-    return { cancelled: id, message: timer.message };
-  }
-
+  /** Schedules the next wake-up of a running timer; a paused one has none. */
   #arm(timer: StoredTimer): void {
     this.#disarm(timer.id);
-    const wait = Math.min(Math.max(0, timer.fires_at - this.#now()), MAX_SLEEP_MS);
+    if (isPaused(timer)) return;
+    const wait = Math.min(Math.max(0, timer.fires_at - this.#clock.now()), MAX_SLEEP_MS);
     this.#alarms.set(
       timer.id,
-      setTimeout(() => this.#wake(timer.id), wait),
+      this.#clock.setTimer(() => this.#wake(timer.id), wait),
     );
   }
 
   #disarm(id: string): void {
-    clearTimeout(this.#alarms.get(id));
+    this.#alarms.get(id)?.cancel();
     this.#alarms.delete(id);
   }
 
   #wake(id: string): void {
     this.#alarms.delete(id);
-    const timer = this.#timers.get(id);
-    if (!timer) return;
-    if (timer.fires_at > this.#now()) this.#arm(timer);
-    else this.#fire(timer);
+    const timer = this.#book.find(id);
+    if (!timer || isPaused(timer)) return;
+    if (timer.fires_at <= this.#clock.now()) this.#fire(timer);
+    else this.#arm(timer);
   }
 
-  #fire(timer: StoredTimer): void {
-    this.#timers.delete(timer.id);
-    const lateBy = this.#now() - timer.fires_at;
+  #fire(timer: RunningTimer): void {
+    this.#disarm(timer.id);
+    this.#book.remove(timer.id);
+    const lateBy = this.#clock.now() - timer.fires_at;
     const meta: Record<string, unknown> = {
       // The interrupt is a reminder, not something the household said: keep it out of memory.
       no_memory: true,
       timer_id: timer.id,
+      ...(timer.name === undefined ? {} : { timer_name: timer.name }),
       set_at: new Date(timer.set_at).toISOString(),
       origin_source: timer.source,
     };
     if (lateBy >= LATE_REPORT_MS) meta.late_by_ms = lateBy;
     this.#ctx.log.info({ timer_id: timer.id, channel: timer.channel, late_by_ms: lateBy }, `timer ${timer.id} fired`);
+    const payload = timer.name === undefined ? `timer: ${timer.message}` : `timer ${JSON.stringify(timer.name)}: ${timer.message}`;
     // The receipt arrives only when the agent has dealt with the interrupt; nothing waits for it.
-    this.#inject({ source: 'timer', channel: timer.channel, payload: `timer: ${timer.message}`, meta }).catch((error: unknown) =>
-      this.#ctx.log.error({ err: error, timer_id: timer.id }, `timer ${timer.id} fired but its interrupt was not accepted`),
-    );
+    this.#ctx.io
+      .injectInterrupt({ source: 'timer', channel: timer.channel, payload, meta }, TIMER_LEVEL)
+      .catch((error: unknown) =>
+        this.#ctx.log.error({ err: error, timer_id: timer.id }, `timer ${timer.id} fired but its interrupt was not accepted`),
+      );
     void this.#persist();
   }
 
-  async #inject(input: { source: string; channel: string; payload: string; meta: Record<string, unknown> }): Promise<void> {
-    await this.#ctx.io.injectInterrupt(input, TIMER_LEVEL);
-  }
-
   #persist(): Promise<void> {
-    return this.#file?.save([...this.#timers.values()]) ?? Promise.resolve();
-  }
-
-  #newId(): string {
-    let id: string;
-    do id = `t${randomBytes(3).toString('hex')}`;
-    while (this.#timers.has(id));
-    return id;
+    return this.#file?.save(this.#book.all()) ?? Promise.resolve();
   }
 }
 
-/** "90 s", "5 min", "1 h 30 min": what the model reads back in descriptions and errors. */
-export function formatSeconds(seconds: number): string {
-  if (seconds < 60) return `${Number(seconds.toFixed(3))} s`;
-  const whole = Math.round(seconds);
-  const hours = Math.floor(whole / 3600);
-  const minutes = Math.floor((whole % 3600) / 60);
-  const rest = whole % 60;
-  return [hours > 0 ? `${hours} h` : '', minutes > 0 ? `${minutes} min` : '', rest > 0 ? `${rest} s` : ''].filter(Boolean).join(' ');
+/** The trimmed name, undefined when none was given; refuses one that is blank or too long. */
+function checkedName(name: string | undefined): string | undefined {
+  if (name === undefined) return undefined;
+  const text = name.trim();
+  if (text === '')
+    throw new ToolError({ reason: 'format', field: 'name', detail: 'name is blank', hint: 'leave name out, or give a word like "pizza"' });
+  if ([...text].length > MAX_NAME_CHARS) {
+    throw new ToolError({
+      reason: 'range',
+      field: 'name',
+      detail: `name is longer than ${MAX_NAME_CHARS} characters`,
+      hint: 'use a short name',
+    });
+  }
+  return text;
+}
+
+function nameOf(timer: StoredTimer): { name?: string } {
+  return timer.name === undefined ? {} : { name: timer.name };
+}
+
+function toSeconds(ms: number): number {
+  return Math.max(0, Math.round(ms / 1000));
 }
 
 export default definePlugin((ctx) => new TimerPlugin(ctx));

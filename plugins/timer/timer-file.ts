@@ -8,18 +8,41 @@ import { open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Logger } from '../../src/sdk/index.js';
 
-/** One pending timer as it is stored. Times are milliseconds since the Unix epoch. */
-export interface StoredTimer {
+/** What every stored timer has. Times are milliseconds since the Unix epoch. */
+interface TimerFields {
   id: string;
   message: string;
-  fires_at: number;
+  /** What the household calls it ("pizza"); absent when it was set without one. */
+  name?: string;
+  /** The length it was set for, after adjustments, in milliseconds. */
+  duration_ms: number;
   set_at: number;
   /** Where the timer_set call came from, and the channel the expiry goes back to. */
   source: string;
   channel: string;
 }
 
-const FILE_VERSION = 1;
+/** A counting timer: it rings at fires_at. */
+export interface RunningTimer extends TimerFields {
+  fires_at: number;
+}
+
+/** A paused timer keeps the time it had left instead of a moment to ring, so it never rings while paused. */
+export interface PausedTimer extends TimerFields {
+  remaining_ms: number;
+}
+
+export type StoredTimer = RunningTimer | PausedTimer;
+
+export function isPaused(timer: StoredTimer): timer is PausedTimer {
+  return 'remaining_ms' in timer;
+}
+
+/**
+ * Version 2 added name, duration_ms and paused timers; version 1 files load as running timers.
+ * A version 1 daemon (after a rollback) skips paused timers as malformed and keeps the rest.
+ */
+const FILE_VERSION = 2;
 
 export class TimerFile {
   readonly #path: string;
@@ -56,7 +79,8 @@ export class TimerFile {
     }
     const timers: StoredTimer[] = [];
     for (const entry of entries) {
-      if (isStoredTimer(entry)) timers.push(entry);
+      const timer = toStoredTimer(entry);
+      if (timer) timers.push(timer);
       else this.#log.warn({ file: this.#path, entry }, 'malformed timer in the timer file skipped');
     }
     return timers;
@@ -114,19 +138,30 @@ function timerEntries(data: unknown): unknown[] {
   return (data as { timers: unknown[] }).timers;
 }
 
-function isStoredTimer(value: unknown): value is StoredTimer {
-  if (typeof value !== 'object' || value === null) return false;
-  const timer = value as Record<string, unknown>;
-  return (
-    typeof timer.id === 'string' &&
-    timer.id !== '' &&
-    typeof timer.message === 'string' &&
-    Number.isFinite(timer.fires_at) &&
-    Number.isFinite(timer.set_at) &&
-    typeof timer.source === 'string' &&
-    typeof timer.channel === 'string' &&
-    timer.channel !== ''
-  );
+/** The entry as a timer, filling in what version 1 did not store; undefined when it is malformed. */
+function toStoredTimer(value: unknown): StoredTimer | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const entry = value as Record<string, unknown>;
+  const { id, message, name, set_at, source, channel, fires_at, remaining_ms, duration_ms } = entry;
+  if (typeof id !== 'string' || id === '' || typeof message !== 'string') return undefined;
+  if (!isTime(set_at) || typeof source !== 'string' || typeof channel !== 'string' || channel === '') return undefined;
+  if (name !== undefined && (typeof name !== 'string' || name.trim() === '')) return undefined;
+  const fields = { id, message, ...(name === undefined ? {} : { name }), set_at, source, channel };
+  const paused = remaining_ms !== undefined;
+  if (paused === (fires_at !== undefined)) return undefined;
+  if (paused) {
+    if (!isTime(remaining_ms)) return undefined;
+    return { ...fields, duration_ms: isTime(duration_ms) ? duration_ms : remaining_ms, remaining_ms };
+  }
+  if (!Number.isFinite(fires_at)) return undefined;
+  const firesAt = fires_at as number;
+  // Version 1 stored no length; the time between setting and ringing is what it was set for.
+  return { ...fields, duration_ms: isTime(duration_ms) ? duration_ms : Math.max(0, firesAt - set_at), fires_at: firesAt };
+}
+
+/** A finite, non-negative number of milliseconds. */
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
 async function writeAtomically(path: string, text: string): Promise<void> {

@@ -148,7 +148,7 @@ export class Agent implements TaskRunner {
       } catch (error) {
         if (control.signal.aborted) throw error;
         this.#o.log.error({ task_id: control.task_id, err: error }, 'no language model answered');
-        return finish(llmFailureText(error));
+        return finish(ctx.fallback ?? llmFailureText(error));
       }
       const calls = lastRound ? [] : result.tool_calls;
       ctx.usage = addUsage(ctx.usage, result.usage);

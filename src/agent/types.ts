@@ -57,6 +57,11 @@ export interface StageContext {
   final_text: string;
   /** Set to short-circuit the turn with this answer. */
   response?: string;
+  /**
+   * The answer if no language model can be reached this turn (on_input may set it: the local
+   * intent engine's "did you mean" is more use than "the model is down").
+   */
+  fallback?: string;
   usage: Usage;
   /** Free space for hooks to pass data along a turn. */
   extra: Record<string, unknown>;

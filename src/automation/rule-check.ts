@@ -7,9 +7,11 @@
  * An entity reference that does not resolve is NOT a problem here: the entity may appear later
  * (an MQTT device, a plugin that starts after the engine). Only references that cannot be right
  * are refused: an id-shaped reference (`sensor.x`, no spaces) with a malformed id or an unknown
- * domain, or a service the domain does not offer.
+ * domain, a service the domain does not offer, or data that service would refuse (a thermostat
+ * target of 500): the registry would refuse the call at every run, long after the rule was saved.
  */
 import type { AutomationAction, AutomationCondition, AutomationRule, AutomationTrigger } from '../config/schema.js';
+import { validateServiceData } from '../home/entity-services.js';
 import { DOMAIN_SERVICES, ENTITY_DOMAINS, type EntityDomain } from '../home/types.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { minutesOf } from './conditions.js';
@@ -235,6 +237,8 @@ function checkAction(action: AutomationAction, report: Report): AutomationAction
             'service',
             `${domain} entities have no service ${action.service} (${offered.length === 0 ? 'they only report' : `they offer ${offered.join(', ')}`})`,
           );
+        } else if (domain !== undefined) {
+          dataProblem(ref, domain, action, report);
         }
       });
       return { ...action, data: action.data ?? {} };
@@ -243,6 +247,17 @@ function checkAction(action: AutomationAction, report: Report): AutomationAction
       return { ...action, channel: action.channel ?? 'automation', level: action.level ?? 0 };
     default:
       return action;
+  }
+}
+
+/** The data a service action passes, checked as the registry will check it at every run. */
+function dataProblem(ref: string, domain: EntityDomain, action: { service: string; data?: Record<string, unknown> }, report: Report): void {
+  try {
+    validateServiceData(ref, domain, action.service, action.data ?? {});
+  } catch (error) {
+    if (!(error instanceof HomeAgentError)) throw error;
+    const field = typeof error.details?.field === 'string' ? error.details.field : 'data';
+    report(field, error.message);
   }
 }
 

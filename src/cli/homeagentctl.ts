@@ -49,6 +49,7 @@ import {
   parseKbCommand,
   runKb,
 } from './kb.js';
+import { LISTS_OPTIONS, type ListsFlags, listsFlagsUsed, parseListsCommand, runLists } from './lists.js';
 import { MEMORY_OPTIONS, type MemoryCommand, type MemoryFlags, memoryFlagsUsed, parseMemoryCommand, runMemory } from './memory.js';
 import { runModels } from './models.js';
 import { MQTT_OPTIONS, type MqttFlags, mqttFlagsUsed, parseMqttCommand, runMqtt } from './mqtt.js';
@@ -128,6 +129,13 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
                             publish a message (any valid topic; audited)
   webui credentials [--reset password|api_key]
                             the web page's address, admin password and API key (or make a new one)
+  lists [list]              shopping and to-do lists with their open and done item counts
+  lists show [LIST | --list LIST] [--all]
+                            a list's open items (default the shopping list; --all: the done ones too)
+  lists add [--list LIST] ITEM...
+                            put an item on a list (made on first use), e.g. lists add oat milk
+  lists done|remove [--list LIST] ITEM...
+                            tick an item off, or delete it (part of its text is enough when only one item has it)
   models list|install SRC   local models (embedders, parsers) in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
@@ -145,7 +153,7 @@ interface ModuleRunContext {
   timeoutMs: number;
 }
 
-type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags & WebuiFlags & ChangesFlags;
+type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags & WebuiFlags & ChangesFlags & ListsFlags;
 
 /**
  * Commands with their own flags that run themselves: each parses its arguments (throwing its own
@@ -207,6 +215,13 @@ const COMMAND_MODULES: Record<string, CommandModule> = {
       return (context) => runChanges(command, context);
     },
   },
+  lists: {
+    flags: Object.keys(LISTS_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseListsCommand(args, flags);
+      return (context) => runLists(command, context);
+    },
+  },
   i2c: {
     flags: [],
     parse: (args) => {
@@ -226,6 +241,7 @@ function moduleFlagsUsed(flags: ModuleFlags): string[] {
       ...mqttFlagsUsed(flags),
       ...webuiFlagsUsed(flags),
       ...changesFlagsUsed(flags),
+      ...listsFlagsUsed(flags),
     ]),
   ];
 }
@@ -406,6 +422,7 @@ async function main(argv: string[]): Promise<number> {
         ...MQTT_OPTIONS,
         ...WEBUI_OPTIONS,
         ...CHANGES_OPTIONS,
+        ...LISTS_OPTIONS,
       },
       allowPositionals: true,
     });

@@ -837,6 +837,91 @@ const AutomationsSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const intentMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  meta({ description, requires_restart: false, category: 'intent', ...extra });
+
+/** The local intent engine (issue 11): commands and questions answered on the device without the LLM. */
+const IntentSchema = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: true,
+      ...intentMeta('Match every text and voice input against the local intent sentences first; off sends everything to the LLM.'),
+    }),
+    min_confidence: Type.Number({
+      default: 0.85,
+      minimum: 0,
+      maximum: 1,
+      ...intentMeta(
+        'A match at least this sure is carried out at once without the LLM (exact names are 1; a near name scores its similarity). A less sure one goes to the LLM with the guess attached.',
+      ),
+    }),
+    near_min_similarity: Type.Number({
+      default: 0.6,
+      minimum: 0,
+      maximum: 1,
+      ...intentMeta('Names said less like a registered name or alias than this are not taken for it at all.'),
+    }),
+    recompile_delay_ms: Type.Integer({
+      default: 1000,
+      minimum: 0,
+      maximum: 60000,
+      ...intentMeta('Quiet time after devices are added or removed before the sentences are compiled again for the new names.'),
+    }),
+    weather_entity: Type.String({
+      default: '',
+      maxLength: 128,
+      ...intentMeta(
+        'Entity id that answers "what is the weather": a weather entity or a temperature sensor (an MQTT one too). Empty: the first weather entity.',
+      ),
+    }),
+    source_areas: Type.Array(
+      Type.Object(
+        {
+          source: Type.String({ minLength: 1, maxLength: 64, description: 'An input source (a device name: kitchen_mic, telegram).' }),
+          area: Type.String({ minLength: 1, maxLength: 64, description: 'The area it is in (id, name or alias).' }),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        default: [],
+        maxItems: 64,
+        ...intentMeta(
+          'Where each input device is: "turn on the light" said to a device listed here means the lights of its area. A voice satellite that sends meta.area with its input needs no entry.',
+        ),
+      },
+    ),
+    broadcast_channels: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      default: [],
+      maxItems: 32,
+      ...intentMeta('Output channels an announcement ("broadcast dinner is ready") is said on. Empty: every channel that can play audio.'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+const listsMeta = (description: string) => meta({ description, requires_restart: false, category: 'lists' });
+
+/** Shopping and to-do lists kept on the device (src/lists). */
+const ListsSchema = Type.Object(
+  {
+    max_lists: Type.Integer({ default: 50, minimum: 1, maximum: 1000, ...listsMeta('Lists that may exist at once.') }),
+    max_items_per_list: Type.Integer({
+      default: 500,
+      minimum: 1,
+      maximum: 100000,
+      ...listsMeta('Items (open and done) one list may hold.'),
+    }),
+    max_item_chars: Type.Integer({ default: 200, minimum: 1, maximum: 2000, ...listsMeta('Longest item text, in characters.') }),
+    keep_done_days: Type.Integer({
+      default: 30,
+      minimum: 0,
+      maximum: 3650,
+      ...listsMeta('Days a checked-off item is kept before it is deleted (0: at the next clean-up).'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 const trackerMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
   meta({ description, requires_restart: false, category: 'tracker', ...extra });
 
@@ -1033,6 +1118,8 @@ const CoreSchema = Type.Object(
     knowledge: KnowledgeSchema,
     home: HomeSchema,
     automations: AutomationsSchema,
+    intent: IntentSchema,
+    lists: ListsSchema,
     plugins: PluginsSchema,
     tracker: TrackerSchema,
   },

@@ -7,20 +7,40 @@
 import { HomeAgentError } from '../shared/errors.js';
 import type { EntityDomain } from './types.js';
 
+/**
+ * One data field: a number (the default) within min/max, or a string whose length (surrounding
+ * spaces dropped) is within minLength/maxLength.
+ */
 interface FieldRule {
   required: boolean;
+  type?: 'number' | 'string';
   min?: number;
   max?: number;
   integer?: boolean;
+  minLength?: number;
+  maxLength?: number;
+  /** Strings: passed on lowercased, so a driver compares names without caring how the caller wrote them. */
+  lowercase?: boolean;
 }
 
 /** Keyed `<domain>.<service>`; a service not listed takes no data. */
 export const SERVICE_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldRule>>>> = {
-  'light.turn_on': { brightness: { required: false, min: 0, max: 255, integer: true } },
+  'light.turn_on': {
+    brightness: { required: false, min: 0, max: 255, integer: true },
+    // A lowercase English colour name ("red", "warm white"); the driver maps it to what its light can show.
+    color_name: { required: false, type: 'string', minLength: 1, maxLength: 32, lowercase: true },
+  },
   'fan.turn_on': { percentage: { required: false, min: 0, max: 100 } },
   'fan.set_percentage': { percentage: { required: true, min: 0, max: 100 } },
   'cover.set_position': { position: { required: true, min: 0, max: 100 } },
   'number.set_value': { value: { required: true } },
+  // Wide enough for °C and °F targets alike; a driver narrows it to what its device takes.
+  'climate.set_temperature': { temperature: { required: true, min: -50, max: 100 } },
+  'media_player.volume_set': { volume_level: { required: true, min: 0, max: 1 } },
+  'media_player.play_media': {
+    media_content_id: { required: true, type: 'string', minLength: 1, maxLength: 500 },
+    media_content_type: { required: false, type: 'string', minLength: 1, maxLength: 64 },
+  },
 };
 
 /** The fields a service takes, for error messages and tool descriptions. */
@@ -51,16 +71,33 @@ export function validateServiceData(entityId: string, domain: EntityDomain, serv
       if (rule.required) throw invalid(`${where}: ${field} is required`, `data.${field}`);
       continue;
     }
-    if (typeof value !== 'number' || !Number.isFinite(value))
-      throw invalid(`${where}: ${field} must be a number, not ${JSON.stringify(value)}`, `data.${field}`);
-    if (rule.integer === true && !Number.isInteger(value))
-      throw invalid(`${where}: ${field} must be a whole number, not ${value}`, `data.${field}`);
-    if ((rule.min !== undefined && value < rule.min) || (rule.max !== undefined && value > rule.max)) {
-      throw invalid(`${where}: ${field} must be between ${rule.min} and ${rule.max}, not ${value}`, `data.${field}`);
-    }
-    out[field] = value;
+    out[field] = rule.type === 'string' ? checkText(where, field, rule, value) : checkNumber(where, field, rule, value);
   }
   return out;
+}
+
+function checkNumber(where: string, field: string, rule: FieldRule, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value))
+    throw invalid(`${where}: ${field} must be a number, not ${JSON.stringify(value)}`, `data.${field}`);
+  if (rule.integer === true && !Number.isInteger(value))
+    throw invalid(`${where}: ${field} must be a whole number, not ${value}`, `data.${field}`);
+  if ((rule.min !== undefined && value < rule.min) || (rule.max !== undefined && value > rule.max)) {
+    throw invalid(`${where}: ${field} must be between ${rule.min} and ${rule.max}, not ${value}`, `data.${field}`);
+  }
+  return value;
+}
+
+function checkText(where: string, field: string, rule: FieldRule, value: unknown): string {
+  if (typeof value !== 'string') throw invalid(`${where}: ${field} must be text, not ${JSON.stringify(value)}`, `data.${field}`);
+  const text = rule.lowercase === true ? value.trim().toLowerCase() : value.trim();
+  const min = rule.minLength ?? 0;
+  const max = rule.maxLength ?? Number.POSITIVE_INFINITY;
+  // Length in characters as a person counts them, not UTF-16 units.
+  const length = [...text].length;
+  if (length < min || length > max) {
+    throw invalid(`${where}: ${field} must be ${min}-${max} characters, not ${length}`, `data.${field}`);
+  }
+  return text;
 }
 
 /** `details.field` names the offending data field (`data` for the whole object), for tools to point at it. */

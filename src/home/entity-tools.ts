@@ -46,12 +46,17 @@ export function entityTools(registry: EntityRegistry, options: EntityToolOptions
         minLength: 1,
         maxLength: 64,
         description:
-          'turn_on, turn_off, toggle, open, close, stop, set_position, lock, unlock, press, set_percentage or set_value (the entity lists its own).',
+          'turn_on, turn_off, toggle, open, close, stop, set_position, lock, unlock, press, set_percentage, set_value, ' +
+          'set_temperature, media_play, media_pause, media_next_track, media_previous_track, volume_set, play_media, start, pause, ' +
+          'return_to_base (the entity lists its own).',
       },
       data: {
         type: 'object',
         description:
-          'light turn_on: {brightness 0-255}; fan turn_on/set_percentage: {percentage 0-100}; cover set_position: {position 0-100}; number set_value: {value}. Other services take none.',
+          'light turn_on: {brightness 0-255, color_name ("red", "warm white")}, both optional; fan turn_on/set_percentage: ' +
+          '{percentage 0-100}; cover set_position: {position 0-100}; number set_value: {value}; climate set_temperature: ' +
+          '{temperature}; media_player volume_set: {volume_level 0-1}; media_player play_media: {media_content_id, ' +
+          'media_content_type (optional)}. Other services take none.',
       },
     },
     required: ['entity', 'service'],
@@ -117,7 +122,8 @@ export function entityTools(registry: EntityRegistry, options: EntityToolOptions
       owner: ENTITY_TOOL_OWNER,
       tier: 'act',
       description:
-        'Operate a device: turn a light or switch on/off, set a fan or a number. Critical entities (locks, covers, valves, ' +
+        'Operate a device: turn a light or switch on/off, set a fan, a number or a thermostat, run a scene or script, control ' +
+        'a media player or a vacuum. Critical entities (locks, covers, valves, ' +
         'sirens) are refused here: use entity_call_critical for them, which asks the owner to confirm.',
       parameters: callParameters,
       execute: (args: ToolArgs) => runCall(registry, args, false, options),

@@ -18,15 +18,39 @@ export const ENTITY_DOMAINS = [
   'number',
   'binary_sensor',
   'sensor',
+  'scene',
+  'script',
+  'climate',
+  'media_player',
+  'vacuum',
+  'person',
+  'weather',
 ] as const;
 export type EntityDomain = (typeof ENTITY_DOMAINS)[number];
 
 /**
- * The services each domain offers (`entity_call` and automations use these names). A sensor and a
- * binary sensor only report. Data per service:
- * - light turn_on: `brightness` 0-255 (optional); fan turn_on / set_percentage: `percentage` 0-100;
+ * The services each domain offers (`entity_call` and automations use these names). A sensor, a
+ * binary sensor, a person and the weather only report. Data per service (entity-services.ts checks it):
+ * - light turn_on: `brightness` 0-255, `color_name` (a lowercase English colour name, "red",
+ *   "warm white"), both optional; fan turn_on / set_percentage: `percentage` 0-100;
  * - cover set_position: `position` 0-100; number set_value: `value`;
+ * - climate set_temperature: `temperature` (the target, in the entity's unit) -50-100;
+ * - media_player volume_set: `volume_level` 0-1; play_media: `media_content_id` (what to play: a
+ *   URL, a title, a playlist id) and optionally `media_content_type` (`music`, `playlist`, ...);
  * - every other service takes no data.
+ *
+ * States and attributes follow Home Assistant's conventions, so that intents, automations and
+ * MQTT read them the same way whoever drives the device:
+ * - scene: state null (a scene is only run, it has no state of its own);
+ * - script: `on` while it runs, else `off`;
+ * - climate: the hvac mode (`off`, `heat`, `cool`, `auto`, `heat_cool`, `dry`, `fan_only`);
+ *   attributes `current_temperature` (measured) and `temperature` (target), numbers;
+ * - media_player: `off`, `on`, `idle`, `playing`, `paused` or `standby`; attributes
+ *   `volume_level` 0-1 and `media_title`;
+ * - vacuum: `cleaning`, `docked`, `returning`, `idle`, `paused` or `error`;
+ * - person: `home`, `not_home` or the name of the zone they are in;
+ * - weather: the condition (`sunny`, `cloudy`, `rainy`, `snowy`, `fog`, `windy`, `partlycloudy`,
+ *   `clear-night`, ...); attributes `temperature`, `humidity`, `temperature_unit`, `wind_speed`.
  */
 export const DOMAIN_SERVICES: Readonly<Record<EntityDomain, readonly string[]>> = {
   switch: ['turn_on', 'turn_off', 'toggle'],
@@ -40,9 +64,29 @@ export const DOMAIN_SERVICES: Readonly<Record<EntityDomain, readonly string[]>> 
   number: ['set_value'],
   binary_sensor: [],
   sensor: [],
+  scene: ['turn_on'],
+  script: ['turn_on', 'turn_off'],
+  climate: ['turn_on', 'turn_off', 'set_temperature'],
+  media_player: [
+    'turn_on',
+    'turn_off',
+    'media_play',
+    'media_pause',
+    'media_next_track',
+    'media_previous_track',
+    'volume_set',
+    'play_media',
+  ],
+  vacuum: ['start', 'pause', 'stop', 'return_to_base'],
+  person: [],
+  weather: [],
 };
 
-/** Domains whose calls move or unlock something: `entity_call` on them is a dangerous tool call (asks the owner first). */
+/**
+ * Domains whose calls move or unlock something: `entity_call` on them is a dangerous tool call (asks
+ * the owner first). Climate, media players and vacuums are not: a wrong call there is a nuisance
+ * the person undoes, not an open door.
+ */
 export const CRITICAL_DOMAINS: readonly EntityDomain[] = ['lock', 'cover', 'valve', 'siren'];
 
 /** Common states. Sensors hold numbers; `null` is unknown (not reported yet). */

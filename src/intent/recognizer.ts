@@ -7,7 +7,18 @@
  * recognising only walks the compiled templates (lists are tries inside them, never re-read).
  */
 import type { IntentLanguage, IntentSentences } from './intent-sentences.js';
-import { type CompiledTemplate, compileTemplate, matchTemplate, type SlotList, type SlotValue } from './template-grammar.js';
+import { NearNameIndex, type NearResolution, type WordSplitter } from './near-name.js';
+import {
+  type CompiledTemplate,
+  compileTemplate,
+  matchNormalised,
+  mayMatch,
+  type OpenLists,
+  type SlotList,
+  type SlotValue,
+  type TemplateEdges,
+  templateEdges,
+} from './template-grammar.js';
 import { normalizeText } from './text-normalize.js';
 
 export interface HomeArea {
@@ -40,13 +51,35 @@ export interface IntentHome {
 export interface RecogniseContext {
   /** The area of the device that heard the request. */
   area?: string;
+  /**
+   * How alike (0..1) a said name must be to a registered name or alias for a near match, tried only
+   * when no template matches exactly; default DEFAULT_MIN_SIMILARITY, above 1 turns near matching off.
+   */
+  minSimilarity?: number;
+}
+
+/** A name or area said not quite as registered, and the registered one taken for it. */
+export interface NearName {
+  slot: 'name' | 'area';
+  /** The words as said (normalised). */
+  said: string;
+  /** The registered name the slot now holds. */
+  value: string;
+  /** 0..1, 1 for the same text. */
+  similarity: number;
 }
 
 export interface RecognisedIntent {
   name: string;
   slots: Record<string, SlotValue>;
   score: number;
+  /** 1 for an exact match; for a near match the lowest similarity of its near names (below 1). */
+  confidence: number;
+  /** Present on near matches only: which slots were resolved by similarity. */
+  near?: NearName[];
 }
+
+export const DEFAULT_MIN_SIMILARITY = 0.6;
 
 /**
  * A fixed slot a template may carry to say "the whole home was meant" ("turn off every light in
@@ -85,6 +118,9 @@ const AREA_INTENTS = new Set([
  * declared first wins the tie.
  */
 const PLACE_SLOTS = new Set(['name', 'area', 'floor']);
+
+/** The lists a near match may take text for that is not quite a registered phrase (see near-name.ts). */
+const NEAR_LISTS: ReadonlySet<string> = new Set(['name', 'area']);
 const PLACE_BONUS = 0.2;
 
 /** Colour words → the English colour name the light service takes. */
@@ -167,6 +203,8 @@ interface CompiledIntent {
   slots: Readonly<Record<string, SlotValue>>;
   /** Literal text every match must contain: a sentence lacking one skips the template unmatched. */
   required: readonly string[];
+  /** Where its matches can begin and end (with the near lists open, in the near index). */
+  edges: TemplateEdges;
 }
 
 /** The grammar's template tree as far as the prefilter reads it (text, sequences, alternatives). */
@@ -197,16 +235,61 @@ function requiredLiterals(node: TemplateNode): string[] {
   }
 }
 
+/**
+ * A language's templates by the character a match can start with, each list in declaration order
+ * (ties go to the template declared first): a sentence visits only the templates that can start
+ * the way it does, plus those that can start with anything (a number, a wildcard).
+ */
+interface TemplateIndex {
+  all: readonly CompiledIntent[];
+  byFirstChar: ReadonlyMap<string, readonly CompiledIntent[]>;
+  anyFirst: readonly CompiledIntent[];
+}
+
+function indexByFirstChar(entries: readonly CompiledIntent[]): TemplateIndex {
+  const byFirstChar = new Map<string, CompiledIntent[]>();
+  for (const entry of entries) for (const ch of entry.edges.first ?? []) byFirstChar.set(ch, []);
+  const anyFirst: CompiledIntent[] = [];
+  for (const entry of entries) {
+    const { first } = entry.edges;
+    if (first === undefined) anyFirst.push(entry);
+    for (const [ch, list] of byFirstChar) if (first === undefined || first.has(ch)) list.push(entry);
+  }
+  return { all: entries, byFirstChar, anyFirst };
+}
+
+/** The templates of `index` a normalised sentence can match, in declaration order. */
+function candidatesFor(index: TemplateIndex, normal: string): readonly CompiledIntent[] {
+  return normal === '' ? index.all : (index.byFirstChar.get(normal[0] as string) ?? index.anyFirst);
+}
+
+/** A match before the finishing touches: the template it came from and its slots. */
+interface Found {
+  entry: CompiledIntent;
+  slots: Record<string, SlotValue>;
+  score: number;
+}
+
+export interface IntentRecognizerOptions {
+  /** How Chinese names are split into words for near matching; jieba (loaded on first use) by default. */
+  splitWords?: WordSplitter;
+}
+
 export class IntentRecognizer {
   private readonly sentences: readonly IntentSentences[];
-  private byLanguage = new Map<IntentLanguage, CompiledIntent[]>();
+  private readonly splitWords: WordSplitter | undefined;
+  private byLanguage = new Map<IntentLanguage, TemplateIndex>();
+  /** The templates naming a near list, indexed by their edges with those lists open. */
+  private nearByLanguage = new Map<IntentLanguage, TemplateIndex>();
+  private nearNames = new Map<string, NearNameIndex>();
   /** Registered name → the domains of the entities carrying it, to resolve and check `domain`. */
   private domainsByName = new Map<string, Set<string>>();
   private classesByName = new Map<string, Set<string>>();
 
   /** Throws HA_ERR_INTENT_TEMPLATE (from the grammar) when a template is malformed or names an unknown list. */
-  constructor(sentences: readonly IntentSentences[], home: IntentHome) {
+  constructor(sentences: readonly IntentSentences[], home: IntentHome, options: IntentRecognizerOptions = {}) {
     this.sentences = sentences;
+    this.splitWords = options.splitWords;
     this.setHome(home);
   }
 
@@ -214,36 +297,66 @@ export class IntentRecognizer {
   setHome(home: IntentHome): void {
     const lists = buildIntentLists(home);
     const next = new Map<IntentLanguage, CompiledIntent[]>();
+    const near = new Map<IntentLanguage, CompiledIntent[]>();
     for (const group of this.sentences) {
       const compiled = next.get(group.language) ?? [];
+      const nearCompiled = near.get(group.language) ?? [];
       for (const source of group.templates) {
         const template = compileTemplate(source, lists);
         const required = [...new Set(requiredLiterals(template.root as TemplateNode))];
-        compiled.push({ intent: group.intent, template, slots: group.slots ?? {}, required });
+        const entry: CompiledIntent = { intent: group.intent, template, slots: group.slots ?? {}, required, edges: template.edges };
+        compiled.push(entry);
+        if (Object.values(template.slotLists).some((list) => NEAR_LISTS.has(list))) {
+          nearCompiled.push({ ...entry, edges: templateEdges(template, NEAR_LISTS) });
+        }
       }
       next.set(group.language, compiled);
+      near.set(group.language, nearCompiled);
+    }
+    const nearNames = new Map<string, NearNameIndex>();
+    for (const list of NEAR_LISTS) {
+      const spec = lists[list];
+      if (spec?.type !== 'values') continue;
+      const candidates = spec.values.map(({ value, phrases }) => ({ value: String(value), phrases }));
+      nearNames.set(list, new NearNameIndex(candidates, this.splitWords));
     }
     const domains = new Map<string, Set<string>>();
     for (const entity of home.entities) domains.set(entity.name, (domains.get(entity.name) ?? new Set()).add(entity.domain));
-    this.byLanguage = next;
     const classes = new Map<string, Set<string>>();
     for (const entity of home.entities) {
       if (entity.device_class !== undefined) classes.set(entity.name, (classes.get(entity.name) ?? new Set()).add(entity.device_class));
     }
+    this.byLanguage = new Map([...next].map(([language, entries]) => [language, indexByFirstChar(entries)]));
+    this.nearByLanguage = new Map([...near].map(([language, entries]) => [language, indexByFirstChar(entries)]));
+    this.nearNames = nearNames;
     this.domainsByName = domains;
     this.classesByName = classes;
   }
 
-  /** The best match among `language`'s templates, or undefined when none matches the whole sentence. */
+  /**
+   * The best exact match among `language`'s templates (confidence 1); when there is none, the best
+   * near match, with names or areas said not quite as registered (confidence below 1, see
+   * RecogniseContext.minSimilarity); undefined when neither exists.
+   */
   recognise(text: string, language: string, context: RecogniseContext = {}): RecognisedIntent | undefined {
     const lang = intentLanguageOf(language);
-    const candidates = lang === undefined ? undefined : this.byLanguage.get(lang);
-    if (!candidates) return undefined;
+    const index = lang === undefined ? undefined : this.byLanguage.get(lang);
+    if (lang === undefined || !index) return undefined;
     const normal = normalizeText(text);
-    let best: { entry: CompiledIntent; slots: Record<string, SlotValue>; score: number } | undefined;
-    for (const entry of candidates) {
-      if (!entry.required.every((piece) => normal.includes(piece))) continue;
-      for (const match of matchTemplate(entry.template, text)) {
+    const exact = this.bestExact(index, normal);
+    if (exact) return this.finish(exact, context, 1, []);
+    const minSimilarity = context.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
+    const nearIndex = this.nearByLanguage.get(lang);
+    if (normal === '' || minSimilarity > 1 || !nearIndex) return undefined;
+    const near = this.bestNear(nearIndex, normal, Math.max(0, minSimilarity));
+    return near && this.finish(near, context, near.confidence, near.near);
+  }
+
+  private bestExact(index: TemplateIndex, normal: string): Found | undefined {
+    let best: Found | undefined;
+    for (const entry of candidatesFor(index, normal)) {
+      if (!mayMatch(entry.edges, normal) || !entry.required.every((piece) => normal.includes(piece))) continue;
+      for (const match of matchNormalised(entry.template, normal)) {
         const slots: Record<string, SlotValue> = {};
         let score = match.score;
         for (const [slot, bound] of Object.entries(match.slots)) {
@@ -256,9 +369,66 @@ export class IntentRecognizer {
         break;
       }
     }
-    if (!best) return undefined;
-    const { [WHOLE_HOME_SLOT]: scope, ...fixed } = best.entry.slots;
-    const slots: Record<string, SlotValue> = { ...fixed, ...best.slots };
+    return best;
+  }
+
+  /**
+   * The templates naming a name or an area list, matched with those lists open; what each open
+   * slot took is resolved to the closest registered name. The most alike reading wins (its least
+   * alike slot decides), then the better template score, then the template declared first.
+   */
+  private bestNear(
+    index: TemplateIndex,
+    normal: string,
+    minSimilarity: number,
+  ): (Found & { confidence: number; near: NearName[] }) | undefined {
+    let best: (Found & { confidence: number; near: NearName[] }) | undefined;
+    // A reading is only worth having if it is at least as alike as the best so far (a tie may still
+    // win on score), so the bar rises as readings are found and names below it are not looked for.
+    // It only rises, so a span once rejected stays rejected and one once resolved keeps its answer.
+    const resolved = new Map<string, NearResolution | undefined>();
+    const resolve = (list: string, said: string): NearResolution | undefined => {
+      const key = `${list}\u0001${said}`;
+      if (!resolved.has(key)) resolved.set(key, this.nearNames.get(list)?.resolve(said, Math.max(minSimilarity, best?.confidence ?? 0)));
+      const found = resolved.get(key);
+      return found !== undefined && found.similarity >= (best?.confidence ?? 0) ? found : undefined;
+    };
+    const open: OpenLists = { lists: NEAR_LISTS, accepts: (list, said) => resolve(list, said) !== undefined };
+    for (const entry of candidatesFor(index, normal)) {
+      if (!mayMatch(entry.edges, normal) || !entry.required.every((piece) => normal.includes(piece))) continue;
+      for (const match of matchNormalised(entry.template, normal, open)) {
+        const slots: Record<string, SlotValue> = {};
+        const near: NearName[] = [];
+        let confidence = 1;
+        let resolvedAll = true;
+        for (const [slot, bound] of Object.entries(match.slots)) {
+          const list = entry.template.slotLists[slot] ?? slot;
+          if (!NEAR_LISTS.has(list)) {
+            slots[slot] = bound.value;
+            continue;
+          }
+          const found = resolve(list, bound.text);
+          if (found === undefined) {
+            resolvedAll = false;
+            break;
+          }
+          slots[slot] = found.value;
+          confidence = Math.min(confidence, found.similarity);
+          if (found.similarity < 1)
+            near.push({ slot: list as NearName['slot'], said: bound.text, value: found.value, similarity: found.similarity });
+        }
+        if (!resolvedAll || !this.fits(slots.name, entry.slots)) continue;
+        const better = !best || confidence > best.confidence || (confidence === best.confidence && match.score > best.score);
+        if (better) best = { entry, slots, score: match.score, confidence, near };
+      }
+    }
+    return best;
+  }
+
+  /** The slots as callers see them: fixed ones, durations split, domain and area filled in. */
+  private finish(found: Found, context: RecogniseContext, confidence: number, near: NearName[]): RecognisedIntent {
+    const { [WHOLE_HOME_SLOT]: scope, ...fixed } = found.entry.slots;
+    const slots: Record<string, SlotValue> = { ...fixed, ...found.slots };
     splitDurations(slots);
     // A named device tells its domain and class; say them when the name is unambiguous.
     const known = slots.name === undefined ? undefined : this.domainsByName.get(String(slots.name));
@@ -266,10 +436,12 @@ export class IntentRecognizer {
     const classes = slots.name === undefined ? undefined : this.classesByName.get(String(slots.name));
     if (slots.device_class === undefined && classes?.size === 1) slots.device_class = [...classes][0] as string;
     const saidWhere = 'area' in slots || 'floor' in slots || 'name' in slots;
-    if (!saidWhere && scope !== WHOLE_HOME_VALUE && context.area !== undefined && AREA_INTENTS.has(best.entry.intent)) {
+    if (!saidWhere && scope !== WHOLE_HOME_VALUE && context.area !== undefined && AREA_INTENTS.has(found.entry.intent)) {
       slots.area = context.area;
     }
-    return { name: best.entry.intent, slots, score: best.score };
+    const recognised: RecognisedIntent = { name: found.entry.intent, slots, score: found.score, confidence };
+    if (near.length > 0) recognised.near = near;
+    return recognised;
   }
 
   /**

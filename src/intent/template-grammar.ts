@@ -60,10 +60,10 @@ type Node =
   | { kind: 'space'; id: number }
   | { kind: 'seq'; id: number; items: Node[] }
   | { kind: 'alt'; id: number; options: Node[]; optional: boolean }
-  | { kind: 'slot'; id: number; slot: string; list: CompiledList };
+  | { kind: 'slot'; id: number; slot: string; listName: string; list: CompiledList };
 
 type CompiledList =
-  | { type: 'values'; trie: TrieNode }
+  | { type: 'values'; trie: TrieNode; edges: EdgeChars }
   | { type: 'range'; spec: RangeList; units: string[] }
   | { type: 'duration' }
   | { type: 'wildcard' };
@@ -77,6 +77,21 @@ export interface CompiledTemplate {
   readonly source: string;
   readonly root: Node;
   readonly nodeCount: number;
+  /** The characters a match can begin and end with (see mayMatch). */
+  readonly edges: TemplateEdges;
+  /** Each slot's list name: `{area:floor}` binds slot floor from list area. */
+  readonly slotLists: Readonly<Record<string, string>>;
+}
+
+/**
+ * The characters a match can start and end with; undefined means any (a number, a wildcard), and
+ * `empty` says the empty text matches. Cheap to test, and most templates fail it for a given
+ * sentence: a sentence starting with "t" never meets the templates that start with "set" or "what".
+ */
+export interface TemplateEdges {
+  first: ReadonlySet<string> | undefined;
+  last: ReadonlySet<string> | undefined;
+  empty: boolean;
 }
 
 // Weights that make the matcher prefer longer list matches and shorter wildcards (see TemplateMatch.score).
@@ -91,6 +106,7 @@ const NUMBER_START = /[\d零〇一二两三四五六七八九十百千万半a-z.
 /** Parse `source` against `lists`; throws HA_ERR_INTENT_TEMPLATE naming the position of bad syntax. */
 export function compileTemplate(source: string, lists: Readonly<Record<string, SlotList>>): CompiledTemplate {
   const compiledLists = new Map<string, CompiledList>();
+  const slotLists: Record<string, string> = {};
   let nextId = 0;
   let pos = 0;
 
@@ -171,7 +187,8 @@ export function compileTemplate(source: string, lists: Readonly<Record<string, S
     const slot = m[2] ?? listName;
     const list = listFor(listName, start);
     pos = end + 1;
-    return { kind: 'slot', id: nextId++, slot, list };
+    slotLists[slot] = listName;
+    return { kind: 'slot', id: nextId++, slot, listName, list };
   };
 
   const first = parseSequence();
@@ -182,7 +199,77 @@ export function compileTemplate(source: string, lists: Readonly<Record<string, S
   }
   if (pos < source.length) fail(`"${source[pos]}" without a matching opening bracket`, pos);
   const root: Node = options.length === 1 ? first : { kind: 'alt', id: nextId++, options, optional: false };
-  return { source, root, nodeCount: nextId };
+  return { source, root, nodeCount: nextId, edges: edgesOf(root), slotLists };
+}
+
+/** False only when no match can exist for the normalised `input` within these edges (see TemplateEdges). */
+export function mayMatch(edges: TemplateEdges, input: string): boolean {
+  const { first, last, empty } = edges;
+  if (input === '') return empty;
+  return (first === undefined || first.has(input[0] as string)) && (last === undefined || last.has(input.at(-1) as string));
+}
+
+/** Edges while compiling: the characters as a string (repeats allowed), undefined for any. */
+interface EdgeChars {
+  first: string | undefined;
+  last: string | undefined;
+  empty: boolean;
+}
+
+const join = (a: string | undefined, b: string | undefined): string | undefined => (a === undefined || b === undefined ? undefined : a + b);
+const asSet = (chars: string | undefined): ReadonlySet<string> | undefined => (chars === undefined ? undefined : new Set(chars));
+
+/**
+ * Where `template`'s matches can begin and end; with `wildcards`, for matching with those lists
+ * open (see matchNormalised). The template's own edges are computed once, at compile time.
+ */
+export function templateEdges(template: CompiledTemplate, wildcards?: ReadonlySet<string>): TemplateEdges {
+  return wildcards === undefined ? template.edges : edgesOf(template.root, wildcards);
+}
+
+function edgesOf(root: Node, wildcards?: ReadonlySet<string>): TemplateEdges {
+  const { first, last, empty } = edgeCharsOf(root, wildcards);
+  return { first: asSet(first), last: asSet(last), empty };
+}
+
+function edgeCharsOf(node: Node, wildcards: ReadonlySet<string> | undefined): EdgeChars {
+  const edgeChars = (child: Node): EdgeChars => edgeCharsOf(child, wildcards);
+  switch (node.kind) {
+    case 'text':
+      return { first: node.chars[0] as string, last: node.chars.at(-1) as string, empty: false };
+    case 'space':
+      // Matches nothing at either end of a sentence (normalised text never starts or ends with one).
+      return { first: '', last: '', empty: true };
+    case 'slot':
+      return node.list.type === 'values' && !wildcards?.has(node.listName)
+        ? node.list.edges
+        : { first: undefined, last: undefined, empty: false };
+    case 'alt': {
+      const out: EdgeChars = { first: '', last: '', empty: node.optional };
+      for (const option of node.options) {
+        const e = edgeChars(option);
+        out.first = join(out.first, e.first);
+        out.last = join(out.last, e.last);
+        out.empty ||= e.empty;
+      }
+      return out;
+    }
+    case 'seq': {
+      const items = node.items.map(edgeChars);
+      let first: string | undefined = '';
+      for (const e of items) {
+        first = join(first, e.first);
+        if (!e.empty) break;
+      }
+      let last: string | undefined = '';
+      for (let i = items.length - 1; i >= 0; i--) {
+        const e = items[i] as EdgeChars;
+        last = join(last, e.last);
+        if (!e.empty) break;
+      }
+      return { first, last, empty: items.every((e) => e.empty) };
+    }
+  }
 }
 
 /** Literal template text → text and space nodes, normalised like the sentences they will meet. */
@@ -228,7 +315,7 @@ function compileList(name: string, spec: SlotList, fail: (message: string) => ne
           if (!node.values.includes(entry.value)) node.values.push(entry.value);
         }
       }
-      return { type: 'values', trie };
+      return { type: 'values', trie, edges: trieEdges(trie) };
     }
     case 'range':
       if (!(Number.isFinite(spec.from) && Number.isFinite(spec.to) && spec.from <= spec.to))
@@ -244,6 +331,19 @@ function compileList(name: string, spec: SlotList, fail: (message: string) => ne
   }
 }
 
+/** The first and last characters of the phrases of a values list. */
+function trieEdges(trie: TrieNode): EdgeChars {
+  const last = new Set<string>();
+  const walk = (node: TrieNode): void => {
+    for (const [ch, child] of node.children) {
+      if (child.values.length > 0) last.add(ch);
+      walk(child);
+    }
+  };
+  walk(trie);
+  return { first: [...trie.children.keys()].join(''), last: [...last].join(''), empty: false };
+}
+
 interface Partial {
   end: number;
   score: number;
@@ -251,17 +351,65 @@ interface Partial {
   slots: ReadonlyArray<readonly [string, SlotMatch]>;
 }
 
+/**
+ * The (node, position) memo, shared by every call: a recogniser tries hundreds of templates per
+ * sentence and most fail within a few characters, so allocating a fresh nodes × positions table
+ * each time cost more than the matching. A cell counts only when its stamp is the current call's,
+ * and the cells written are emptied afterwards so old partial matches do not linger for the garbage
+ * collector to promote. Matching is synchronous and never nested, so one table serves all calls.
+ */
+const memo = { stamp: 0, stamps: new Uint32Array(0), cells: [] as Array<Partial[] | undefined>, written: [] as number[] };
+
+function resetMemo(size: number): number {
+  if (memo.stamps.length < size) {
+    const grown = Math.max(size, memo.stamps.length * 2);
+    memo.stamps = new Uint32Array(grown);
+    memo.cells = new Array(grown);
+    memo.stamp = 0;
+  }
+  memo.stamp += 1;
+  if (memo.stamp === 0xffffffff) {
+    memo.stamps.fill(0);
+    memo.stamp = 1;
+  }
+  return memo.stamp;
+}
+
+function releaseMemo(): void {
+  const { cells, written } = memo;
+  for (const key of written) cells[key] = undefined;
+  written.length = 0;
+}
+
 /** Every whole-sentence match of `template` against `text`, best score first, no duplicates. */
 export function matchTemplate(template: CompiledTemplate, text: string): TemplateMatch[] {
-  const input = normalizeText(text);
-  const memo: Array<Partial[] | undefined> = new Array(template.nodeCount * (input.length + 1));
+  return matchNormalised(template, normalizeText(text));
+}
+
+/**
+ * Lists opened for a match: their slots take any span (of whole words, as a wildcard does) that
+ * `accepts` lets through instead of their phrases. The recogniser's second try when a name was
+ * said not quite as registered; `accepts` prunes spans that resemble no name before the rest of
+ * the template is tried after them.
+ */
+export interface OpenLists {
+  lists: ReadonlySet<string>;
+  accepts(list: string, text: string): boolean;
+}
+
+/** As matchTemplate, for text already in normalizeText's form (a recogniser normalises a sentence once). */
+export function matchNormalised(template: CompiledTemplate, input: string, open?: OpenLists): TemplateMatch[] {
+  const width = input.length + 1;
+  const stamp = resetMemo(template.nodeCount * width);
+  const { stamps, cells, written } = memo;
 
   const match = (node: Node, pos: number): Partial[] => {
-    const key = node.id * (input.length + 1) + pos;
-    const cached = memo[key];
-    if (cached) return cached;
+    const key = node.id * width + pos;
+    if (stamps[key] === stamp) return cells[key] as Partial[];
     const result = dedupe(matchUncached(node, pos));
-    memo[key] = result;
+    stamps[key] = stamp;
+    cells[key] = result;
+    written.push(key);
     return result;
   };
 
@@ -283,7 +431,7 @@ export function matchTemplate(template: CompiledTemplate, text: string): Templat
           const next: Partial[] = [];
           for (const left of current)
             for (const right of match(item, left.end))
-              next.push({ end: right.end, score: left.score + right.score, slots: [...left.slots, ...right.slots] });
+              next.push({ end: right.end, score: left.score + right.score, slots: joinSlots(left.slots, right.slots) });
           current = dedupe(next);
           if (current.length === 0) break;
         }
@@ -295,13 +443,24 @@ export function matchTemplate(template: CompiledTemplate, text: string): Templat
         return out;
       }
       case 'slot':
+        if (open?.lists.has(node.listName)) {
+          const { listName } = node;
+          return matchSlot(node.slot, WILDCARD, input, pos).filter((p) => open.accepts(listName, p.slots[0]?.[1].text ?? ''));
+        }
         return matchSlot(node.slot, node.list, input, pos);
     }
   };
 
-  const full = match(template.root, 0).filter((p) => p.end === input.length);
+  let full: Partial[];
+  try {
+    full = match(template.root, 0).filter((p) => p.end === input.length);
+  } finally {
+    releaseMemo();
+  }
   return full.map((p) => ({ slots: Object.fromEntries(p.slots), score: p.score })).sort((a, b) => b.score - a.score);
 }
+
+const WILDCARD: CompiledList = { type: 'wildcard' };
 
 function matchSlot(slot: string, list: CompiledList, input: string, pos: number): Partial[] {
   if (pos >= input.length || input[pos] === ' ') return [];
@@ -365,12 +524,18 @@ function readRangeValue(span: string, list: { spec: RangeList; units: string[] }
   return value;
 }
 
+function joinSlots(left: Partial['slots'], right: Partial['slots']): Partial['slots'] {
+  if (right.length === 0) return left;
+  return left.length === 0 ? right : [...left, ...right];
+}
+
 /** One partial per (end, slot bindings): the best-scoring one. Keeps ambiguity from multiplying. */
 function dedupe(partials: Partial[]): Partial[] {
   if (partials.length < 2) return partials;
-  const best = new Map<string, Partial>();
+  const best = new Map<string | number, Partial>();
   for (const p of partials) {
-    const key = `${p.end}\u0001${p.slots.map(([name, m]) => `${name}=${m.text}=${m.value}`).join('\u0001')}`;
+    let key: string | number = p.end;
+    for (const [name, m] of p.slots) key = `${key}\u0001${name}=${m.text}=${m.value}`;
     const known = best.get(key);
     if (!known || p.score > known.score) best.set(key, p);
   }

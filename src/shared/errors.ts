@@ -121,6 +121,10 @@ export const ERROR_CODES = {
   HA_ERR_ENTITY_DEFINITION: 'the entity definition is invalid or its id is taken by another owner',
   HA_ERR_ENTITY_SERVICE: 'the entity does not offer that service, or its data is invalid',
   HA_ERR_ENTITY_UNAVAILABLE: 'the entity is unavailable (its device does not answer)',
+  HA_ERR_LIST_INVALID: 'a list name or item is empty, too long or has control characters',
+  HA_ERR_LIST_FULL: 'the list, or the number of lists, is at its limit (core.lists.max_items_per_list, core.lists.max_lists)',
+  HA_ERR_LIST_NOT_FOUND: 'no list has that name, or the list has no such item',
+  HA_ERR_LIST_AMBIGUOUS: 'the item text matches more than one item on the list; say which one',
   HA_ERR_AUTOMATION_CONFIG: 'an automation rule is invalid',
   HA_ERR_AUTOMATION_NOT_FOUND: 'no automation has that id',
 

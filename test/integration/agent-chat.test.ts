@@ -111,7 +111,7 @@ t.test('HTTP 401 disables the source and the answer says to check the key', asyn
   server.enqueue({ status: 401, body: { error: { message: 'Authentication Fails', type: 'authentication_error' } } });
   const daemon = spawnDaemon(t, { env: { HOMEAGENT_LLM_BASE_URL: server.url, HOMEAGENT_LLM_API_KEY: 'sk-wrong' } });
   await daemon.waitForReady();
-  const r = await daemon.ctl(['chat', '-m', 'hello']);
+  const r = await daemon.ctl(['chat', '-m', 'tell me a joke']);
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /could not reach a language model/);
   t.match(r.stdout, /401/);

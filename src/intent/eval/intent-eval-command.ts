@@ -33,6 +33,7 @@ export function homeFromFixtures(fixtures: IntentFixtures): IntentHome {
       const deviceClass = e.attributes?.device_class;
       return {
         name: e.name,
+        ...(e.aliases === undefined ? {} : { aliases: e.aliases }),
         domain,
         ...(area === undefined ? {} : { area }),
         ...(typeof deviceClass === 'string' ? { device_class: deviceClass } : {}),

@@ -72,6 +72,8 @@ export interface FixtureEntity {
   /** Entity id `domain.object`, e.g. `light.bedroom_lamp`. */
   id: string;
   name: string;
+  /** Other names (our own fixture files use them; Home Assistant's have none). */
+  aliases?: string[];
   area?: string;
   state?: FixtureState;
   attributes?: Record<string, unknown>;
@@ -253,6 +255,12 @@ export function parseFixtures(doc: unknown, file = FIXTURES_FILE): IntentFixture
     if (e.attributes !== undefined) {
       if (!isRecord(e.attributes)) throw fail(file, `${where}.attributes`, 'must be a mapping');
       entity.attributes = e.attributes;
+    }
+    if (e.aliases !== undefined) {
+      if (!Array.isArray(e.aliases) || !e.aliases.every((a) => typeof a === 'string')) {
+        throw fail(file, `${where}.aliases`, 'must be a list of strings');
+      }
+      entity.aliases = e.aliases;
     }
     return entity;
   });

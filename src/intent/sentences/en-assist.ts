@@ -128,6 +128,16 @@ export const EN_ASSIST: IntentSentences[] = [
     ],
   },
   {
+    // Home Assistant's shopping list answers this too; there are no test sentences for it here.
+    intent: 'HassShoppingListLastItems',
+    language: 'en',
+    templates: [
+      "(what is|whats|what s|what are|what's) on [(my|the) ]shopping list",
+      '(read|show|tell me) [(me|out) ][(my|the) ]shopping list',
+      'what (do|should) (i|we) (need to buy|buy)',
+    ],
+  },
+  {
     intent: 'HassListAddItem',
     language: 'en',
     templates: ['(add|put) {item} (to|on) [(my|the) ]{list_name:name} [list]'],

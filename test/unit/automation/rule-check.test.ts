@@ -169,3 +169,48 @@ t.test('referenceProblems lists the references that do not resolve, with what th
     'actions[0].entity_id[1] "light.gone": HA_ERR_ENTITY_NOT_FOUND: no entity light.gone (the action fails until it appears)',
   ]);
 });
+
+t.test('service data is checked as the registry will check it; new domains take their services', async (t) => {
+  const good = checkRules([
+    rule({
+      id: 'evening',
+      triggers: [{ type: 'time', at: '18:00' }],
+      actions: [
+        { type: 'service', entity_id: 'climate.living_room', service: 'set_temperature', data: { temperature: 21 } },
+        { type: 'service', entity_id: 'media_player.kitchen', service: 'volume_set', data: { volume_level: 0.3 } },
+        { type: 'service', entity_id: 'media_player.kitchen', service: 'play_media', data: { media_content_id: 'jazz' } },
+        { type: 'service', entity_id: 'light.hall', service: 'turn_on', data: { color_name: 'warm white', brightness: 80 } },
+        { type: 'service', entity_id: 'vacuum.robot', service: 'return_to_base', data: {} },
+        { type: 'service', entity_id: 'scene.movie_night', service: 'turn_on', data: {} },
+        // A name resolves later: its data is checked when the action runs.
+        { type: 'service', entity_id: 'Living room thermostat', service: 'set_temperature', data: { temperature: 500 } },
+      ],
+    }),
+  ]);
+  t.equal(good[0]?.actions.length, 7, 'a rule with good data compiles');
+  const problems = problemsOf(t, [
+    rule({
+      id: 'bad_data',
+      triggers: [{ type: 'time', at: '18:00' }],
+      actions: [
+        { type: 'service', entity_id: 'climate.living_room', service: 'set_temperature', data: { temperature: 500 } },
+        { type: 'service', entity_id: ['light.ok', 'media_player.kitchen'], service: 'turn_on', data: { brightness: 10 } },
+        { type: 'service', entity_id: 'media_player.kitchen', service: 'play_media', data: {} },
+        { type: 'service', entity_id: 'weather.home', service: 'turn_on', data: {} },
+        { type: 'service', entity_id: 'person.anna', service: 'turn_off', data: {} },
+        { type: 'service', entity_id: 'vacuum.robot', service: 'turn_on', data: {} },
+      ],
+    }),
+  ]);
+  t.same(
+    problems.map((p) => [p.field, p.problem]),
+    [
+      ['actions[0].data.temperature', 'climate.living_room set_temperature: temperature must be between -50 and 100, not 500'],
+      ['actions[1].data.brightness', 'media_player.kitchen turn_on: unknown field "brightness"; it takes no data'],
+      ['actions[2].data.media_content_id', 'media_player.kitchen play_media: media_content_id is required'],
+      ['actions[3].service', 'weather entities have no service turn_on (they only report)'],
+      ['actions[4].service', 'person entities have no service turn_off (they only report)'],
+      ['actions[5].service', 'vacuum entities have no service turn_on (they offer start, pause, stop, return_to_base)'],
+    ],
+  );
+});

@@ -32,6 +32,15 @@ t.test('parseEntitiesCommand and parseSensorsCommand read each command and refus
     data: { brightness: 128 },
   });
   t.same(parse(['call', 'switch.pump', 'toggle'], {}), { command: 'call', entity: 'switch.pump', service: 'toggle', data: {} });
+  for (const domain of ['scene', 'script', 'climate', 'media_player', 'vacuum', 'person', 'weather']) {
+    t.same(parse(['list'], { domain }), { command: 'list', domain }, `--domain ${domain}`);
+  }
+  t.same(parse(['call', 'living', 'room', 'thermostat', 'set_temperature'], { data: '{"temperature": 21.5}' }), {
+    command: 'call',
+    entity: 'living room thermostat',
+    service: 'set_temperature',
+    data: { temperature: 21.5 },
+  });
   t.same(parse(['history', 'sensor.temp'], {}), { command: 'history', entity: 'sensor.temp', hours: 24 });
   t.same(parse(['history', 'sensor.temp'], { hours: '168' }), { command: 'history', entity: 'sensor.temp', hours: 168 });
   t.same(parseSensorsCommand([], {}), { command: 'sensors' });
@@ -42,7 +51,10 @@ t.test('parseEntitiesCommand and parseSensorsCommand read each command and refus
     [() => parse(['show'], {}), /unknown entities command show/],
     [() => parse(['sensors'], {}), /unknown entities command sensors/],
     [() => parse(['list', 'x'], {}), /takes no arguments/],
-    [() => parse(['list'], { domain: 'heater' }), /--domain must be one of switch, light/],
+    [
+      () => parse(['list'], { domain: 'heater' }),
+      /--domain must be one of switch, light.*, climate, media_player, vacuum, person, weather$/,
+    ],
     [() => parse(['list'], { area: ' ' }), /--area needs an AREA/],
     [() => parse(['list'], { hours: '2' }), /--hours does not belong to entities list/],
     [() => parse(['get'], {}), /entities get needs an ENTITY/],

@@ -184,3 +184,73 @@ t.test('unavailable and failing devices', async (t) => {
   home.registry.register('plugin:hub', { domain: 'switch', object_id: 'dumb', name: 'Dumb' });
   await fails(t, run('entity_call', { entity: 'dumb', service: 'turn_on' }), 'capability', 'service');
 });
+
+t.test('entity_call on a thermostat, a media player and a vacuum; a person only reads', async (t) => {
+  const { run, home, calls } = setup(t);
+  const thermostat = home.registry.register('plugin:hub', {
+    domain: 'climate',
+    object_id: 'living_room',
+    name: 'Thermostat',
+    initial_state: 'heat',
+    attributes: { current_temperature: 19, temperature: 20 },
+    call: async (service, data, ctx) => {
+      calls.push({ entity: 'climate.living_room', service, data, context: ctx });
+      thermostat.update('heat', { temperature: data.temperature });
+    },
+  });
+  home.registry.register('plugin:hub', {
+    domain: 'media_player',
+    object_id: 'speaker',
+    name: 'Speaker',
+    initial_state: 'idle',
+    call: async (service, data, ctx) => void calls.push({ entity: 'media_player.speaker', service, data, context: ctx }),
+  });
+  home.registry.register('plugin:hub', {
+    domain: 'vacuum',
+    object_id: 'robot',
+    name: 'Robot',
+    initial_state: 'docked',
+    call: async (service, data, ctx) => void calls.push({ entity: 'vacuum.robot', service, data, context: ctx }),
+  });
+  home.registry.register('plugin:presence', { domain: 'person', object_id: 'anna', name: 'Anna', initial_state: 'home' });
+
+  t.same(await run('entity_call', { entity: 'thermostat', service: 'set_temperature', data: { temperature: 21.5 } }), {
+    entity_id: 'climate.living_room',
+    name: 'Thermostat',
+    state: 'heat',
+  });
+  t.equal(home.registry.resolve('climate.living_room').attributes.temperature, 21.5);
+  await run('entity_call', { entity: 'speaker', service: 'volume_set', data: { volume_level: 0.4 } });
+  await run('entity_call', { entity: 'speaker', service: 'play_media', data: { media_content_id: 'news', media_content_type: 'music' } });
+  await run('entity_call', { entity: 'robot', service: 'start' });
+  t.same(
+    calls.map((c) => [c.entity, c.service, c.data]),
+    [
+      ['climate.living_room', 'set_temperature', { temperature: 21.5 }],
+      ['media_player.speaker', 'volume_set', { volume_level: 0.4 }],
+      ['media_player.speaker', 'play_media', { media_content_id: 'news', media_content_type: 'music' }],
+      ['vacuum.robot', 'start', {}],
+    ],
+    'not critical: entity_call runs them without confirmation',
+  );
+
+  const target = await fails(
+    t,
+    run('entity_call', { entity: 'thermostat', service: 'set_temperature', data: { temperature: 'warm' } }),
+    'range',
+    'data.temperature',
+  );
+  t.match(target?.info.hint, /set_temperature takes temperature/);
+  const media = await fails(
+    t,
+    run('entity_call', { entity: 'speaker', service: 'play_media', data: {} }),
+    'range',
+    'data.media_content_id',
+  );
+  t.match(media?.info.hint, /play_media takes media_content_id, media_content_type/);
+  const person = await fails(t, run('entity_call', { entity: 'Anna', service: 'turn_on' }), 'enum', 'service');
+  t.match(person?.info.hint, /none: it only reports/);
+  t.equal(calls.length, 4, 'no refused call reached a driver');
+  const listed = await run('entity_list', { domain: 'vacuum' });
+  t.same(listed.entities, [{ entity_id: 'vacuum.robot', name: 'Robot', area: null, state: 'docked', unit: null }]);
+});

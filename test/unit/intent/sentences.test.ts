@@ -17,6 +17,9 @@ const lists: Record<string, SlotList> = {
     ['卧室灯', '卧室灯'],
     ['空调', '空调'],
     ['派对模式', '派对模式'],
+    ['前门锁', '前门锁'],
+    ['客厅窗帘', '客厅窗帘'],
+    ['爸爸', '爸爸'],
   ]),
   area: values([
     ['Kitchen', 'kitchen', '厨房'],
@@ -37,6 +40,20 @@ const lists: Record<string, SlotList> = {
   message: { type: 'wildcard' },
 };
 
+// The domain of each named thing above: like the recogniser, a family bound to one domain
+// ("{name}开着吗" for covers) must not take a thing of another.
+const DOMAINS: Record<string, string> = {
+  TV: 'media_player',
+  Rover: 'vacuum',
+  London: 'weather',
+  卧室灯: 'light',
+  空调: 'climate',
+  派对模式: 'scene',
+  前门锁: 'lock',
+  客厅窗帘: 'cover',
+  爸爸: 'person',
+};
+
 const compileAll = (families: readonly IntentSentences[]) =>
   families.flatMap((family) => family.templates.map((source) => ({ family, compiled: compileTemplate(source, lists) })));
 
@@ -50,6 +67,8 @@ function recognise(
     const match = matchTemplate(template, sentence)[0];
     if (!match || (best && best.score >= match.score)) continue;
     const matched = Object.fromEntries(Object.entries(match.slots).map(([slot, m]) => [slot, m.value]));
+    const fixedDomain = family.slots?.domain;
+    if (fixedDomain !== undefined && typeof matched.name === 'string' && DOMAINS[matched.name] !== fixedDomain) continue;
     best = { intent: family.intent, slots: { ...family.slots, ...matched }, score: match.score };
   }
   return best && { intent: best.intent, slots: best.slots };
@@ -101,11 +120,11 @@ const cases: Array<[string, typeof EN, string, string, Record<string, string | n
   ['zh device', ZH, '打开卧室的灯', 'HassTurnOn', { area: '卧室', domain: 'light' }],
   ['zh device', ZH, '把厨房的风扇关掉', 'HassTurnOff', { area: 'Kitchen', domain: 'fan', name: 'all' }],
   ['zh device', ZH, '激活派对模式', 'HassTurnOn', { name: '派对模式', domain: 'scene' }],
-  ['zh light', ZH, '把卧室灯的亮度设置为50%', 'HassLightSet', { name: '卧室灯', brightness: 50 }],
-  ['zh light', ZH, '卧室灯亮度调到最暗', 'HassLightSet', { name: '卧室灯', brightness: 1 }],
+  ['zh light', ZH, '把卧室灯的亮度设置为50%', 'HassLightSet', { name: '卧室灯', domain: 'light', brightness: 50 }],
+  ['zh light', ZH, '卧室灯亮度调到最暗', 'HassLightSet', { name: '卧室灯', domain: 'light', brightness: 1 }],
   ['zh light', ZH, '卧室的灯调节为红色', 'HassLightSet', { area: '卧室', name: 'all', color: 'red' }],
-  ['zh climate', ZH, '把空调设置到18度', 'HassClimateSetTemperature', { name: '空调', temperature: 18 }],
-  ['zh climate', ZH, '客厅现在多少度', 'HassClimateGetTemperature', { area: 'Living Room' }],
+  ['zh climate', ZH, '把空调设置到18度', 'HassClimateSetTemperature', { name: '空调', domain: 'climate', temperature: 18 }],
+  ['zh climate', ZH, '客厅现在多少度', 'HassClimateGetTemperature', { area: 'Living Room', domain: 'climate' }],
   ['zh state', ZH, '卧室灯是不是开着', 'HassGetState', { name: '卧室灯', state: 'on' }],
   ['zh time', ZH, '现在几点了', 'HassGetCurrentTime', {}],
   ['zh date', ZH, '今天几号', 'HassGetCurrentDate', {}],
@@ -114,6 +133,15 @@ const cases: Array<[string, typeof EN, string, string, Record<string, string | n
   ['zh lists', ZH, '把牛奶加到购物清单里', 'HassShoppingListAddItem', { item: '牛奶' }],
   ['zh media', ZH, '把音量调到五十', 'HassSetVolume', { volume_level: 50 }],
   ['zh small talk', ZH, '算了', 'HassNevermind', {}],
+  ['zh lock', ZH, '锁上前门锁', 'HassTurnOn', { name: '前门锁', domain: 'lock' }],
+  ['zh lock', ZH, '把前门锁打开', 'HassTurnOff', { name: '前门锁', domain: 'lock' }],
+  ['zh cover', ZH, '把客厅窗帘开到一半', 'HassSetPosition', { name: '客厅窗帘', domain: 'cover', position: 50 }],
+  ['zh cover', ZH, '拉上卧室的窗帘', 'HassTurnOff', { area: '卧室', domain: 'cover', device_class: 'curtain', name: 'all' }],
+  ['zh person', ZH, '爸爸在哪儿', 'HassGetState', { name: '爸爸', domain: 'person' }],
+  ['zh vacuum', ZH, '扫一下客厅', 'HassVacuumStart', { area: 'Living Room' }],
+  ['zh media', ZH, '下一首', 'HassMediaNext', {}],
+  ['zh timers', ZH, '给煮饭计时器加五分钟', 'HassIncreaseTimer', { name: '煮饭', duration: 300 }],
+  ['zh lists', ZH, '把倒垃圾加到家务清单', 'HassListAddItem', { item: '倒垃圾', name: 'Chores' }],
 ];
 
 t.test('sentences of each family reach the right intent with the right slots', async (t) => {

@@ -5,6 +5,7 @@ import t from 'tap';
 import {
   agentDiscovery,
   availabilityOf,
+  type DiscoveryMessage,
   type DiscoveryNode,
   discoveryTopic,
   entityAvailabilityTopic,
@@ -14,6 +15,8 @@ import {
   HA_DEVICE_CLASSES,
   type HaComponent,
   haComponentFor,
+  isPublishedDomain,
+  PUBLISHED_DOMAINS,
   parseDiscoveryTopic,
   stateText,
   uniqueIdFor,
@@ -50,6 +53,13 @@ function entity(domain: EntityDomain, objectId: string, extra: Partial<EntityInf
     services: [...DOMAIN_SERVICES[domain]],
     ...extra,
   };
+}
+
+/** The config of an entity of a published domain. */
+function discover(e: EntityInfo, node: DiscoveryNode = NODE, areaName?: string): DiscoveryMessage {
+  const message = entityDiscovery(e, node, areaName);
+  if (message === undefined) throw new Error(`${e.entity_id} is not published`);
+  return message;
 }
 
 /** The schema's complaints about a payload, as text ('' when it passes). */
@@ -90,9 +100,9 @@ const CASES: Array<{ entity: EntityInfo; component: HaComponent }> = [
 
 t.test('every domain gives a config Home Assistant documents for its component', async (t) => {
   const domains = new Set(CASES.map((c) => c.entity.domain));
-  t.same([...domains].sort(), [...ENTITY_DOMAINS].sort(), 'the cases cover every entity domain');
+  t.same([...domains].sort(), [...PUBLISHED_DOMAINS].sort(), 'the cases cover every published domain');
   for (const { entity: e, component } of CASES) {
-    const message = entityDiscovery(e, NODE, e.area === null ? undefined : 'Kitchen');
+    const message = discover(e, NODE, e.area === null ? undefined : 'Kitchen');
     t.equal(message.component, component, `${e.entity_id} appears as ${component}`);
     t.equal(problems(component, message.payload), '', `${e.entity_id} matches the ${component} schema`);
     t.equal(message.topic, `homeassistant/${component}/pi_kitchen/${e.entity_id.replace('.', '_')}/config`);
@@ -119,7 +129,7 @@ t.test('the agent is a notify entity and a last-reply sensor cut to 255 characte
 });
 
 t.test('the schemas refuse what Home Assistant would refuse or drop', async (t) => {
-  const good = entityDiscovery(entity('switch', 'kitchen_light'), NODE).payload;
+  const good = discover(entity('switch', 'kitchen_light'), NODE).payload;
   t.equal(problems('switch', good), '');
   const { command_topic: _, ...withoutCommand } = good;
   t.match(problems('switch', withoutCommand), /command_topic/, 'a switch needs its command topic');
@@ -142,22 +152,22 @@ t.test('the device classes HomeAgent passes on are the documented ones', async (
     // enum is documented but needs `options`, which an entity does not declare.
     t.same([...passed].sort(), documented.filter((c) => !(component === 'sensor' && c === 'enum')).sort(), `${component}`);
   }
-  const enumSensor = entityDiscovery(entity('sensor', 'mode', { device_class: 'enum' }), NODE).payload;
+  const enumSensor = discover(entity('sensor', 'mode', { device_class: 'enum' }), NODE).payload;
   t.notOk('device_class' in enumSensor, 'a sensor of class enum is announced without it');
   t.equal(problems('sensor', enumSensor), '');
   t.match(problems('sensor', { ...enumSensor, device_class: 'enum', options: ['a'], unit_of_measurement: 'x' }), /must NOT be valid/);
 });
 
 t.test('a device class Home Assistant does not know for the component is left out', async (t) => {
-  const payload = entityDiscovery(entity('switch', 'pump', { device_class: 'pump' }), NODE).payload;
+  const payload = discover(entity('switch', 'pump', { device_class: 'pump' }), NODE).payload;
   t.notOk('device_class' in payload);
-  const lock = entityDiscovery(entity('lock', 'shed', { services: [], device_class: 'door' }), NODE).payload;
+  const lock = discover(entity('lock', 'shed', { services: [], device_class: 'door' }), NODE).payload;
   t.equal(lock.device_class, 'lock', 'a reporting lock reads on as unlocked');
   t.equal(lock.payload_on, 'unlocked');
 });
 
 t.test('commands use the forms the command topic takes; states read HomeAgent words', async (t) => {
-  const sw = entityDiscovery(entity('switch', 'a'), NODE).payload;
+  const sw = discover(entity('switch', 'a'), NODE).payload;
   t.match(sw, {
     command_topic: 'homeagent/switch.a/set',
     state_topic: 'homeagent/switch.a/state',
@@ -167,9 +177,9 @@ t.test('commands use the forms the command topic takes; states read HomeAgent wo
     state_off: 'off',
     retain: false,
   });
-  const pulse = entityDiscovery(entity('switch', 'p', { services: ['toggle'] }), NODE).payload;
+  const pulse = discover(entity('switch', 'p', { services: ['toggle'] }), NODE).payload;
   t.match(pulse, { payload_on: 'toggle', payload_off: 'toggle', state_on: 'on' }, 'a toggle-only relay is toggled');
-  const light = entityDiscovery(entity('light', 'd', { attributes: { brightness: 10 } }), NODE).payload;
+  const light = discover(entity('light', 'd', { attributes: { brightness: 10 } }), NODE).payload;
   t.match(light, {
     state_value_template: '{{ value | upper }}',
     brightness_command_topic: 'homeagent/light.d/set',
@@ -180,41 +190,41 @@ t.test('commands use the forms the command topic takes; states read HomeAgent wo
     service: 'turn_on',
     data: { brightness: 200 },
   });
-  t.notOk('brightness_command_topic' in entityDiscovery(entity('light', 'plain'), NODE).payload, 'on/off lights have no brightness');
-  const fan = entityDiscovery(entity('fan', 'f'), NODE).payload;
+  t.notOk('brightness_command_topic' in discover(entity('light', 'plain'), NODE).payload, 'on/off lights have no brightness');
+  const fan = discover(entity('fan', 'f'), NODE).payload;
   t.same(JSON.parse(String(fan.percentage_command_template).replace('{{ value }}', '55')), {
     service: 'set_percentage',
     data: { percentage: 55 },
   });
   t.equal(fan.retain, false, 'a fan retains commands by default in Home Assistant: HomeAgent says no');
-  const cover = entityDiscovery(entity('cover', 'c'), NODE).payload;
+  const cover = discover(entity('cover', 'c'), NODE).payload;
   t.same(JSON.parse(String(cover.set_position_template).replace('{{ position }}', '70')), {
     service: 'set_position',
     data: { position: 70 },
   });
   t.match(cover, { payload_open: 'open', payload_close: 'close', payload_stop: 'stop', state_closed: 'closed' });
-  t.notOk('command_topic' in entityDiscovery(entity('cover', 'r', { services: [] }), NODE).payload, 'a reporting cover takes no command');
-  t.match(entityDiscovery(entity('lock', 'l'), NODE).payload, {
+  t.notOk('command_topic' in discover(entity('cover', 'r', { services: [] }), NODE).payload, 'a reporting cover takes no command');
+  t.match(discover(entity('lock', 'l'), NODE).payload, {
     payload_lock: 'lock',
     payload_unlock: 'unlock',
     state_locked: 'locked',
     state_unlocked: 'unlocked',
   });
-  t.match(entityDiscovery(entity('button', 'b'), NODE).payload, { payload_press: 'press' });
-  const number = entityDiscovery(entity('number', 'n', { attributes: { min: -3, max: 3, step: 'x' } }), NODE).payload;
+  t.match(discover(entity('button', 'b'), NODE).payload, { payload_press: 'press' });
+  const number = discover(entity('number', 'n', { attributes: { min: -3, max: 3, step: 'x' } }), NODE).payload;
   t.same(JSON.parse(String(number.command_template).replace('{{ value }}', '2.5')), { service: 'set_value', data: { value: 2.5 } });
   t.match(number, { min: -3, max: 3 });
   t.notOk('step' in number, 'a step that is not a number is left out');
-  t.match(entityDiscovery(entity('siren', 's'), NODE).payload, { command_template: '{{ value }}', support_duration: false });
-  t.match(entityDiscovery(entity('sensor', 't', { unit: 'hPa' }), NODE).payload, {
+  t.match(discover(entity('siren', 's'), NODE).payload, { command_template: '{{ value }}', support_duration: false });
+  t.match(discover(entity('sensor', 't', { unit: 'hPa' }), NODE).payload, {
     unit_of_measurement: 'hPa',
     state_class: 'measurement',
   });
-  t.notOk('state_class' in entityDiscovery(entity('sensor', 'txt'), NODE).payload, 'a sensor without unit is not a measurement');
+  t.notOk('state_class' in discover(entity('sensor', 'txt'), NODE).payload, 'a sensor without unit is not a measurement');
 });
 
 t.test('availability: the node and the entity, both required', async (t) => {
-  const payload = entityDiscovery(entity('switch', 'a'), NODE).payload;
+  const payload = discover(entity('switch', 'a'), NODE).payload;
   t.same(payload.availability, [
     { topic: 'homeagent/status', payload_available: 'online', payload_not_available: 'offline' },
     { topic: 'homeagent/switch.a/availability', payload_available: 'online', payload_not_available: 'offline' },
@@ -228,7 +238,7 @@ t.test('availability: the node and the entity, both required', async (t) => {
 });
 
 t.test('devices: the node, and one per area naming it', async (t) => {
-  const plain = entityDiscovery(entity('switch', 'a'), NODE).payload;
+  const plain = discover(entity('switch', 'a'), NODE).payload;
   t.same(plain.device, {
     identifiers: ['homeagent_pi_kitchen'],
     name: 'Kitchen Pi',
@@ -237,7 +247,7 @@ t.test('devices: the node, and one per area naming it', async (t) => {
     sw_version: '0.1.0',
   });
   t.same(plain.origin, { name: 'HomeAgent', sw_version: '0.1.0' });
-  const inArea = entityDiscovery(entity('switch', 'b', { area: 'living_room' }), NODE, 'Living room').payload;
+  const inArea = discover(entity('switch', 'b', { area: 'living_room' }), NODE, 'Living room').payload;
   t.same(inArea.device, {
     identifiers: ['homeagent_pi_kitchen_area_living_room'],
     name: 'Kitchen Pi Living room',
@@ -248,7 +258,7 @@ t.test('devices: the node, and one per area naming it', async (t) => {
     via_device: 'homeagent_pi_kitchen',
   });
   const { sw_version: _, ...unversioned } = NODE;
-  const bare = entityDiscovery(entity('switch', 'c', { area: 'attic' }), unversioned).payload;
+  const bare = discover(entity('switch', 'c', { area: 'attic' }), unversioned).payload;
   t.match(bare.device, { suggested_area: 'attic' }, 'the area id when its name is not known');
   t.notOk('sw_version' in (bare.device as object));
   t.same(bare.origin, { name: 'HomeAgent' });
@@ -256,17 +266,17 @@ t.test('devices: the node, and one per area naming it', async (t) => {
 
 t.test('unique ids are stable and distinct', async (t) => {
   const a = entity('switch', 'kitchen_light', { name: 'Kitchen light' });
-  const first = entityDiscovery(a, NODE);
+  const first = discover(a, NODE);
   t.equal(first.unique_id, 'homeagent_pi_kitchen_switch_kitchen_light');
   t.equal(first.payload.unique_id, first.unique_id);
-  t.same(entityDiscovery(a, NODE), first, 'the same entity gives the same config');
-  t.equal(entityDiscovery({ ...a, name: 'Renamed', area: 'hall' }, NODE).unique_id, first.unique_id, 'renaming or moving keeps the id');
-  t.equal(entityDiscovery({ ...a, services: [] }, NODE).unique_id, first.unique_id, 'so does changing its services');
-  t.not(entityDiscovery(a, { ...NODE, node_id: 'garage' }).unique_id, first.unique_id, 'another node, another id');
+  t.same(discover(a, NODE), first, 'the same entity gives the same config');
+  t.equal(discover({ ...a, name: 'Renamed', area: 'hall' }, NODE).unique_id, first.unique_id, 'renaming or moving keeps the id');
+  t.equal(discover({ ...a, services: [] }, NODE).unique_id, first.unique_id, 'so does changing its services');
+  t.not(discover(a, { ...NODE, node_id: 'garage' }).unique_id, first.unique_id, 'another node, another id');
   t.not(uniqueIdFor('n', 'light.kitchen_light'), uniqueIdFor('n', 'switch.kitchen_light'), 'another domain, another id');
   // button.x shown as a binary_sensor and binary_sensor.x share a component but not a topic.
-  const asSensor = entityDiscovery(entity('button', 'x', { services: [] }), NODE);
-  const sensor = entityDiscovery(entity('binary_sensor', 'x'), NODE);
+  const asSensor = discover(entity('button', 'x', { services: [] }), NODE);
+  const sensor = discover(entity('binary_sensor', 'x'), NODE);
   t.equal(asSensor.component, sensor.component);
   t.not(asSensor.topic, sensor.topic);
   t.not(asSensor.unique_id, sensor.unique_id);
@@ -274,7 +284,7 @@ t.test('unique ids are stable and distinct', async (t) => {
 
 t.test('names and areas with quotes, umlauts and emoji survive as they are', async (t) => {
   const name = 'Küche "Decke" \\ 💡 <licht>';
-  const message = entityDiscovery(entity('light', 'kuche', { name, area: 'kuche' }), NODE, 'Küche & Essen');
+  const message = discover(entity('light', 'kuche', { name, area: 'kuche' }), NODE, 'Küche & Essen');
   const wire = JSON.parse(Buffer.from(JSON.stringify(message.payload), 'utf8').toString('utf8')) as Record<string, unknown>;
   t.equal(wire.name, name);
   t.match(wire.device, { suggested_area: 'Küche & Essen', name: 'Kitchen Pi Küche & Essen' });
@@ -296,4 +306,18 @@ t.test('topic helpers', async (t) => {
   t.same(entityOfTopicObjectId('switch_a_b'), { domain: 'switch', object_id: 'a_b' });
   t.equal(entityOfTopicObjectId('switch_'), undefined);
   t.equal(haComponentFor({ domain: 'number', services: ['set_value'] }), 'number');
+});
+
+t.test('scenes, scripts, climate, media players, vacuums, persons and weather are not published', async (t) => {
+  const unpublished = ENTITY_DOMAINS.filter((d) => !isPublishedDomain(d));
+  t.same([...unpublished].sort(), ['climate', 'media_player', 'person', 'scene', 'script', 'vacuum', 'weather']);
+  for (const domain of unpublished) {
+    const e = entity(domain, 'x', { state: 'on' });
+    t.equal(entityDiscovery(e, NODE), undefined, `${domain} gives no config`);
+    t.equal(haComponentFor(e), undefined, `${domain} has no component`);
+  }
+  t.notOk((HA_COMPONENTS as readonly string[]).includes('climate'), 'nor is it a component');
+  t.ok(isPublishedDomain('switch'));
+  t.notOk(isPublishedDomain('notify'), 'the agent component is not an entity domain');
+  t.same(entityOfTopicObjectId('media_player_tv'), { domain: 'media_player', object_id: 'tv' }, 'the whole domain, not a part');
 });

@@ -231,6 +231,22 @@ t.test('an entity registered later is announced; Home Assistant’s birth re-pub
   );
 });
 
+t.test('a thermostat, a media player or the weather is not announced, before or after start', async (t) => {
+  const h = await harness(t);
+  h.register(LIGHT);
+  h.register({ domain: 'climate', object_id: 'living_room', name: 'Thermostat', initial_state: 'heat', call: async () => {} });
+  const discovery = await h.startDiscovery();
+  await discovery.settled();
+  h.register({ domain: 'media_player', object_id: 'speaker', name: 'Speaker', initial_state: 'idle', call: async () => {} });
+  h.register({ domain: 'weather', object_id: 'home', name: 'Forecast', initial_state: 'sunny' });
+  h.register(MOTION);
+  await h.recorder.waitFor('the motion config', (m) => m.topic === TOPICS.motion && m.payload !== '');
+  await discovery.settled();
+  const configs = await retained(h.broker.broker, NODE_FILTER);
+  t.same([...configs.keys()].sort(), [TOPICS.light, TOPICS.motion, TOPICS.agentNotify, TOPICS.agentReply].sort());
+  t.same(discovery.publishedTopics.sort(), [TOPICS.light, TOPICS.motion, TOPICS.agentNotify, TOPICS.agentReply].sort());
+});
+
 t.test('a retained birth found at start is not a second reason to publish', async (t) => {
   const h = await harness(t, {
     before: async (url) => {
@@ -306,6 +322,7 @@ t.test('configs of this node nobody publishes any more are swept after the start
   const node: DiscoveryNode = { node_id: 'pi', name: 'Kitchen Pi', base_topic: 'homeagent', discovery_prefix: PREFIX };
   const ghost = entityDiscovery(infoOf({ domain: 'switch', object_id: 'ghost', name: 'Ghost' }), node);
   const late = entityDiscovery(infoOf({ domain: 'switch', object_id: 'late', name: 'Late' }), node);
+  if (ghost === undefined || late === undefined) throw new Error('switches are published');
   const other = { ...ghost, topic: `${PREFIX}/switch/garage/switch_ghost/config` };
   const h = await harness(t, {
     before: async (url) => {

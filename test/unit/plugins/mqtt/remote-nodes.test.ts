@@ -282,6 +282,8 @@ t.test('configs that are the same again, not HomeAgent’s, malformed or unusabl
   const long = JSON.parse(relayConfig) as Record<string, unknown>;
   await publish(`${PREFIX}/switch/attic/switch_${'x'.repeat(60)}/config`, JSON.stringify(long));
   await publish(`${PREFIX}/sensor/attic/agent_last_reply/config`, JSON.stringify({ ...long, state_topic: 'a/b' }));
+  // A domain HomeAgent's discovery does not publish: no config could describe it, so none is taken.
+  await publish(`${PREFIX}/climate/attic/climate_heating/config`, JSON.stringify({ ...long, name: 'Heating' }));
   // A marker that does register: everything published before it was handled.
   await publish(`${PREFIX}/sensor/attic/sensor_marker/config`, JSON.stringify({ ...long, name: 'Marker', command_topic: undefined }));
   await until(n.main, 'the marker entity', () => find(n.main, 'sensor.attic_marker') !== undefined);

@@ -54,11 +54,14 @@ t.test('set, list and cancel', async (t) => {
       .list()
       .filter((tool) => tool.owner === 'plugin:timer')
       .map((tool) => tool.name),
-    ['timer_cancel', 'timer_list', 'timer_set'],
+    ['timer_adjust', 'timer_cancel', 'timer_cancel_all', 'timer_list', 'timer_pause', 'timer_resume', 'timer_set'],
   );
-  t.equal(tc.tools.get('timer_set')?.tier, 'act');
+  for (const name of ['timer_set', 'timer_cancel', 'timer_cancel_all', 'timer_pause', 'timer_resume', 'timer_adjust']) {
+    t.equal(tc.tools.get(name)?.tier, 'act', `${name} acts`);
+    t.notOk(tc.tools.get(name)?.parallel_safe, `${name} is not parallel safe`);
+  }
   t.equal(tc.tools.get('timer_list')?.tier, 'read');
-  t.equal(tc.tools.get('timer_cancel')?.tier, 'act');
+  t.equal(tc.tools.get('timer_list')?.parallel_safe, true);
 
   const before = Date.now();
   const set = (await tc.call('timer_set', { duration: '1h 30m', message: 'check the oven' }, { channel: 'kitchen', source: 'voice' })) as {
@@ -136,7 +139,15 @@ t.test('timers survive a restart of the plugin', async (t) => {
     timers: Array<{ id: string; fires_at: string; channel: string; remaining_s: number }>;
   };
   t.same(list.timers, [
-    { id: long.id, message: 'laundry', fires_at: long.fires_at, remaining_s: list.timers[0]?.remaining_s, channel: 'web' },
+    {
+      id: long.id,
+      message: 'laundry',
+      duration_s: 7200,
+      remaining_s: list.timers[0]?.remaining_s,
+      paused: false,
+      fires_at: long.fires_at,
+      channel: 'web',
+    },
   ]);
   await second.stop();
   t.same(

@@ -14,7 +14,7 @@ import { ActionButton, Show, useLoad, useTick } from '../ui';
 const TOGGLED = new Set(['switch', 'light', 'fan', 'siren']);
 const SENSORS = new Set(['sensor', 'binary_sensor']);
 /** Services that need data (a number, a position) are left to the agent and the CLI. */
-const NEEDS_DATA = new Set(['set_percentage', 'set_position', 'set_value']);
+const NEEDS_DATA = new Set(['set_percentage', 'set_position', 'set_value', 'set_temperature', 'volume_set', 'play_media']);
 /** entities.history's own maximum: fewer would cut the newest end of a busy day off. */
 const HISTORY_ROWS = 10_000;
 

@@ -1,0 +1,150 @@
+/**
+ * Where the local intent engine sits in a turn (issue 11): first, in the on_input stage, for every
+ * text input a person sent (typed, or spoken and transcribed). A confident match is carried out
+ * and answered at once, without the model. An unsure one (a name only nearly matched) goes on to
+ * the model with the candidate attached as a system note in pre_action, and is the answer the
+ * person gets if the model cannot be reached. With no model at all the engine is the answer:
+ * the command, a "did you mean", or a short "I did not understand" with examples.
+ */
+import type { ExecuteOptions, StageContext, ToolOutcome } from '../agent/types.js';
+import type { ToolCall } from '../llm/spec/model.js';
+import type { Logger } from '../log/logger.js';
+import { answer } from './intent-answers.js';
+import type { IntentExecutor, ToolRunner } from './intent-executor.js';
+import type { IntentLanguage } from './intent-sentences.js';
+import { type IntentRecognizer, intentLanguageOf, type RecognisedIntent } from './recognizer.js';
+
+export interface IntentSettings {
+  enabled: boolean;
+  /** A match at least this sure is carried out without asking the model. */
+  min_confidence: number;
+  /** Near names less similar than this are not considered at all. */
+  near_min_similarity: number;
+  /** Input devices and the area each is in. */
+  source_areas: ReadonlyArray<{ source: string; area: string }>;
+}
+
+export interface IntentStageOptions {
+  recognizer: () => IntentRecognizer;
+  executor: IntentExecutor;
+  /** Runs the intent's tool calls as part of this turn (hooks, confirmation, audit, the turn's tool results). */
+  toolRunner: (ctx: StageContext) => ToolRunner;
+  settings: () => IntentSettings;
+  /** A language model is configured to take what the engine is unsure of. */
+  modelAvailable: () => boolean;
+  /** Inputs that are not a person talking (automations, memory upkeep): never matched. */
+  isMachineInput: (ctx: StageContext) => boolean;
+  log: Logger;
+}
+
+/** What the turn carries in `ctx.extra` for the later stages, the receipt and the logs. */
+export const INTENT_EXTRA = 'intent';
+
+export interface IntentNote {
+  name: string;
+  slots: RecognisedIntent['slots'];
+  confidence: number;
+  handled: boolean;
+}
+
+const HAN = /\p{Script=Han}/u;
+
+/** The input's language: a voice pipeline's `meta.language` when it says one we speak, else the script of the text. */
+export function inputLanguage(text: string, meta: Readonly<Record<string, unknown>>): IntentLanguage {
+  const said = typeof meta.language === 'string' ? intentLanguageOf(meta.language) : undefined;
+  return said ?? (HAN.test(text) ? 'zh' : 'en');
+}
+
+export function intentStage(options: IntentStageOptions) {
+  const { log } = options;
+
+  async function onInput(ctx: StageContext): Promise<void> {
+    const settings = options.settings();
+    const { input } = ctx;
+    if (!settings.enabled || input.type !== 'text' || typeof input.payload !== 'string') return;
+    const text = input.payload.trim();
+    // Slash commands are for the kernel and the plugins, not sentences.
+    if (text === '' || text.startsWith('/') || options.isMachineInput(ctx)) return;
+    const lang = inputLanguage(text, input.meta);
+    // The area of the device that heard it: what a satellite says with its input, else where the device is configured.
+    const area = typeof input.meta.area === 'string' ? input.meta.area : settings.source_areas.find((s) => s.source === input.source)?.area;
+    const recognised = options.recognizer().recognise(text, lang, {
+      ...(area !== undefined && { area }),
+      minSimilarity: settings.near_min_similarity,
+    });
+    const online = options.modelAvailable();
+    if (recognised === undefined || !options.executor.handles(recognised.name)) {
+      if (!online) ctx.response = answer(lang, 'not_understood');
+      return;
+    }
+    const note: IntentNote = { name: recognised.name, slots: recognised.slots, confidence: recognised.confidence, handled: false };
+    ctx.extra[INTENT_EXTRA] = note;
+    if (recognised.confidence >= settings.min_confidence) {
+      const outcome = await options.executor.execute(recognised, lang, options.toolRunner(ctx));
+      note.handled = true;
+      log.info(
+        { task_id: ctx.task_id, intent: recognised.name, slots: recognised.slots, acted: outcome.acted },
+        `local intent ${recognised.name} handled without the model`,
+      );
+      ctx.response = outcome.text;
+      return;
+    }
+    const unsure = answer(lang, 'unsure', { value: guessOf(recognised) });
+    if (!online) {
+      ctx.response = unsure;
+      return;
+    }
+    ctx.fallback = unsure;
+    log.debug(
+      { task_id: ctx.task_id, intent: recognised.name, confidence: recognised.confidence },
+      'unsure local intent passed to the model',
+    );
+  }
+
+  /** Tells the model what the engine guessed, just before the person's words. */
+  function preAction(ctx: StageContext): void {
+    const note = ctx.extra[INTENT_EXTRA] as IntentNote | undefined;
+    if (note === undefined || note.handled) return;
+    const guess = JSON.stringify({ intent: note.name, slots: note.slots, confidence: Number(note.confidence.toFixed(2)) });
+    const content =
+      `The on-device intent engine was unsure about this request; its best guess is ${guess}. ` +
+      'Use it if it fits what the person said (names may be misheard or misspelt), otherwise ignore it.';
+    ctx.messages.splice(Math.max(0, ctx.messages.length - 1), 0, { role: 'system', content });
+  }
+
+  return { onInput, preAction };
+}
+
+/** A runner over the agent's tool executor for one turn: the outcomes join the turn's tool results (memory sees them). */
+export function turnToolRunner(
+  executeBatch: (calls: ToolCall[], options: ExecuteOptions) => Promise<{ outcomes: ToolOutcome[] }>,
+  ctx: StageContext,
+): ToolRunner {
+  return async (requests) => {
+    const calls = requests.map((request, index) => ({
+      id: `intent_${index}`,
+      name: request.name,
+      arguments: JSON.stringify(request.args),
+    }));
+    // The on_input stage has no abort signal of its own; every tool still has its timeout.
+    const { outcomes } = await executeBatch(calls, { task_id: ctx.task_id, input: ctx.input, signal: NEVER, stageContext: ctx });
+    ctx.tool_results.push(...outcomes);
+    return outcomes.map((outcome) => ({ ok: outcome.ok, result: parsed(outcome.content), ...(outcome.error && { error: outcome.error }) }));
+  };
+}
+
+const NEVER = new AbortController().signal;
+
+function parsed(content: string): unknown {
+  try {
+    return JSON.parse(content);
+  } catch {
+    return content;
+  }
+}
+
+/** The near names the engine took for what was said, or the intent's name when none was near. */
+function guessOf(recognised: RecognisedIntent): string {
+  const near = recognised.near?.map((n) => n.value) ?? [];
+  return near.length > 0 ? near.join(', ') : recognised.name;
+}

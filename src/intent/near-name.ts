@@ -1,0 +1,405 @@
+/**
+ * Near-name resolution for the intent recogniser: when no template matches exactly because a name
+ * was misheard or misspelt ("kitchen lihgt", "厨房等"), the recogniser matches again with the name
+ * and area lists open, and this module says which registered name or alias the words were closest
+ * to, how alike they are (0..1), and whether that choice is clear enough to act on. Text is compared
+ * whole (character edit distance) and word by word in any order (Latin words by spaces, Chinese
+ * words by jieba), so a dropped or swapped character and an alias said in another word order both
+ * come out close, while an unrelated word does not.
+ */
+import { jiebaSegmenter } from '../nlp/jieba-runtime.js';
+import { HomeAgentError } from '../shared/errors.js';
+import { isCjk, normalizeText } from './text-normalize.js';
+
+/** Splits normalised text into words; Chinese has no spaces, so it needs a segmenter. */
+export type WordSplitter = (text: string) => readonly string[];
+
+export interface NearCandidate {
+  value: string;
+  phrases: readonly string[];
+}
+
+export interface NearResolution {
+  value: string;
+  /** The phrase (name or alias, normalised) the words were closest to. */
+  phrase: string;
+  similarity: number;
+}
+
+/**
+ * How much the best name must beat the next different name by (or by one edit, if less): "desk
+ * lamx" is as close to "Desk Lamp" as to "Desk Lamb", and a guess would switch the wrong device.
+ */
+export const NEAR_MARGIN = 0.05;
+
+/**
+ * An alias said with its words in another order ("light kitchen") is close but not the same text;
+ * this keeps it below an in-order near miss of the same size.
+ */
+const ANY_ORDER_WEIGHT = 0.95;
+
+// Three reused rows: the swap of neighbours looks two rows back.
+let rows = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
+
+/**
+ * Edit distance counting an insertion, deletion, substitution or swap of neighbours as one edit.
+ * With `atMost`, a distance above it comes back as some number above it, found early: names far
+ * apart are most of a home, and only the close ones need their exact distance.
+ */
+export function editDistance(a: string, b: string, atMost = Number.POSITIVE_INFINITY): number {
+  if (a === b) return 0;
+  if (Math.abs(a.length - b.length) > atMost) return atMost + 1;
+  if (a.length === 0 || b.length === 0) return Math.max(a.length, b.length);
+  const width = b.length + 1;
+  if ((rows[0] as Int32Array).length < width) rows = rows.map(() => new Int32Array(width * 2));
+  let [before, previous, current] = rows as [Int32Array, Int32Array, Int32Array];
+  for (let j = 0; j < width; j++) previous[j] = j;
+  let previousBest = 0;
+  for (let i = 1; i <= a.length; i++) {
+    current[0] = i;
+    let rowBest = i;
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (before[j - 2] as number) + 1);
+      current[j] = best;
+      if (best < rowBest) rowBest = best;
+    }
+    // A row never lowers the next one's minimum by more than a swap can, and a swap reads two rows
+    // back: stop when both of the last two rows are already over the bound.
+    if (rowBest > atMost && previousBest > atMost) return atMost + 1;
+    previousBest = rowBest;
+    [before, previous, current] = [previous, current, before];
+  }
+  return previous[b.length] as number;
+}
+
+/**
+ * The same distance, many texts against one pattern (the words said against every name): bit-parallel
+ * (Myers, with Hyyrö's extension for swaps of neighbours), one pass of a few word operations per
+ * character of the text, for patterns of up to 31 characters; longer ones fall back to editDistance.
+ */
+export class EditDistancePattern {
+  private readonly pattern: string;
+  private readonly masks = new Map<number, number>();
+
+  constructor(pattern: string) {
+    this.pattern = pattern;
+    if (pattern.length > 31) return;
+    for (let i = 0; i < pattern.length; i++) {
+      const code = pattern.charCodeAt(i);
+      this.masks.set(code, (this.masks.get(code) ?? 0) | (1 << i));
+    }
+  }
+
+  distanceTo(text: string, atMost = Number.POSITIVE_INFINITY): number {
+    const m = this.pattern.length;
+    if (m > 31) return editDistance(this.pattern, text, atMost);
+    if (m === 0) return text.length;
+    const all = m === 31 ? 0x7fffffff : (1 << m) - 1;
+    const last = 1 << (m - 1);
+    let vp = all;
+    let vn = 0;
+    let d0 = 0;
+    let previousMask = 0;
+    let score = m;
+    for (let j = 0; j < text.length; j++) {
+      const mask = this.masks.get(text.charCodeAt(j)) ?? 0;
+      const swap = ((~d0 & mask) << 1) & previousMask & all;
+      d0 = ((((mask & vp) + vp) ^ vp) | mask | vn | swap) & all;
+      let hp = (vn | ~(d0 | vp)) & all;
+      let hn = d0 & vp;
+      if (hp & last) score += 1;
+      else if (hn & last) score -= 1;
+      hp = ((hp << 1) | 1) & all;
+      hn = (hn << 1) & all;
+      vp = (hn | ~(d0 | hp)) & all;
+      vn = hp & d0;
+      previousMask = mask;
+      // The score can fall by at most one per remaining character of the text.
+      if (score - (text.length - j - 1) > atMost) return atMost + 1;
+    }
+    return score;
+  }
+}
+
+// Character counts for bagDistance, reset after each use; indexed by UTF-16 code unit.
+const bag = new Int32Array(65536);
+
+/**
+ * A lower bound of the edit distance read from character counts alone: each edit adds or removes
+ * at most one character on each side. Cheap, and enough to skip most names for a given text.
+ */
+export function bagDistance(a: string, b: string): number {
+  for (let i = 0; i < a.length; i++) bag[a.charCodeAt(i)] = (bag[a.charCodeAt(i)] as number) + 1;
+  for (let i = 0; i < b.length; i++) bag[b.charCodeAt(i)] = (bag[b.charCodeAt(i)] as number) - 1;
+  let extra = 0;
+  let missing = 0;
+  for (const text of [a, b]) {
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      const count = bag[code] as number;
+      if (count > 0) extra += count;
+      else missing -= count;
+      bag[code] = 0;
+    }
+  }
+  return Math.max(extra, missing);
+}
+
+/** 1 - edit distance / the longer length: 1 for the same text, 0 for nothing in common. */
+export function characterSimilarity(a: string, b: string): number {
+  const longer = Math.max(a.length, b.length);
+  return longer === 0 ? 1 : 1 - editDistance(a, b) / longer;
+}
+
+// CharacterBag's tables, indexed by UTF-16 code unit and valid where their stamp is current: the
+// said text's counts (stamped by the bag) and the working counts of one comparison. A Map lookup
+// per character was most of the cost of resolving a said text against a home's names.
+const baseCounts = new Int32Array(65536);
+const baseStamps = new Uint32Array(65536);
+const workCounts = new Int32Array(65536);
+const workStamps = new Uint32Array(65536);
+let bagStamp = 0;
+let workStamp = 0;
+
+const nextStamp = (stamp: number, stamps: Uint32Array): number => {
+  if (stamp < 0xffffffff) return stamp + 1;
+  stamps.fill(0);
+  return 1;
+};
+
+/**
+ * bagDistance from one text to many (the words said to every name), one pass over each of the
+ * many. The tables are shared: only the bag made last may be asked (resolving is synchronous).
+ */
+export class CharacterBag {
+  private readonly length: number;
+  private readonly stamp: number;
+
+  constructor(text: string) {
+    this.length = text.length;
+    bagStamp = nextStamp(bagStamp, baseStamps);
+    this.stamp = bagStamp;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      if (baseStamps[code] !== bagStamp) {
+        baseStamps[code] = bagStamp;
+        baseCounts[code] = 0;
+      }
+      baseCounts[code] = (baseCounts[code] as number) + 1;
+    }
+  }
+
+  distanceTo(other: string): number {
+    if (this.stamp !== bagStamp) throw new HomeAgentError('HA_ERR_INTERNAL', 'CharacterBag: a newer bag has replaced this one');
+    workStamp = nextStamp(workStamp, workStamps);
+    let missing = 0;
+    for (let i = 0; i < other.length; i++) {
+      const code = other.charCodeAt(i);
+      if (workStamps[code] !== workStamp) {
+        workStamps[code] = workStamp;
+        workCounts[code] = baseStamps[code] === bagStamp ? (baseCounts[code] as number) : 0;
+      }
+      const left = (workCounts[code] as number) - 1;
+      workCounts[code] = left;
+      if (left < 0) missing += 1;
+    }
+    return Math.max(this.length - (other.length - missing), missing);
+  }
+}
+
+/**
+ * Words matched in any order: each word of `a` pairs with the most alike unused word of `b`, each
+ * pair counts its similarity times its longer word's length, and the sum is taken over the longer
+ * side's letters, so a missing or extra word costs its whole length ("garage" is far from "garage
+ * door" and "kitchen" from "kitchen light": half a name is not the name).
+ */
+export function wordSimilarity(a: readonly string[], b: readonly string[]): number {
+  const letters = (words: readonly string[]): number => words.reduce((sum, word) => sum + word.length, 0);
+  const total = Math.max(letters(a), letters(b));
+  if (total === 0) return 1;
+  const pairs: Array<{ i: number; j: number; similarity: number }> = [];
+  a.forEach((x, i) => {
+    const pattern = new EditDistancePattern(x);
+    b.forEach((y, j) => {
+      const longer = Math.max(x.length, y.length);
+      const similarity = longer === 0 ? 1 : 1 - pattern.distanceTo(y) / longer;
+      if (similarity > 0) pairs.push({ i, j, similarity });
+    });
+  });
+  pairs.sort((p, q) => q.similarity - p.similarity);
+  const usedA = new Set<number>();
+  const usedB = new Set<number>();
+  let matched = 0;
+  for (const { i, j, similarity } of pairs) {
+    if (usedA.has(i) || usedB.has(j)) continue;
+    usedA.add(i);
+    usedB.add(j);
+    matched += similarity * Math.max((a[i] as string).length, (b[j] as string).length);
+  }
+  return matched / total;
+}
+
+/** Text's length with and without its spaces (the word measure does not count them). */
+interface Lengths {
+  chars: number;
+  letters: number;
+}
+
+function lengthsOf(text: string): Lengths {
+  let spaces = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 32) spaces += 1;
+  return { chars: text.length, letters: text.length - spaces };
+}
+
+/** Neither measure can exceed the shorter length over the longer one. */
+function lengthRatio(a: Lengths, b: Lengths): number {
+  return Math.max(ratio(a.chars, b.chars), ratio(a.letters, b.letters));
+}
+
+function ratio(x: number, y: number): number {
+  return x === y ? 1 : x < y ? x / y : y / x;
+}
+
+/** The index of the first phrase at least `chars` long (phrases sorted by length). */
+function firstAtLeast(phrases: readonly Phrase[], chars: number): number {
+  let lo = 0;
+  let hi = phrases.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((phrases[mid] as Phrase).lengths.chars < chars) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Latin text splits at spaces; text with Chinese characters goes through jieba. */
+export const defaultWordSplitter: WordSplitter = (text) => {
+  if (![...text].some((ch) => isCjk(ch))) return text.split(' ').filter((word) => word !== '');
+  return jiebaSegmenter()
+    .cut(text, false)
+    .map((word) => word.trim())
+    .filter((word) => word !== '');
+};
+
+/**
+ * The registered names (or areas) of one home, ready to be compared with what was said. Phrases
+ * are normalised once; their words are split the first time they are needed (jieba loads lazily).
+ */
+/** A registered phrase, with what comparing it needs worked out once per home. */
+interface Phrase {
+  value: string;
+  phrase: string;
+  lengths: Lengths;
+  pattern: EditDistancePattern;
+}
+
+export class NearNameIndex {
+  /** Shortest first, so a said text's length window is one slice (see resolve). */
+  private readonly phrases: readonly Phrase[];
+  private readonly mostSpaces: number;
+  private readonly words = new Map<string, readonly string[]>();
+  private readonly splitWords: WordSplitter;
+
+  constructor(candidates: readonly NearCandidate[], splitWords: WordSplitter = defaultWordSplitter) {
+    this.splitWords = splitWords;
+    const seen = new Set<string>();
+    const phrases: Phrase[] = [];
+    for (const { value, phrases: said } of candidates) {
+      for (const raw of said.length > 0 ? said : [value]) {
+        const phrase = normalizeText(raw);
+        const key = `${value}\u0001${phrase}`;
+        if (phrase === '' || seen.has(key)) continue;
+        seen.add(key);
+        phrases.push({ value, phrase, lengths: lengthsOf(phrase), pattern: new EditDistancePattern(phrase) });
+      }
+    }
+    this.phrases = phrases.sort((x, y) => x.lengths.chars - y.lengths.chars);
+    this.mostSpaces = Math.max(0, ...phrases.map((p) => p.lengths.chars - p.lengths.letters));
+  }
+
+  /**
+   * How alike the normalised `said` and `phrase` are, 0..1 (1 only for the same text). Anything
+   * below `floor` may come back as 0: the work to tell 0.3 from 0.4 is wasted on a name not meant.
+   */
+  similarity(said: string, phrase: string, floor = 0, bagged = bagDistance(said, phrase), pattern?: EditDistancePattern): number {
+    const longer = Math.max(said.length, phrase.length);
+    const atMost = Math.floor((1 - floor) * longer + 1e-9);
+    // `pattern` is the phrase's: the distance is the same both ways round.
+    const distance = bagged > atMost ? longer : (pattern?.distanceTo(said, atMost) ?? editDistance(said, phrase, atMost));
+    const whole = 1 - Math.min(longer, distance) / longer;
+    if (whole === 1 || !(said.includes(' ') || isCjk(said[0]))) return whole;
+    // Words paired in any order share at most the letters the two texts share (bagDistance), so
+    // when even that cannot beat what is known, the words are not compared.
+    const letters = Math.max(lengthsOf(said).letters, lengthsOf(phrase).letters);
+    if (letters === 0 || ANY_ORDER_WEIGHT * (1 - bagged / letters) <= Math.max(whole, floor)) return whole;
+    // The same words in another order ("lamp living room"); extra or missing words are edits above.
+    const saidWords = this.wordsOf(said);
+    const phraseWords = this.wordsOf(phrase);
+    if (saidWords.length < 2 || saidWords.length !== phraseWords.length) return whole;
+    return Math.max(whole, ANY_ORDER_WEIGHT * wordSimilarity(saidWords, phraseWords));
+  }
+
+  /**
+   * The registered value `said` is closest to, when it is at least `minSimilarity` alike and
+   * clearly closer than any other value (by NEAR_MARGIN, or by one edit for a name so long that an
+   * edit weighs less: "kitchen lihgt 1" is one swap from Kitchen Light 1 and two edits from
+   * Kitchen Light 2); undefined otherwise (nothing close, or two names equally so).
+   */
+  resolve(said: string, minSimilarity: number): NearResolution | undefined {
+    const text = normalizeText(said);
+    if (text === '') return undefined;
+    const bestByValue = new Map<string, NearResolution>();
+    // A rival within the margin of a winner at minSimilarity can be this far down, and no lower.
+    const floor = minSimilarity - NEAR_MARGIN;
+    const lengths = lengthsOf(text);
+    // Cheap upper bounds first (lengths, then shared letters), then the edit distances in the order
+    // of those bounds: once the best so far is found, what cannot come within the margin is skipped.
+    const hopeful: Array<{ entry: Phrase; bagged: number; bound: number }> = [];
+    const bag = new CharacterBag(text);
+    // Only phrases this long can pass lengthRatio (a phrase's letters are at most its length, and
+    // at least its length less its spaces).
+    const shortest = lengths.letters * floor;
+    const longest = lengths.chars / Math.max(floor, 1e-9) + this.mostSpaces;
+    for (let i = firstAtLeast(this.phrases, shortest); i < this.phrases.length; i++) {
+      const entry = this.phrases[i] as Phrase;
+      const { phrase, lengths: phraseLengths } = entry;
+      if (phraseLengths.chars > longest) break;
+      if (lengthRatio(phraseLengths, lengths) < floor) continue;
+      const bagged = bag.distanceTo(phrase);
+      const bound = Math.max(
+        1 - bagged / Math.max(lengths.chars, phraseLengths.chars),
+        ANY_ORDER_WEIGHT * (1 - bagged / Math.max(1, lengths.letters, phraseLengths.letters)),
+      );
+      if (bound >= floor) hopeful.push({ entry, bagged, bound });
+    }
+    hopeful.sort((a, b) => b.bound - a.bound);
+    let cutoff = floor;
+    for (const { entry, bagged, bound } of hopeful) {
+      if (bound < cutoff) break;
+      const { value, phrase, pattern } = entry;
+      const similarity = this.similarity(text, phrase, cutoff, bagged, pattern);
+      if (similarity < cutoff) continue;
+      const known = bestByValue.get(value);
+      if (!known || similarity > known.similarity) bestByValue.set(value, { value, phrase, similarity });
+      cutoff = Math.max(cutoff, similarity - NEAR_MARGIN);
+    }
+    const ranked = [...bestByValue.values()].sort((a, b) => b.similarity - a.similarity);
+    const [best, second] = ranked;
+    if (best === undefined || best.similarity < minSimilarity) return undefined;
+    const margin = Math.min(NEAR_MARGIN, 1 / Math.max(text.length, best.phrase.length)) - 1e-9;
+    if (second !== undefined && best.similarity - second.similarity < margin) return undefined;
+    return best;
+  }
+
+  private wordsOf(text: string): readonly string[] {
+    let words = this.words.get(text);
+    if (words === undefined) {
+      words = this.splitWords(text);
+      // Said text varies without end; only the registered phrases (and a bounded tail) are kept.
+      if (this.words.size < this.phrases.length * 4 + 256) this.words.set(text, words);
+    }
+    return words;
+  }
+}
