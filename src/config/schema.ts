@@ -589,6 +589,9 @@ const AreaSchema = Type.Object(
       maxItems: 16,
       description: 'Other names ("lounge").',
     }),
+    floor: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'The floor it is on ("Ground floor", "二楼"): commands may name a floor.' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -281,7 +281,9 @@ export class EntityRegistry implements Service {
 
   /** The configured areas, then the ones entities named that are not configured. */
   areas(): Area[] {
-    const configured = this.#options.settings().areas.map((a) => ({ id: a.id, name: a.name, aliases: [...a.aliases] }));
+    const configured = this.#options
+      .settings()
+      .areas.map((a) => ({ id: a.id, name: a.name, aliases: [...a.aliases], ...(a.floor !== undefined && { floor: a.floor }) }));
     const known = new Set(configured.map((a) => a.id));
     const extra: Area[] = [];
     for (const { info } of this.#live.values()) {

@@ -181,6 +181,8 @@ export interface Area {
   id: string;
   name: string;
   aliases: string[];
+  /** The floor it is on ("Ground floor", "二楼"), for "turn off the lights upstairs"; set in core.home.areas. */
+  floor?: string;
 }
 
 /** One stored state of an entity. Downsampled rows cover `[at, at + period_ms)` and carry min/mean/max for numbers. */

@@ -77,7 +77,7 @@ const EN = {
   unsupported: (p) => `${p.what} can't do that${p.detail === '' ? '' : `: ${p.detail}`}.`,
   failed: (p) => `That didn't work: ${p.detail}`,
   needs_confirmation: (p) => `${p.what} is a critical device, so this waits for the owner's confirmation.`,
-  floor_unknown: (p) => `I don't know which rooms are on ${p.what}.`,
+  floor_unknown: (p) => `No room is set up on ${p.what} (core.home.areas lists each room's floor).`,
   not_understood: () =>
     "Sorry, I didn't understand that, and I am offline: no language model is set up to help (connect one with `homeagentctl config set core.llm.api_key <key>`, see the README). Try for example “turn on the kitchen light”, “set a timer for 10 minutes” or “what time is it”.",
   unsure: (p) => `I'm not sure what you meant. Did you mean “${p.value}”? Please say it again with the exact name.`,
@@ -142,7 +142,7 @@ const ZH: Record<AnswerKey, Phrase> = {
   unsupported: (p) => `${p.what}做不到${p.detail === '' ? '' : `：${p.detail}`}。`,
   failed: (p) => `没有成功：${p.detail}`,
   needs_confirmation: (p) => `${p.what}是重要设备，需要主人确认后才会执行。`,
-  floor_unknown: (p) => `我不知道${p.what}有哪些房间。`,
+  floor_unknown: (p) => `${p.what}还没有设置房间（在 core.home.areas 里给房间填上楼层）。`,
   not_understood: () =>
     '抱歉，我没听懂，现在也没有接入语言模型（可以用 `homeagentctl config set core.llm.api_key <key>` 接入一个，见 README）。可以试试“打开厨房的灯”“设一个十分钟的计时器”或“现在几点”。',
   unsure: (p) => `我不太确定你的意思。你是说“${p.value}”吗？请用准确的名字再说一遍。`,

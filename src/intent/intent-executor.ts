@@ -571,7 +571,8 @@ export class IntentExecutor {
         : (noun?.[lang === 'zh' ? 1 : 0] ?? (lang === 'zh' ? '设备' : 'devices'));
     const place = query.area ?? query.floor;
     if (lang === 'zh') return place === undefined ? thing : `${place}的${thing}`;
-    return place === undefined ? `any ${thing}` : `${thing} in the ${place}`;
+    if (query.area !== undefined) return `${thing} in the ${query.area}`;
+    return query.floor === undefined ? `any ${thing}` : `${thing} on the ${query.floor}`;
   }
 
   #format(lang: IntentLanguage, options: Intl.DateTimeFormatOptions): string {

@@ -20,7 +20,7 @@ export type TargetResult =
   | { kind: 'found'; entities: EntityInfo[]; area?: Area }
   /** Nothing fits; `area` is set when the place exists but has no such device. */
   | { kind: 'none'; area?: Area }
-  /** A floor was named: the registry knows areas, not which floor each is on. */
+  /** A floor was named that no configured area is on. */
   | { kind: 'floor_unknown'; floor: string };
 
 export const ALL_NAMES = 'all';
@@ -39,7 +39,9 @@ export function targetQuery(slots: Readonly<Record<string, SlotValue>>): TargetQ
 }
 
 export function findTargets(query: TargetQuery, entities: readonly EntityInfo[], areas: readonly Area[]): TargetResult {
-  if (query.floor !== undefined && query.area === undefined) return { kind: 'floor_unknown', floor: query.floor };
+  // A floor stands for its areas (core.home.areas[].floor); an area said as well narrows it to that one.
+  const floorAreas = query.floor === undefined ? undefined : new Set(areas.filter((a) => a.floor === query.floor).map((a) => a.id));
+  if (query.floor !== undefined && floorAreas?.size === 0) return { kind: 'floor_unknown', floor: query.floor };
   // The recogniser gives area names; the place a device is configured in may be an id or an alias.
   const area = query.area === undefined ? undefined : findArea(query.area, areas);
   if (query.area !== undefined && area === undefined) return { kind: 'none' };
@@ -50,6 +52,7 @@ export function findTargets(query: TargetQuery, entities: readonly EntityInfo[],
       (query.domain === undefined || entity.domain === query.domain) &&
       (query.device_class === undefined || entity.device_class === query.device_class),
   );
+  if (floorAreas !== undefined && area === undefined) found = found.filter((entity) => entity.area !== null && floorAreas.has(entity.area));
   // A named device outside the place said is still the device meant ("the kitchen lamp" kept in the hall),
   // unless the name exists in that place too.
   if (area !== undefined) {

@@ -62,9 +62,10 @@ export class LiveRecognizer {
 /** The registry's entities and areas in the recogniser's terms (areas by name, not id). */
 export function homeOf(entities: readonly EntityInfo[], areas: readonly Area[]): IntentHome {
   const areaName = new Map(areas.map((area) => [area.id, area.name]));
+  const floors = [...new Set(areas.flatMap((area) => (area.floor === undefined ? [] : [area.floor])))];
   return {
-    areas: areas.map((area) => ({ name: area.name, aliases: area.aliases })),
-    floors: [],
+    areas: areas.map((area) => ({ name: area.name, aliases: area.aliases, ...(area.floor !== undefined && { floor: area.floor }) })),
+    floors: floors.map((name) => ({ name })),
     entities: entities.map((entity) => {
       const area = entity.area === null ? undefined : areaName.get(entity.area);
       return {

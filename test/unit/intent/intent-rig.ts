@@ -40,8 +40,9 @@ export async function intentRig(t: Testdir, settings: Partial<IntentEngineSettin
   const home = openHome(t, {
     settings: {
       areas: [
-        { id: 'kitchen', name: 'Kitchen', aliases: ['厨房'] },
-        { id: 'living_room', name: 'Living Room', aliases: ['客厅'] },
+        { id: 'kitchen', name: 'Kitchen', aliases: ['厨房'], floor: 'Ground Floor' },
+        { id: 'living_room', name: 'Living Room', aliases: ['客厅'], floor: 'Ground Floor' },
+        { id: 'attic', name: 'Attic', aliases: [], floor: 'Top Floor' },
       ],
     },
   });
