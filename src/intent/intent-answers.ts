@@ -19,6 +19,8 @@ export interface AnswerParts {
 
 type Phrase = (p: AnswerParts) => string;
 
+const capital = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`;
+
 const EN = {
   turned_on: (p) => `Turned on ${p.what}.`,
   turned_off: (p) => `Turned off ${p.what}.`,
@@ -46,14 +48,14 @@ const EN = {
   none_are: (p) => `No, none ${p.what === '' ? '' : `of ${p.what} `}is ${p.state}.`,
   temperature_is: (p) => `${p.what}: ${p.value}.`,
   timer_started: (p) => `Timer set for ${p.time}${p.what === '' ? '' : ` (${p.what})`}.`,
-  timer_cancelled: (p) => `Cancelled the ${p.what} timer.`,
+  timer_cancelled: (p) => `Cancelled ${p.what}.`,
   timers_cancelled: (p) =>
     p.count === 0 ? 'There were no timers to cancel.' : `Cancelled ${p.count === 1 ? 'the timer' : `all ${p.count} timers`}.`,
-  timer_paused: (p) => `Paused the ${p.what} timer.`,
-  timer_resumed: (p) => `Resumed the ${p.what} timer.`,
-  timer_adjusted: (p) => `The ${p.what} timer now has ${p.time} left.`,
+  timer_paused: (p) => `Paused ${p.what}.`,
+  timer_resumed: (p) => `Resumed ${p.what}.`,
+  timer_adjusted: (p) => `${capital(p.what)} now has ${p.time} left.`,
   timer_status: (p) => p.list,
-  timer_left: (p) => `${p.what}: ${p.time} left${p.state === '' ? '' : ` (${p.state})`}`,
+  timer_left: (p) => `${capital(p.what)}: ${p.time} left${p.state === '' ? '' : ` (${p.state})`}`,
   timer_paused_state: () => 'paused',
   no_timers: () => 'There are no timers running.',
   no_such_timer: () => "I couldn't find that timer.",
@@ -69,7 +71,7 @@ const EN = {
   list_already: (p) => `${p.item} is already on ${p.list}.`,
   list_completed: (p) => `Checked off ${p.item} on ${p.list}.`,
   list_items: (p) => `On ${p.list}: ${p.item}.`,
-  list_empty: (p) => `${p.list.charAt(0).toUpperCase()}${p.list.slice(1)} is empty.`,
+  list_empty: (p) => `${capital(p.list)} is empty.`,
   weather_is: (p) => `The weather: ${p.state}${p.value === '' ? '' : `, ${p.value}`}.`,
   no_weather: () => 'No weather source is set up (core.intent.weather_entity names a weather entity or a temperature sensor).',
   not_found: (p) => `I couldn't find ${p.what}.`,
@@ -112,11 +114,11 @@ const ZH: Record<AnswerKey, Phrase> = {
   none_are: (p) => `没有，${p.what}都不是${p.state}。`,
   temperature_is: (p) => `${p.what}：${p.value}。`,
   timer_started: (p) => `已设好${p.time}的计时器${p.what === '' ? '' : `（${p.what}）`}。`,
-  timer_cancelled: (p) => `已取消${p.what}计时器。`,
+  timer_cancelled: (p) => `已取消${p.what}。`,
   timers_cancelled: (p) => (p.count === 0 ? '没有可以取消的计时器。' : `已取消全部${p.count}个计时器。`),
-  timer_paused: (p) => `已暂停${p.what}计时器。`,
-  timer_resumed: (p) => `${p.what}计时器已继续。`,
-  timer_adjusted: (p) => `${p.what}计时器还剩${p.time}。`,
+  timer_paused: (p) => `已暂停${p.what}。`,
+  timer_resumed: (p) => `${p.what}已继续。`,
+  timer_adjusted: (p) => `${p.what}还剩${p.time}。`,
   timer_status: (p) => p.list,
   timer_left: (p) => `${p.what}：还剩${p.time}${p.state === '' ? '' : `（${p.state}）`}`,
   timer_paused_state: () => '已暂停',

@@ -131,7 +131,7 @@ export class IntentExecutor {
       HassDecreaseTimer: (run) => this.#onTimer(run, 'timer_adjust', 'timer_adjusted', -1),
       HassCancelAllTimers: (run) => this.#cancelAllTimers(run),
       HassTimerStatus: (run) => this.#timerStatus(run),
-      HassGetCurrentTime: (run) => run.say('time_now', { time: this.#format(run.lang, { hour: 'numeric', minute: '2-digit' }) }),
+      HassGetCurrentTime: (run) => run.say('time_now', { time: this.#format(run.lang, { hour: '2-digit', minute: '2-digit' }) }),
       HassGetCurrentDate: (run) =>
         run.say('date_today', { time: this.#format(run.lang, { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' }) }),
       HassNevermind: (run) => run.say('nevermind'),
@@ -455,8 +455,10 @@ export class IntentExecutor {
       .join(lang === 'zh' ? '；' : '; ');
   }
 
+  /** "the pizza timer", "the 10 minute timer"; 意面计时器, 10分钟的计时器. */
   #timerName(lang: IntentLanguage, timer: StoredTimerView): string {
-    return timer.name ?? sayDuration(lang, timer.duration_s);
+    if (lang === 'zh') return timer.name === undefined ? `${sayDuration(lang, timer.duration_s)}的计时器` : `${timer.name}计时器`;
+    return `the ${timer.name ?? sayDuration(lang, timer.duration_s).replace(/s\b/gu, '')} timer`;
   }
 
   // ---- lists and announcements ------------------------------------------------------------------

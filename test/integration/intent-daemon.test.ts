@@ -151,7 +151,7 @@ t.test('offline: the engine answers, switches the GPIO light, sets timers and ho
     t.match(stored, [{ duration_ms: 600_000, channel: 'cli' }]);
     t.equal(stored.length, 1);
     const status = await ctl.chat('how much time is left');
-    t.match(status, /^10 minutes: .+ left/, `timer_list answers the status: ${status}`);
+    t.match(status, /^The 10 minute timer: .+ left/, `timer_list answers the status: ${status}`);
   });
 
   await t.test('"unlock the front door" is held for /confirm; the lock is untouched until then', async (t) => {
