@@ -3,12 +3,13 @@
  * was misheard or misspelt ("kitchen lihgt", "厨房等"), the recogniser matches again with the name
  * and area lists open, and this module says which registered name or alias the words were closest
  * to, how alike they are (0..1), and whether that choice is clear enough to act on. Text is compared
- * whole (character edit distance) and word by word in any order (Latin words by spaces, Chinese
- * words by jieba), so a dropped or swapped character and an alias said in another word order both
- * come out close, while an unrelated word does not.
+ * whole (character edit distance, a swap of neighbours counting one edit) and, when both sides have
+ * as many words, word by word in any order (Latin words by spaces, Chinese words by jieba), so a
+ * dropped or swapped character and an alias said in another word order both come out close, while
+ * an unrelated word or half a name does not. Similarity is 1 - edits / the longer length.
  */
 import { jiebaSegmenter } from '../nlp/jieba-runtime.js';
-import { HomeAgentError } from '../shared/errors.js';
+import { bagDistance, CharacterBag, EditDistancePattern, editDistance } from './edit-distance.js';
 import { isCjk, normalizeText } from './text-normalize.js';
 
 /** Splits normalised text into words; Chinese has no spaces, so it needs a segmenter. */
@@ -33,181 +34,17 @@ export interface NearResolution {
 export const NEAR_MARGIN = 0.05;
 
 /**
+ * Latin words this short are near too much ("it" is one edit from "kit", "all" from "hall"): said
+ * names shorter than this many letters only ever match exactly. A Chinese character carries more,
+ * and two characters with one wrong are already too far (0.5).
+ */
+const MIN_LATIN_LETTERS = 4;
+
+/**
  * An alias said with its words in another order ("light kitchen") is close but not the same text;
  * this keeps it below an in-order near miss of the same size.
  */
 const ANY_ORDER_WEIGHT = 0.95;
-
-// Three reused rows: the swap of neighbours looks two rows back.
-let rows = [new Int32Array(64), new Int32Array(64), new Int32Array(64)];
-
-/**
- * Edit distance counting an insertion, deletion, substitution or swap of neighbours as one edit.
- * With `atMost`, a distance above it comes back as some number above it, found early: names far
- * apart are most of a home, and only the close ones need their exact distance.
- */
-export function editDistance(a: string, b: string, atMost = Number.POSITIVE_INFINITY): number {
-  if (a === b) return 0;
-  if (Math.abs(a.length - b.length) > atMost) return atMost + 1;
-  if (a.length === 0 || b.length === 0) return Math.max(a.length, b.length);
-  const width = b.length + 1;
-  if ((rows[0] as Int32Array).length < width) rows = rows.map(() => new Int32Array(width * 2));
-  let [before, previous, current] = rows as [Int32Array, Int32Array, Int32Array];
-  for (let j = 0; j < width; j++) previous[j] = j;
-  let previousBest = 0;
-  for (let i = 1; i <= a.length; i++) {
-    current[0] = i;
-    let rowBest = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, (before[j - 2] as number) + 1);
-      current[j] = best;
-      if (best < rowBest) rowBest = best;
-    }
-    // A row never lowers the next one's minimum by more than a swap can, and a swap reads two rows
-    // back: stop when both of the last two rows are already over the bound.
-    if (rowBest > atMost && previousBest > atMost) return atMost + 1;
-    previousBest = rowBest;
-    [before, previous, current] = [previous, current, before];
-  }
-  return previous[b.length] as number;
-}
-
-/**
- * The same distance, many texts against one pattern (the words said against every name): bit-parallel
- * (Myers, with Hyyrö's extension for swaps of neighbours), one pass of a few word operations per
- * character of the text, for patterns of up to 31 characters; longer ones fall back to editDistance.
- */
-export class EditDistancePattern {
-  private readonly pattern: string;
-  private readonly masks = new Map<number, number>();
-
-  constructor(pattern: string) {
-    this.pattern = pattern;
-    if (pattern.length > 31) return;
-    for (let i = 0; i < pattern.length; i++) {
-      const code = pattern.charCodeAt(i);
-      this.masks.set(code, (this.masks.get(code) ?? 0) | (1 << i));
-    }
-  }
-
-  distanceTo(text: string, atMost = Number.POSITIVE_INFINITY): number {
-    const m = this.pattern.length;
-    if (m > 31) return editDistance(this.pattern, text, atMost);
-    if (m === 0) return text.length;
-    const all = m === 31 ? 0x7fffffff : (1 << m) - 1;
-    const last = 1 << (m - 1);
-    let vp = all;
-    let vn = 0;
-    let d0 = 0;
-    let previousMask = 0;
-    let score = m;
-    for (let j = 0; j < text.length; j++) {
-      const mask = this.masks.get(text.charCodeAt(j)) ?? 0;
-      const swap = ((~d0 & mask) << 1) & previousMask & all;
-      d0 = ((((mask & vp) + vp) ^ vp) | mask | vn | swap) & all;
-      let hp = (vn | ~(d0 | vp)) & all;
-      let hn = d0 & vp;
-      if (hp & last) score += 1;
-      else if (hn & last) score -= 1;
-      hp = ((hp << 1) | 1) & all;
-      hn = (hn << 1) & all;
-      vp = (hn | ~(d0 | hp)) & all;
-      vn = hp & d0;
-      previousMask = mask;
-      // The score can fall by at most one per remaining character of the text.
-      if (score - (text.length - j - 1) > atMost) return atMost + 1;
-    }
-    return score;
-  }
-}
-
-// Character counts for bagDistance, reset after each use; indexed by UTF-16 code unit.
-const bag = new Int32Array(65536);
-
-/**
- * A lower bound of the edit distance read from character counts alone: each edit adds or removes
- * at most one character on each side. Cheap, and enough to skip most names for a given text.
- */
-export function bagDistance(a: string, b: string): number {
-  for (let i = 0; i < a.length; i++) bag[a.charCodeAt(i)] = (bag[a.charCodeAt(i)] as number) + 1;
-  for (let i = 0; i < b.length; i++) bag[b.charCodeAt(i)] = (bag[b.charCodeAt(i)] as number) - 1;
-  let extra = 0;
-  let missing = 0;
-  for (const text of [a, b]) {
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      const count = bag[code] as number;
-      if (count > 0) extra += count;
-      else missing -= count;
-      bag[code] = 0;
-    }
-  }
-  return Math.max(extra, missing);
-}
-
-/** 1 - edit distance / the longer length: 1 for the same text, 0 for nothing in common. */
-export function characterSimilarity(a: string, b: string): number {
-  const longer = Math.max(a.length, b.length);
-  return longer === 0 ? 1 : 1 - editDistance(a, b) / longer;
-}
-
-// CharacterBag's tables, indexed by UTF-16 code unit and valid where their stamp is current: the
-// said text's counts (stamped by the bag) and the working counts of one comparison. A Map lookup
-// per character was most of the cost of resolving a said text against a home's names.
-const baseCounts = new Int32Array(65536);
-const baseStamps = new Uint32Array(65536);
-const workCounts = new Int32Array(65536);
-const workStamps = new Uint32Array(65536);
-let bagStamp = 0;
-let workStamp = 0;
-
-const nextStamp = (stamp: number, stamps: Uint32Array): number => {
-  if (stamp < 0xffffffff) return stamp + 1;
-  stamps.fill(0);
-  return 1;
-};
-
-/**
- * bagDistance from one text to many (the words said to every name), one pass over each of the
- * many. The tables are shared: only the bag made last may be asked (resolving is synchronous).
- */
-export class CharacterBag {
-  private readonly length: number;
-  private readonly stamp: number;
-
-  constructor(text: string) {
-    this.length = text.length;
-    bagStamp = nextStamp(bagStamp, baseStamps);
-    this.stamp = bagStamp;
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      if (baseStamps[code] !== bagStamp) {
-        baseStamps[code] = bagStamp;
-        baseCounts[code] = 0;
-      }
-      baseCounts[code] = (baseCounts[code] as number) + 1;
-    }
-  }
-
-  distanceTo(other: string): number {
-    if (this.stamp !== bagStamp) throw new HomeAgentError('HA_ERR_INTERNAL', 'CharacterBag: a newer bag has replaced this one');
-    workStamp = nextStamp(workStamp, workStamps);
-    let missing = 0;
-    for (let i = 0; i < other.length; i++) {
-      const code = other.charCodeAt(i);
-      if (workStamps[code] !== workStamp) {
-        workStamps[code] = workStamp;
-        workCounts[code] = baseStamps[code] === bagStamp ? (baseCounts[code] as number) : 0;
-      }
-      const left = (workCounts[code] as number) - 1;
-      workCounts[code] = left;
-      if (left < 0) missing += 1;
-    }
-    return Math.max(this.length - (other.length - missing), missing);
-  }
-}
 
 /**
  * Words matched in any order: each word of `a` pairs with the most alike unused word of `b`, each
@@ -350,10 +187,16 @@ export class NearNameIndex {
   resolve(said: string, minSimilarity: number): NearResolution | undefined {
     const text = normalizeText(said);
     if (text === '') return undefined;
+    const lengths = lengthsOf(text);
+    if (lengths.letters < MIN_LATIN_LETTERS && ![...text].some((ch) => isCjk(ch))) {
+      // Short words still count when said exactly (the area in "turn on the lihgt in the den").
+      const same = new Set(this.phrases.filter((p) => p.phrase === text).map((p) => p.value));
+      const [value] = same;
+      return same.size === 1 && value !== undefined ? { value, phrase: text, similarity: 1 } : undefined;
+    }
     const bestByValue = new Map<string, NearResolution>();
     // A rival within the margin of a winner at minSimilarity can be this far down, and no lower.
     const floor = minSimilarity - NEAR_MARGIN;
-    const lengths = lengthsOf(text);
     // Cheap upper bounds first (lengths, then shared letters), then the edit distances in the order
     // of those bounds: once the best so far is found, what cannot come within the margin is skipped.
     const hopeful: Array<{ entry: Phrase; bagged: number; bound: number }> = [];

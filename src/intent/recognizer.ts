@@ -122,6 +122,8 @@ const PLACE_SLOTS = new Set(['name', 'area', 'floor']);
 /** The lists a near match may take text for that is not quite a registered phrase (see near-name.ts). */
 const NEAR_LISTS: ReadonlySet<string> = new Set(['name', 'area']);
 const PLACE_BONUS = 0.2;
+/** Scores closer than this are equal (float noise of the weights above). */
+const SCORE_TIE = 1e-9;
 
 /** Colour words → the English colour name the light service takes. */
 const COLOURS: ReadonlyArray<{ value: string; phrases: string[] }> = [
@@ -252,8 +254,10 @@ function indexByFirstChar(entries: readonly CompiledIntent[]): TemplateIndex {
   const anyFirst: CompiledIntent[] = [];
   for (const entry of entries) {
     const { first } = entry.edges;
-    if (first === undefined) anyFirst.push(entry);
-    for (const [ch, list] of byFirstChar) if (first === undefined || first.has(ch)) list.push(entry);
+    if (first === undefined) {
+      anyFirst.push(entry);
+      for (const list of byFirstChar.values()) list.push(entry);
+    } else for (const ch of first) byFirstChar.get(ch)?.push(entry);
   }
   return { all: entries, byFirstChar, anyFirst };
 }
@@ -261,6 +265,12 @@ function indexByFirstChar(entries: readonly CompiledIntent[]): TemplateIndex {
 /** The templates of `index` a normalised sentence can match, in declaration order. */
 function candidatesFor(index: TemplateIndex, normal: string): readonly CompiledIntent[] {
   return normal === '' ? index.all : (index.byFirstChar.get(normal[0] as string) ?? index.anyFirst);
+}
+
+/** The near pass's templates (indexed by their edges with the near lists open) and the names to resolve against. */
+interface NearState {
+  byLanguage: ReadonlyMap<IntentLanguage, TemplateIndex>;
+  names: ReadonlyMap<string, NearNameIndex>;
 }
 
 /** A match before the finishing touches: the template it came from and its slots. */
@@ -279,9 +289,9 @@ export class IntentRecognizer {
   private readonly sentences: readonly IntentSentences[];
   private readonly splitWords: WordSplitter | undefined;
   private byLanguage = new Map<IntentLanguage, TemplateIndex>();
-  /** The templates naming a near list, indexed by their edges with those lists open. */
-  private nearByLanguage = new Map<IntentLanguage, TemplateIndex>();
-  private nearNames = new Map<string, NearNameIndex>();
+  private compiled = new Map<IntentLanguage, CompiledIntent[]>();
+  private lists: Record<string, SlotList> = {};
+  private near: NearState | undefined;
   /** Registered name → the domains of the entities carrying it, to resolve and check `domain`. */
   private domainsByName = new Map<string, Set<string>>();
   private classesByName = new Map<string, Set<string>>();
@@ -297,28 +307,14 @@ export class IntentRecognizer {
   setHome(home: IntentHome): void {
     const lists = buildIntentLists(home);
     const next = new Map<IntentLanguage, CompiledIntent[]>();
-    const near = new Map<IntentLanguage, CompiledIntent[]>();
     for (const group of this.sentences) {
       const compiled = next.get(group.language) ?? [];
-      const nearCompiled = near.get(group.language) ?? [];
       for (const source of group.templates) {
         const template = compileTemplate(source, lists);
         const required = [...new Set(requiredLiterals(template.root as TemplateNode))];
-        const entry: CompiledIntent = { intent: group.intent, template, slots: group.slots ?? {}, required, edges: template.edges };
-        compiled.push(entry);
-        if (Object.values(template.slotLists).some((list) => NEAR_LISTS.has(list))) {
-          nearCompiled.push({ ...entry, edges: templateEdges(template, NEAR_LISTS) });
-        }
+        compiled.push({ intent: group.intent, template, slots: group.slots ?? {}, required, edges: template.edges });
       }
       next.set(group.language, compiled);
-      near.set(group.language, nearCompiled);
-    }
-    const nearNames = new Map<string, NearNameIndex>();
-    for (const list of NEAR_LISTS) {
-      const spec = lists[list];
-      if (spec?.type !== 'values') continue;
-      const candidates = spec.values.map(({ value, phrases }) => ({ value: String(value), phrases }));
-      nearNames.set(list, new NearNameIndex(candidates, this.splitWords));
     }
     const domains = new Map<string, Set<string>>();
     for (const entity of home.entities) domains.set(entity.name, (domains.get(entity.name) ?? new Set()).add(entity.domain));
@@ -326,11 +322,36 @@ export class IntentRecognizer {
     for (const entity of home.entities) {
       if (entity.device_class !== undefined) classes.set(entity.name, (classes.get(entity.name) ?? new Set()).add(entity.device_class));
     }
+    this.compiled = next;
+    this.lists = lists;
+    this.near = undefined;
     this.byLanguage = new Map([...next].map(([language, entries]) => [language, indexByFirstChar(entries)]));
-    this.nearByLanguage = new Map([...near].map(([language, entries]) => [language, indexByFirstChar(entries)]));
-    this.nearNames = nearNames;
     this.domainsByName = domains;
     this.classesByName = classes;
+  }
+
+  /**
+   * What the near pass needs, built the first time a sentence matches nothing exactly after a home
+   * change rather than in setHome: most homes change more often than a name is misheard.
+   */
+  private nearState(): NearState {
+    if (this.near !== undefined) return this.near;
+    const byLanguage = new Map<IntentLanguage, TemplateIndex>();
+    for (const [language, entries] of this.compiled) {
+      const open = entries
+        .filter(({ template }) => Object.values(template.slotLists).some((list) => NEAR_LISTS.has(list)))
+        .map((entry) => ({ ...entry, edges: templateEdges(entry.template, NEAR_LISTS) }));
+      byLanguage.set(language, indexByFirstChar(open));
+    }
+    const names = new Map<string, NearNameIndex>();
+    for (const list of NEAR_LISTS) {
+      const spec = this.lists[list];
+      if (spec?.type !== 'values') continue;
+      const candidates = spec.values.map(({ value, phrases }) => ({ value: String(value), phrases }));
+      names.set(list, new NearNameIndex(candidates, this.splitWords));
+    }
+    this.near = { byLanguage, names };
+    return this.near;
   }
 
   /**
@@ -346,9 +367,11 @@ export class IntentRecognizer {
     const exact = this.bestExact(index, normal);
     if (exact) return this.finish(exact, context, 1, []);
     const minSimilarity = context.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
-    const nearIndex = this.nearByLanguage.get(lang);
-    if (normal === '' || minSimilarity > 1 || !nearIndex) return undefined;
-    const near = this.bestNear(nearIndex, normal, Math.max(0, minSimilarity));
+    if (normal === '' || minSimilarity > 1) return undefined;
+    const state = this.nearState();
+    const nearIndex = state.byLanguage.get(lang);
+    if (!nearIndex) return undefined;
+    const near = this.bestNear(state.names, nearIndex, normal, Math.max(0, minSimilarity));
     return near && this.finish(near, context, near.confidence, near.near);
   }
 
@@ -365,7 +388,8 @@ export class IntentRecognizer {
         }
         if (!this.fits(slots.name, entry.slots)) continue;
         // Strictly greater: on a tie the template declared first wins, so files can order their forms.
-        if (!best || score > best.score) best = { entry, slots, score };
+        // Weights like 1.2 − 0.2 are not exact in binary (3 × 1.2 − 3 × 0.2 < 3), so a tie is within SCORE_TIE.
+        if (!best || score > best.score + SCORE_TIE) best = { entry, slots, score };
         break;
       }
     }
@@ -378,6 +402,7 @@ export class IntentRecognizer {
    * alike slot decides), then the better template score, then the template declared first.
    */
   private bestNear(
+    names: ReadonlyMap<string, NearNameIndex>,
     index: TemplateIndex,
     normal: string,
     minSimilarity: number,
@@ -389,7 +414,7 @@ export class IntentRecognizer {
     const resolved = new Map<string, NearResolution | undefined>();
     const resolve = (list: string, said: string): NearResolution | undefined => {
       const key = `${list}\u0001${said}`;
-      if (!resolved.has(key)) resolved.set(key, this.nearNames.get(list)?.resolve(said, Math.max(minSimilarity, best?.confidence ?? 0)));
+      if (!resolved.has(key)) resolved.set(key, names.get(list)?.resolve(said, Math.max(minSimilarity, best?.confidence ?? 0)));
       const found = resolved.get(key);
       return found !== undefined && found.similarity >= (best?.confidence ?? 0) ? found : undefined;
     };

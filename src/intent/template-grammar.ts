@@ -220,20 +220,58 @@ const join = (a: string | undefined, b: string | undefined): string | undefined 
 const asSet = (chars: string | undefined): ReadonlySet<string> | undefined => (chars === undefined ? undefined : new Set(chars));
 
 /**
- * Where `template`'s matches can begin and end; with `wildcards`, for matching with those lists
- * open (see matchNormalised). The template's own edges are computed once, at compile time.
+ * Where `template`'s matches can begin and end with the lists in `open` taking any text (see
+ * matchNormalised): the template's own edges, except that an end an open slot can reach is any.
  */
-export function templateEdges(template: CompiledTemplate, wildcards?: ReadonlySet<string>): TemplateEdges {
-  return wildcards === undefined ? template.edges : edgesOf(template.root, wildcards);
+export function templateEdges(template: CompiledTemplate, open?: ReadonlySet<string>): TemplateEdges {
+  if (open === undefined) return template.edges;
+  const { first, last, empty } = template.edges;
+  return {
+    first: reachesEdge(template.root, open, 'first') ? undefined : first,
+    last: reachesEdge(template.root, open, 'last') ? undefined : last,
+    empty,
+  };
 }
 
-function edgesOf(root: Node, wildcards?: ReadonlySet<string>): TemplateEdges {
-  const { first, last, empty } = edgeCharsOf(root, wildcards);
+/** Whether a slot of an `open` list can take the first (or last) character of a match. */
+function reachesEdge(node: Node, open: ReadonlySet<string>, edge: 'first' | 'last'): boolean {
+  switch (node.kind) {
+    case 'slot':
+      return open.has(node.listName);
+    case 'alt':
+      return node.options.some((option) => reachesEdge(option, open, edge));
+    case 'seq': {
+      const items = edge === 'first' ? node.items : [...node.items].reverse();
+      for (const item of items) {
+        if (reachesEdge(item, open, edge)) return true;
+        if (!canBeEmpty(item)) return false;
+      }
+      return false;
+    }
+    default:
+      return false;
+  }
+}
+
+function canBeEmpty(node: Node): boolean {
+  switch (node.kind) {
+    case 'space':
+      return true;
+    case 'alt':
+      return node.optional || node.options.some(canBeEmpty);
+    case 'seq':
+      return node.items.every(canBeEmpty);
+    default:
+      return false;
+  }
+}
+
+function edgesOf(root: Node): TemplateEdges {
+  const { first, last, empty } = edgeCharsOf(root);
   return { first: asSet(first), last: asSet(last), empty };
 }
 
-function edgeCharsOf(node: Node, wildcards: ReadonlySet<string> | undefined): EdgeChars {
-  const edgeChars = (child: Node): EdgeChars => edgeCharsOf(child, wildcards);
+function edgeCharsOf(node: Node): EdgeChars {
   switch (node.kind) {
     case 'text':
       return { first: node.chars[0] as string, last: node.chars.at(-1) as string, empty: false };
@@ -241,13 +279,11 @@ function edgeCharsOf(node: Node, wildcards: ReadonlySet<string> | undefined): Ed
       // Matches nothing at either end of a sentence (normalised text never starts or ends with one).
       return { first: '', last: '', empty: true };
     case 'slot':
-      return node.list.type === 'values' && !wildcards?.has(node.listName)
-        ? node.list.edges
-        : { first: undefined, last: undefined, empty: false };
+      return node.list.type === 'values' ? node.list.edges : { first: undefined, last: undefined, empty: false };
     case 'alt': {
       const out: EdgeChars = { first: '', last: '', empty: node.optional };
       for (const option of node.options) {
-        const e = edgeChars(option);
+        const e = edgeCharsOf(option);
         out.first = join(out.first, e.first);
         out.last = join(out.last, e.last);
         out.empty ||= e.empty;
@@ -255,19 +291,25 @@ function edgeCharsOf(node: Node, wildcards: ReadonlySet<string> | undefined): Ed
       return out;
     }
     case 'seq': {
-      const items = node.items.map(edgeChars);
+      // Only the items up to the first (and from the last) that cannot be empty decide the edges;
+      // the middle of a long template is never visited.
       let first: string | undefined = '';
-      for (const e of items) {
+      let empty = true;
+      for (const item of node.items) {
+        const e = edgeCharsOf(item);
         first = join(first, e.first);
-        if (!e.empty) break;
+        if (!e.empty) {
+          empty = false;
+          break;
+        }
       }
       let last: string | undefined = '';
-      for (let i = items.length - 1; i >= 0; i--) {
-        const e = items[i] as EdgeChars;
+      for (let i = node.items.length - 1; i >= 0; i--) {
+        const e = edgeCharsOf(node.items[i] as Node);
         last = join(last, e.last);
         if (!e.empty) break;
       }
-      return { first, last, empty: items.every((e) => e.empty) };
+      return { first, last, empty };
     }
   }
 }
@@ -387,10 +429,11 @@ export function matchTemplate(template: CompiledTemplate, text: string): Templat
 }
 
 /**
- * Lists opened for a match: their slots take any span (of whole words, as a wildcard does) that
- * `accepts` lets through instead of their phrases. The recogniser's second try when a name was
+ * Lists opened for a match: their slots take any span of whole words (or of CJK characters) that
+ * `accepts` lets through, instead of their phrases. The recogniser's second try when a name was
  * said not quite as registered; `accepts` prunes spans that resemble no name before the rest of
- * the template is tried after them.
+ * the template is tried after them. It runs inside a match, so it must not match templates itself
+ * (the memo is shared).
  */
 export interface OpenLists {
   lists: ReadonlySet<string>;
@@ -444,8 +487,11 @@ export function matchNormalised(template: CompiledTemplate, input: string, open?
       }
       case 'slot':
         if (open?.lists.has(node.listName)) {
+          if (!atWordEdge(input, pos)) return [];
           const { listName } = node;
-          return matchSlot(node.slot, WILDCARD, input, pos).filter((p) => open.accepts(listName, p.slots[0]?.[1].text ?? ''));
+          return matchSlot(node.slot, WILDCARD, input, pos).filter(
+            (p) => atWordEdge(input, p.end) && open.accepts(listName, p.slots[0]?.[1].text ?? ''),
+          );
         }
         return matchSlot(node.slot, node.list, input, pos);
     }
@@ -461,6 +507,11 @@ export function matchNormalised(template: CompiledTemplate, input: string, open?
 }
 
 const WILDCARD: CompiledList = { type: 'wildcard' };
+
+/** Between two words: an end of the text, a space, or a CJK character on either side. */
+function atWordEdge(input: string, pos: number): boolean {
+  return pos === 0 || pos === input.length || input[pos] === ' ' || input[pos - 1] === ' ' || isCjk(input[pos - 1]) || isCjk(input[pos]);
+}
 
 function matchSlot(slot: string, list: CompiledList, input: string, pos: number): Partial[] {
   if (pos >= input.length || input[pos] === ' ') return [];

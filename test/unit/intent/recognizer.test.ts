@@ -1,8 +1,13 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { runIntentEvalCommand, scoreWithFileEntities } from '../../../src/intent/eval/intent-eval-command.js';
-import type { IntentCase } from '../../../src/intent/eval/intent-tests.js';
+import {
+  homeFromFixtures,
+  homeWithExtras,
+  runIntentEvalCommand,
+  scoreWithFileEntities,
+} from '../../../src/intent/eval/intent-eval-command.js';
+import { type IntentCase, loadIntentTests } from '../../../src/intent/eval/intent-tests.js';
 import type { IntentSentences } from '../../../src/intent/intent-sentences.js';
 import { type IntentHome, IntentRecognizer } from '../../../src/intent/recognizer.js';
 import { EN_CONTROL } from '../../../src/intent/sentences/en-control.js';
@@ -240,3 +245,109 @@ t.test('Chinese: a device said by its whole name beats area + kind; a bare scrip
   t.match(r.recognise('私密模式', 'zh-cn'), { name: 'HassTurnOn', slots: { name: '私密模式', domain: 'script' } });
   t.equal(r.recognise('卧室开关', 'zh-cn'), undefined, 'a bare name that is not a script runs nothing');
 });
+
+t.test('an exact match has confidence 1 and no near names', async (t) => {
+  const r = new IntentRecognizer(EN_CONTROL, home);
+  const exact = recognise(r, 'turn on the bedroom lamp');
+  t.equal(exact?.confidence, 1);
+  t.notOk(exact && 'near' in exact, 'no near field');
+});
+
+t.test('near names: a misspelt name or area is taken for the closest registered one, with its similarity', async (t) => {
+  const r = new IntentRecognizer(EN_CONTROL, home);
+  const lamp = recognise(r, 'turn on the bedrom lamp');
+  t.match(lamp, { name: 'HassTurnOn', slots: { name: 'Bedroom Lamp', domain: 'light' } });
+  t.ok(lamp !== undefined && lamp.confidence > 0.85 && lamp.confidence < 1, `confidence ${lamp?.confidence}`);
+  t.same(lamp?.near, [{ slot: 'name', said: 'bedrom lamp', value: 'Bedroom Lamp', similarity: lamp?.confidence }]);
+  t.match(recognise(r, 'turn off the ceiling fna'), { name: 'HassTurnOff', slots: { name: 'Ceiling Fan' } }, 'swapped letters');
+  const kitchen = recognise(r, 'turn off the lights in the kitchn');
+  t.match(kitchen, { name: 'HassTurnOff', slots: { area: 'Kitchen', domain: 'light' } }, 'an area');
+  t.equal(kitchen?.near?.[0]?.slot, 'area');
+  // The domain a template is bound to still holds: a curtain is never taken for a light.
+  t.match(recognise(r, 'set bedrom curtain to 30%'), { name: 'HassSetPosition', slots: { name: 'Bedroom Curtain', position: 30 } });
+});
+
+t.test('near names: nothing for an unregistered name, and nothing below minSimilarity', async (t) => {
+  const r = new IntentRecognizer(EN_CONTROL, home);
+  t.equal(recognise(r, 'turn on the garage'), undefined);
+  t.equal(recognise(r, 'turn on the garden sprinkler'), undefined);
+  t.equal(r.recognise('turn on the bedrom lamp', 'en', { minSimilarity: 0.95 }), undefined, 'not alike enough');
+  const den = new IntentRecognizer(EN_CONTROL, { ...home, areas: [...home.areas, { name: 'Den' }] });
+  t.equal(recognise(den, 'turn on the lights in the dan'), undefined, 'a short word is not taken for a near name');
+  t.match(
+    recognise(den, 'turn on the bedrom lamp in the den'),
+    { name: 'HassTurnOn', slots: { name: 'Bedroom Lamp', area: 'Den' } },
+    'but said exactly it counts beside a near one',
+  );
+  t.equal(r.recognise('turn on the bedrom lamp', 'en', { minSimilarity: 1.5 }), undefined, 'above 1: near matching off');
+  t.match(r.recognise('turn on the bedrom lamp', 'en', { minSimilarity: 0.8 }), { slots: { name: 'Bedroom Lamp' } });
+});
+
+t.test('near names: two names equally close give no near match', async (t) => {
+  const r = new IntentRecognizer(EN_CONTROL, {
+    ...home,
+    entities: [
+      { name: 'Desk Lamp', domain: 'light' },
+      { name: 'Desk Lamb', domain: 'light' },
+    ],
+  });
+  t.equal(recognise(r, 'turn on the desk lamx'), undefined);
+  t.match(recognise(r, 'turn on the desk lamp'), { slots: { name: 'Desk Lamp' }, confidence: 1 });
+});
+
+t.test('near names in Chinese: a wrong character, and an alias in another word order', async (t) => {
+  const zhHome: IntentHome = {
+    floors: [],
+    areas: [
+      { name: 'Kitchen', aliases: ['厨房'] },
+      { name: 'Laundry', aliases: ['洗衣房'] },
+    ],
+    entities: [
+      { name: 'Kitchen Light', aliases: ['厨房灯'], domain: 'light', area: 'Kitchen' },
+      { name: 'Living Room Lamp', aliases: ['客厅台灯'], domain: 'light' },
+      { name: 'Bedroom Fan', aliases: ['卧室风扇'], domain: 'fan' },
+    ],
+  };
+  const r = new IntentRecognizer(ALL_SENTENCES, zhHome);
+  const lamp = r.recognise('打开厨房等', 'zh-cn');
+  t.match(lamp, { name: 'HassTurnOn', slots: { name: 'Kitchen Light', domain: 'light' } });
+  t.ok(lamp !== undefined && lamp.confidence >= 0.6 && lamp.confidence < 1);
+  t.match(r.recognise('关闭卧室风善', 'zh-cn'), { name: 'HassTurnOff', slots: { name: 'Bedroom Fan' } });
+  t.match(r.recognise('打开台灯客厅', 'zh-cn'), { name: 'HassTurnOn', slots: { name: 'Living Room Lamp' } }, 'word order');
+  t.match(r.recognise('打开洗衣方的灯', 'zh-cn'), { name: 'HassTurnOn', slots: { area: 'Laundry', domain: 'light' } }, 'an area');
+  t.equal(r.recognise('打开车库', 'zh-cn'), undefined, 'nothing like it registered');
+  t.equal(r.recognise('打开厨房灯', 'zh-cn')?.confidence, 1);
+});
+
+const EVAL_DATA = '/work/shared/data/ha-intents';
+for (const language of ['en', 'zh-cn']) {
+  t.test(`near matching never changes an exact answer on the ${language} evaluation files`, async (t) => {
+    const dir = `${EVAL_DATA}/${language}`;
+    if (!existsSync(dir)) {
+      t.pass('data absent', { skip: `${dir} is absent; the intent evaluation data lives outside the repository` });
+      return;
+    }
+    const set = loadIntentTests(dir);
+    const base = homeFromFixtures(set.fixtures);
+    let exact = 0;
+    let changed = 0;
+    let wrongConfidence = 0;
+    scoreWithFileEntities(set.cases, (extras) => {
+      const r = new IntentRecognizer(ALL_SENTENCES, homeWithExtras(base, extras));
+      return (sentence, lang, context) => {
+        const area = context.area === undefined ? {} : { area: context.area };
+        const off = r.recognise(sentence, lang, { ...area, minSimilarity: 2 });
+        const on = r.recognise(sentence, lang, area);
+        if (off !== undefined) {
+          exact += 1;
+          if (JSON.stringify(off) !== JSON.stringify(on)) changed += 1;
+          if (on?.confidence !== 1) wrongConfidence += 1;
+        } else if (on !== undefined && !(on.confidence < 1 && (on.near?.length ?? 0) > 0)) wrongConfidence += 1;
+        return on;
+      };
+    });
+    t.ok(exact > set.cases.length / 2, `${exact} of ${set.cases.length} sentences match exactly`);
+    t.equal(changed, 0, 'exact answers are the same with near matching on');
+    t.equal(wrongConfidence, 0, 'confidence 1 exactly for exact answers, below 1 with near names otherwise');
+  });
+}

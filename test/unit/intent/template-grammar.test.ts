@@ -1,5 +1,13 @@
 import t from 'tap';
-import { compileTemplate, matchTemplate, type SlotList } from '../../../src/intent/template-grammar.js';
+import {
+  compileTemplate,
+  matchNormalised,
+  matchTemplate,
+  mayMatch,
+  type OpenLists,
+  type SlotList,
+  templateEdges,
+} from '../../../src/intent/template-grammar.js';
 import { normalizeText } from '../../../src/intent/text-normalize.js';
 import { isHomeAgentError } from '../../../src/shared/errors.js';
 
@@ -130,5 +138,94 @@ t.test('bad templates: a coded error naming the position', async (t) => {
   t.throws(
     () => compileTemplate('{bad}', { bad: { type: 'values', values: [{ value: 'x', phrases: ['!!'] }] } }),
     /list "bad" has an empty phrase/,
+  );
+});
+
+t.test('open lists: a name slot takes the spans of whole words `accepts` lets through, other slots stay exact', async (t) => {
+  const template = compileTemplate('(turn|switch) on [the] {name} [to {brightness}]', lists);
+  t.same(template.slotLists, { name: 'name', brightness: 'brightness' });
+  const asked: string[] = [];
+  const open: OpenLists = {
+    lists: new Set(['name']),
+    accepts: (list, text) => {
+      asked.push(`${list}:${text}`);
+      return text === 'kitchen lihgt';
+    },
+  };
+  const matches = matchNormalised(template, normalizeText('turn on the kitchen lihgt to 50%'), open);
+  t.same(
+    matches.map((m) => [m.slots.name?.text, m.slots.brightness?.value]),
+    [['kitchen lihgt', 50]],
+  );
+  t.ok(asked.includes('name:the kitchen lihgt'), 'spans with the optional word were offered too');
+  t.notOk(
+    asked.some((a) => !a.startsWith('name:')),
+    'only the open list is asked',
+  );
+  t.ok(asked.includes('name:kitchen'), 'a shorter span of whole words was offered');
+  t.notOk(
+    asked.some((a) => a === 'name:kitchen l' || a === 'name:the k'),
+    'no span ends inside a word',
+  );
+  t.same(matchNormalised(template, normalizeText('turn on the kitchen lihgt to 50%')), [], 'closed: no match');
+  t.same(
+    matchNormalised(template, normalizeText('turn on the kitchen lihgt to 50%'), { lists: new Set(['name']), accepts: () => false }),
+    [],
+    'nothing accepted, nothing matched',
+  );
+});
+
+t.test('open lists in Chinese: any span of characters is offered', async (t) => {
+  const template = compileTemplate('打开{name}', lists);
+  const asked: string[] = [];
+  const open: OpenLists = {
+    lists: new Set(['name']),
+    accepts: (_list, text) => {
+      asked.push(text);
+      return text === '厨房等';
+    },
+  };
+  t.same(
+    matchNormalised(template, normalizeText('打开厨房等'), open).map((m) => m.slots.name?.value),
+    ['厨房等'],
+  );
+  t.same(asked.sort(), ['厨', '厨房', '厨房等'].sort(), 'every span from the slot start');
+});
+
+t.test('edges: a sentence that cannot start or end like the template is ruled out before matching', async (t) => {
+  const template = compileTemplate('[please] turn on {name}', lists);
+  t.ok(mayMatch(template.edges, 'turn on kitchen light'));
+  t.ok(mayMatch(template.edges, 'please turn on kitchen light'));
+  t.notOk(mayMatch(template.edges, 'switch on kitchen light'), 'no template start fits');
+  t.notOk(mayMatch(template.edges, 'turn on kitchen lights'), 'no name ends in s');
+  t.ok(mayMatch(template.edges, 'turn on kitchen lamp'));
+  t.notOk(mayMatch(template.edges, ''), 'the template cannot match nothing');
+  const open = templateEdges(template, new Set(['name']));
+  t.ok(mayMatch(open, 'turn on kitchen lights'), 'with the name open, any end');
+  t.notOk(mayMatch(open, 'switch on kitchen lights'), 'the start is still literal');
+  t.equal(templateEdges(template), template.edges);
+  const anyStart = compileTemplate('{anything} please', lists);
+  t.ok(mayMatch(anyStart.edges, 'whatever please'));
+  t.notOk(mayMatch(anyStart.edges, 'whatever'));
+  // For every sentence tried here, a template the edges rule out has no match either.
+  for (const text of ['switch on kitchen light', 'turn on kitchen lights', 'turn on']) {
+    if (!mayMatch(template.edges, normalizeText(text))) t.same(matchTemplate(template, text), [], text);
+  }
+});
+
+t.test('the shared memo: matching many templates in turn gives what each gives alone', async (t) => {
+  const sources = ['打开{area}的灯', '(turn|switch) on [the] {name}', 'set a timer for {duration}', '把{name}调到{brightness}'];
+  const sentences = ['打开厨房的灯', 'turn on the kitchen light', 'set a timer for 10 minutes', '把卧室灯调到50%'];
+  const alone = sources.map((source, i) => matchTemplate(compileTemplate(source, lists), sentences[i] as string));
+  const compiled = sources.map((source) => compileTemplate(source, lists));
+  for (let round = 0; round < 3; round++) {
+    compiled.forEach((template, i) => {
+      for (const other of sentences) matchTemplate(template, other);
+      t.same(matchTemplate(template, sentences[i] as string), alone[i], `${sources[i]} round ${round}`);
+    });
+  }
+  t.ok(
+    alone.every((m) => m.length > 0),
+    'each sentence matches its template',
   );
 });
