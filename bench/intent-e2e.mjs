@@ -6,9 +6,14 @@
 //   handler → entity_call through the tool executor → registry.call) to the device's call handler
 //   running (goal p95 <= 20 ms).
 // intent_command_to_answer_p95: the same up to the answer text being ready.
-// Not in these figures: the input scheduler and memory recording the input, which every turn pays
-// with or without the intent engine (bench agent-turn and memory measure those).
-import { mkdtempSync, rmSync } from 'node:fs';
+// intent_daemon_command_roundtrip_p95: the whole way in the real daemon, no LLM configured: a
+//   command sent with agent.chat over the CLI socket (a new connection per call, as homeagentctl
+//   does) → input scheduler → memory records the input (synchronous FULL) → on_input → entity_call →
+//   the GPIO plugin's simulated output pin → the answer back on the socket. The pin switches before
+//   the answer is sent, so this bounds command → device action from above.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +23,10 @@ import { spread, watchGc } from './stats.mjs';
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (path) => import(join(dist, path));
 
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const WARMUP_ROUNDS = 10;
+const DAEMON_WARMUP = 10;
+const DAEMON_RUNS = 100;
 const TIMED_ROUNDS = 60;
 const GOAL_P95_MS = 20;
 
@@ -36,6 +44,11 @@ const COMMANDS = [
 ];
 
 export async function run(emit) {
+  await inProcess(emit);
+  await throughDaemon(emit);
+}
+
+async function inProcess(emit) {
   const [{ ManagedDatabase }, { EntityRegistry }, { EventBus }, { LogManager }, { ToolRegistry }, { StageRegistry }, { ToolExecutor }] =
     await Promise.all([
       load('src/store/database.js'),
@@ -60,13 +73,15 @@ export async function run(emit) {
     { busyTimeoutMs: 2000, startupCheck: 'off', log: logs.child('store'), clock },
   );
   const events = new EventBus(logs.child('events'));
+  const home = buildHome();
   const registry = new EntityRegistry({
     database: () => database,
     events,
     log: logs.child('home'),
     clock,
+    // The bench home's rooms as configured areas, with their Chinese names as aliases.
     settings: () => ({
-      areas: [],
+      areas: home.areas.map((area) => ({ id: area.name.toLowerCase().replaceAll(' ', '_'), name: area.name, aliases: area.aliases })),
       history_raw_days: 7,
       history_days: 365,
       history_period_minutes: 60,
@@ -79,7 +94,6 @@ export async function run(emit) {
 
   // The bench home's entities as registered devices; the id is e<n> so the commands can name them.
   let called = { id: '', at: 0 };
-  const home = buildHome();
   home.entities.forEach((entity, index) => {
     const handle = registry.register('plugin:bench', {
       domain: entity.domain,
@@ -191,6 +205,98 @@ export async function run(emit) {
     shutdown.abort();
     await registry.stop();
     database.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One newline-delimited JSON call on the CLI socket. */
+function rpc(socketPath, method, params) {
+  return new Promise((resolve, reject) => {
+    const socket = createConnection(socketPath);
+    let buffer = '';
+    socket.setEncoding('utf8');
+    socket.on('connect', () => socket.write(`${JSON.stringify({ id: 1, method, params })}\n`));
+    socket.on('data', (text) => {
+      buffer += text;
+      const newline = buffer.indexOf('\n');
+      if (newline < 0) return;
+      socket.end();
+      const answer = JSON.parse(buffer.slice(0, newline));
+      if (answer.ok) resolve(answer.result);
+      else reject(new Error(`${method}: ${answer.error.code} ${answer.error.message}`));
+    });
+    socket.on('error', reject);
+  });
+}
+
+async function throughDaemon(emit) {
+  const dir = mkdtempSync(join(tmpdir(), 'ha-bench-intent-daemon-'));
+  const config = join(dir, 'config.yaml');
+  const pin = {
+    id: 'kitchen_light',
+    name: 'Kitchen Light',
+    aliases: ['厨房灯'],
+    area: 'kitchen',
+    bcm: 17,
+    direction: 'out',
+    domain: 'light',
+  };
+  writeFileSync(config, JSON.stringify({ plugin: { gpio: { backend: 'simulated', pins: [pin] } } }));
+  const env = {
+    ...process.env,
+    HOMEAGENT_CONFIG: config,
+    HOMEAGENT_DATA_DIR: join(dir, 'data'),
+    HOMEAGENT_LOG_LEVEL: 'warn',
+    HOMEAGENT_PLUGIN_WEBUI_PORT: '0',
+    // The same two commands alternate; the duplicate window stays out of the measurement.
+    HOMEAGENT_AGENT_DEDUPE_WINDOW_MS: '0',
+  };
+  for (const key of ['NOTIFY_SOCKET', 'HOMEAGENT_LLM_BASE_URL', 'HOMEAGENT_LLM_API_KEY', 'HOMEAGENT_LLM_SOURCES']) delete env[key];
+  const child = spawn(process.execPath, [join(root, 'dist/src/main.js'), 'run'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  const socketPath = join(dir, 'data', 'run', 'homeagent.sock');
+  try {
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`the daemon exited with ${child.exitCode}`);
+      try {
+        await rpc(socketPath, 'entities.get', { entity: 'light.kitchen_light' });
+        break;
+      } catch (error) {
+        if (i > 300) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    const commands = [
+      ['turn on the kitchen light', 'Turned on Kitchen Light.', 'on'],
+      ['关闭厨房灯', '已关闭Kitchen Light。', 'off'],
+    ];
+    const times = [];
+    for (let i = 0; i < DAEMON_WARMUP + DAEMON_RUNS; i++) {
+      const [text, expected, state] = commands[i % commands.length];
+      const started = performance.now();
+      const receipt = await rpc(socketPath, 'agent.chat', { text });
+      const ms = performance.now() - started;
+      if (receipt.text !== expected) throw new Error(`"${text}" answered ${JSON.stringify(receipt.text)}`);
+      if (i >= DAEMON_WARMUP) times.push(ms);
+      if (i === DAEMON_WARMUP) {
+        const entity = (await rpc(socketPath, 'entities.get', { entity: 'light.kitchen_light' })).entity;
+        if (entity.state !== state) throw new Error(`the light is ${entity.state} after "${text}"`);
+      }
+    }
+    const s = spread(times, [50, 95, 99]);
+    emit({
+      name: 'intent_daemon_command_roundtrip_p95',
+      unit: 'ms',
+      value: s.p95,
+      ...s,
+      n: times.length,
+      what: 'the real daemon without an LLM: agent.chat over the CLI socket (new connection per call) → scheduler → memory records the input (synchronous FULL) → on_input intent engine → entity_call → GPIO plugin (simulated pin) → answer on the socket; English and Chinese alternating; value is p95',
+      goal: `p95 <= ${GOAL_P95_MS}`,
+      goal_met: s.p95 <= GOAL_P95_MS,
+    });
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
     rmSync(dir, { recursive: true, force: true });
   }
 }
