@@ -13,10 +13,10 @@
 //   the answer is sent, so this bounds command → device action from above.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rpc } from './cli-socket.mjs';
 import { buildHome } from './intent.mjs';
 import { spread, watchGc } from './stats.mjs';
 
@@ -207,26 +207,6 @@ async function inProcess(emit) {
     database.close();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** One newline-delimited JSON call on the CLI socket. */
-function rpc(socketPath, method, params) {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection(socketPath);
-    let buffer = '';
-    socket.setEncoding('utf8');
-    socket.on('connect', () => socket.write(`${JSON.stringify({ id: 1, method, params })}\n`));
-    socket.on('data', (text) => {
-      buffer += text;
-      const newline = buffer.indexOf('\n');
-      if (newline < 0) return;
-      socket.end();
-      const answer = JSON.parse(buffer.slice(0, newline));
-      if (answer.ok) resolve(answer.result);
-      else reject(new Error(`${method}: ${answer.error.code} ${answer.error.message}`));
-    });
-    socket.on('error', reject);
-  });
 }
 
 async function throughDaemon(emit) {

@@ -6,10 +6,12 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
-import { connect, createConnection } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { rpc } from './cli-socket.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(root, 'dist/src/main.js');
@@ -31,26 +33,6 @@ function startLlm() {
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
-/** One newline-delimited JSON call on the CLI socket. */
-function rpc(socketPath, method, params) {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection(socketPath);
-    let buffer = '';
-    socket.setEncoding('utf8');
-    socket.on('connect', () => socket.write(`${JSON.stringify({ id: 1, method, params })}\n`));
-    socket.on('data', (text) => {
-      buffer += text;
-      const newline = buffer.indexOf('\n');
-      if (newline < 0) return;
-      socket.end();
-      const answer = JSON.parse(buffer.slice(0, newline));
-      if (answer.ok) resolve(answer.result);
-      else reject(new Error(`${method}: ${answer.error.code} ${answer.error.message}`));
-    });
-    socket.on('error', reject);
-  });
 }
 
 async function waitForCredentials(socketPath, child) {

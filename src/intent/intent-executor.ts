@@ -268,36 +268,27 @@ export class IntentExecutor {
   }
 
   #getTemperature(run: IntentRun): IntentOutcome {
-    const query = targetQuery(run.slots);
-    const climates = findTargets({ ...query, domain: 'climate' }, this.#world.entities(), this.#world.areas());
-    const readable = (entity: EntityInfo) => typeof entity.attributes.current_temperature === 'number';
-    const { domain: _, ...place } = query;
-    const fromClimate = climates.kind === 'found' ? climates.entities.filter(readable) : [];
-    if (fromClimate.length > 0) {
-      return run.say('temperature_is', {
-        what: joinNames(
-          run.lang,
-          fromClimate.map((e) => e.name),
-        ),
-        value: joinNames(
-          run.lang,
-          fromClimate.map((e) => `${e.attributes.current_temperature}${unitOf(e)}`),
-        ),
-      });
-    }
+    const { domain: _, ...place } = targetQuery(run.slots);
+    const climates = this.#found({ ...place, domain: 'climate' }).filter((e) => typeof e.attributes.current_temperature === 'number');
+    if (climates.length > 0) return this.#readings(run, climates, (e) => `${e.attributes.current_temperature}${unitOf(e)}`);
     // No thermostat there: a temperature sensor in the place answers as well.
-    const sensors = findTargets({ ...place, domain: 'sensor', device_class: 'temperature' }, this.#world.entities(), this.#world.areas());
-    const numeric = sensors.kind === 'found' ? sensors.entities.filter((e) => typeof e.state === 'number') : [];
-    if (numeric.length === 0) return run.say('not_found', { what: this.#describeQuery(run.lang, { ...place, domain: 'climate' }) });
+    const sensors = this.#found({ ...place, domain: 'sensor', device_class: 'temperature' }).filter((e) => typeof e.state === 'number');
+    if (sensors.length === 0) return run.say('not_found', { what: this.#describeQuery(run.lang, { ...place, domain: 'climate' }) });
+    return this.#readings(run, sensors, (e) => `${e.state}${e.unit ?? ''}`);
+  }
+
+  #found(query: TargetQuery): EntityInfo[] {
+    const found = findTargets(query, this.#world.entities(), this.#world.areas());
+    return found.kind === 'found' ? found.entities : [];
+  }
+
+  #readings(run: IntentRun, entities: readonly EntityInfo[], reading: (entity: EntityInfo) => string): IntentOutcome {
     return run.say('temperature_is', {
       what: joinNames(
         run.lang,
-        numeric.map((e) => e.name),
+        entities.map((e) => e.name),
       ),
-      value: joinNames(
-        run.lang,
-        numeric.map((e) => `${e.state}${e.unit ?? ''}`),
-      ),
+      value: joinNames(run.lang, entities.map(reading)),
     });
   }
 
@@ -368,11 +359,10 @@ export class IntentExecutor {
 
   async #vacuum(run: IntentRun, service: string, key: AnswerKey): Promise<IntentOutcome> {
     const query = targetQuery(run.slots);
-    const all = findTargets({ domain: 'vacuum' }, this.#world.entities(), this.#world.areas());
-    if (all.kind !== 'found') return run.say('not_found', { what: this.#describeQuery(run.lang, { domain: 'vacuum' }) });
     // "clean the kitchen": the vacuum of that place, else the only one of the home.
-    const named = findTargets({ ...query, domain: 'vacuum' }, this.#world.entities(), this.#world.areas());
-    const targets = named.kind === 'found' ? named.entities : all.entities.length === 1 ? all.entities : [];
+    const named = this.#found({ ...query, domain: 'vacuum' });
+    const all = this.#found({ domain: 'vacuum' });
+    const targets = named.length > 0 ? named : all.length === 1 ? all : [];
     if (targets.length === 0) return run.say('not_found', { what: this.#describeQuery(run.lang, { ...query, domain: 'vacuum' }) });
     return this.#callEach(
       run,
