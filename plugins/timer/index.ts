@@ -339,6 +339,8 @@ export class TimerPlugin implements PluginInstance {
       // The interrupt is a reminder, not something the household said: keep it out of memory.
       no_memory: true,
       timer_id: timer.id,
+      // What it was set for, on its own: the local intent engine says it (or runs it, when it is a command) without a model.
+      timer_message: timer.message,
       ...(timer.name === undefined ? {} : { timer_name: timer.name }),
       set_at: new Date(timer.set_at).toISOString(),
       origin_source: timer.source,

@@ -378,7 +378,8 @@ export class IntentExecutor {
     const seconds = timerSeconds(run.slots, '');
     const name = textSlot(run.slots.name);
     const command = textSlot(run.slots.conversation_command);
-    const message = command ?? name ?? (run.lang === 'zh' ? '计时器时间到了' : 'Your timer is done');
+    // A delayed command ("in 5 minutes turn off the light") is the message: when it rings, it is carried out.
+    const message = command ?? name ?? this.#timerName(run.lang, { duration_s: seconds });
     const [result] = await run.runTools([{ name: 'timer_set', args: { duration: seconds, message, ...(name !== undefined && { name }) } }]);
     if (!result?.ok) return run.say('failed', { detail: result?.error?.detail ?? '' });
     return run.did('timer_started', { time: sayDuration(run.lang, seconds), what: name ?? '' });
@@ -446,7 +447,7 @@ export class IntentExecutor {
   }
 
   /** "the pizza timer", "the 10 minute timer"; 意面计时器, 10分钟的计时器. */
-  #timerName(lang: IntentLanguage, timer: StoredTimerView): string {
+  #timerName(lang: IntentLanguage, timer: Pick<StoredTimerView, 'name' | 'duration_s'>): string {
     if (lang === 'zh') return timer.name === undefined ? `${sayDuration(lang, timer.duration_s)}的计时器` : `${timer.name}计时器`;
     return `the ${timer.name ?? sayDuration(lang, timer.duration_s).replace(/s\b/gu, '')} timer`;
   }

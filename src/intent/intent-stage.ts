@@ -37,6 +37,32 @@ export interface IntentStageOptions {
   log: Logger;
 }
 
+/** The input source of a ringing timer (plugins/timer), which carries its message in `meta.timer_message`. */
+const TIMER_SOURCE = 'timer';
+
+/**
+ * What a timer may run when it rings: things that act on the home. Not timers ("10分钟的计时器"
+ * would start itself again, for ever) and not questions, which nobody is there to hear answered.
+ */
+const DELAYABLE = new Set([
+  'HassTurnOn',
+  'HassTurnOff',
+  'HassLightSet',
+  'HassSetPosition',
+  'HassClimateSetTemperature',
+  'HassMediaPause',
+  'HassMediaUnpause',
+  'HassMediaNext',
+  'HassMediaPrevious',
+  'HassSetVolume',
+  'HassMediaSearchAndPlay',
+  'HassVacuumStart',
+  'HassVacuumReturnToBase',
+  'HassBroadcast',
+  'HassShoppingListAddItem',
+  'HassListAddItem',
+]);
+
 /** What the turn carries in `ctx.extra` for the later stages, the receipt and the logs. */
 export const INTENT_EXTRA = 'intent';
 
@@ -62,6 +88,7 @@ export function intentStage(options: IntentStageOptions) {
     const settings = options.settings();
     const { input } = ctx;
     if (!settings.enabled || input.type !== 'text' || typeof input.payload !== 'string') return;
+    if (input.source === TIMER_SOURCE && typeof input.meta.timer_message === 'string') return timerRang(ctx, input.meta.timer_message);
     const text = input.payload.trim();
     // Slash commands are for the kernel and the plugins, not sentences.
     if (text === '' || text.startsWith('/') || options.isMachineInput(ctx)) return;
@@ -99,6 +126,26 @@ export function intentStage(options: IntentStageOptions) {
       { task_id: ctx.task_id, intent: recognised.name, confidence: recognised.confidence },
       'unsure local intent passed to the model',
     );
+  }
+
+  /**
+   * A timer rang (the timer plugin's interrupt). A command it was set to run later ("in 10 minutes
+   * turn off the light") is carried out now; a reminder is said as it is when no model is there to
+   * phrase it. Never a guess: a near name is not acted on when nobody is there to be asked.
+   */
+  async function timerRang(ctx: StageContext, message: string): Promise<void> {
+    const settings = options.settings();
+    const lang = inputLanguage(message, {});
+    const name = typeof ctx.input.meta.timer_name === 'string' ? ctx.input.meta.timer_name : '';
+    const rang = answer(lang, 'timer_done', { what: name, item: message });
+    const command = options.recognizer().recognise(message, lang, { minSimilarity: 2 });
+    if (command !== undefined && command.confidence >= settings.min_confidence && DELAYABLE.has(command.name)) {
+      const outcome = await options.executor.execute(command, lang, options.toolRunner(ctx));
+      log.info({ task_id: ctx.task_id, intent: command.name, acted: outcome.acted }, `a timer ran its command ${command.name}`);
+      ctx.response = `${rang}${lang === 'zh' ? '' : ' '}${outcome.text}`;
+    } else if (!options.modelAvailable()) {
+      ctx.response = rang;
+    }
   }
 
   /** Tells the model what the engine guessed, just before the person's words. */

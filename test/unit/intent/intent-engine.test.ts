@@ -275,3 +275,32 @@ t.test('a floor means the lights of its rooms', async (t) => {
     'the attic has none',
   );
 });
+
+t.test('a ringing timer says its reminder offline, and runs the command it was set for', async (t) => {
+  const { rig, kitchen } = await home(t);
+  const ring = (message: string, name?: string) =>
+    rig.say(`timer: ${message}`, { timer_id: 't1', timer_message: message, ...(name !== undefined && { timer_name: name }) }, 'timer');
+
+  t.equal((await ring('take the pizza out', 'pizza')).response, "Time's up (pizza): take the pizza out.");
+  t.equal((await ring('the 10 minute timer')).response, "Time's up: the 10 minute timer.");
+  t.equal((await ring('十分钟的计时器')).response, '时间到了：十分钟的计时器。');
+  t.equal(
+    (await ring('turn on the kitchen light')).response,
+    "Time's up: turn on the kitchen light. Turned on Kitchen Light.",
+    'a delayed command is carried out',
+  );
+  t.equal(kitchen.calls.length, 1);
+  t.equal((await ring('turn on the kichen lite')).response, "Time's up: turn on the kichen lite.", 'never on a guess');
+  t.equal(kitchen.calls.length, 1);
+  rig.setOnline(true);
+  t.equal((await ring('take the pizza out')).response, undefined, 'with a model, the model says it');
+
+  // The message an intent-set timer rings with: its length, or the delayed command.
+  await rig.say('set a timer for 10 minutes');
+  await rig.say('in 5 minutes turn off the kitchen light');
+  const timers = (await rig.tools.get('timer_list')?.execute({}, {} as never)) as { timers: Array<{ message: string }> };
+  t.same(
+    timers.timers.map((timer) => timer.message),
+    ['turn off the kitchen light', 'the 10 minute timer'],
+  );
+});
