@@ -106,6 +106,7 @@ const AREA_INTENTS = new Set([
   'HassMediaUnpause',
   'HassMediaNext',
   'HassMediaPrevious',
+  'HassMediaSearchAndPlay',
   'HassVacuumStart',
   'HassVacuumReturnToBase',
 ]);
@@ -278,6 +279,8 @@ interface Found {
   entry: CompiledIntent;
   slots: Record<string, SlotValue>;
   score: number;
+  /** Slots holding free text (items, search queries, messages), given back as the person wrote them. */
+  free?: string[];
 }
 
 export interface IntentRecognizerOptions {
@@ -365,14 +368,14 @@ export class IntentRecognizer {
     if (lang === undefined || !index) return undefined;
     const normal = normalizeText(text);
     const exact = this.bestExact(index, normal);
-    if (exact) return this.finish(exact, context, 1, []);
+    if (exact) return this.finish(exact, context, 1, [], text);
     const minSimilarity = context.minSimilarity ?? DEFAULT_MIN_SIMILARITY;
     if (normal === '' || minSimilarity > 1) return undefined;
     const state = this.nearState();
     const nearIndex = state.byLanguage.get(lang);
     if (!nearIndex) return undefined;
     const near = this.bestNear(state.names, nearIndex, normal, Math.max(0, minSimilarity));
-    return near && this.finish(near, context, near.confidence, near.near);
+    return near && this.finish(near, context, near.confidence, near.near, text);
   }
 
   private bestExact(index: TemplateIndex, normal: string): Found | undefined {
@@ -381,15 +384,17 @@ export class IntentRecognizer {
       if (!mayMatch(entry.edges, normal) || !entry.required.every((piece) => normal.includes(piece))) continue;
       for (const match of matchNormalised(entry.template, normal)) {
         const slots: Record<string, SlotValue> = {};
+        const free: string[] = [];
         let score = match.score;
         for (const [slot, bound] of Object.entries(match.slots)) {
           slots[slot] = bound.value;
+          if (bound.free) free.push(slot);
           if (PLACE_SLOTS.has(slot)) score -= PLACE_BONUS * bound.text.length;
         }
         if (!this.fits(slots.name, entry.slots)) continue;
         // Strictly greater: on a tie the template declared first wins, so files can order their forms.
         // Weights like 1.2 − 0.2 are not exact in binary (3 × 1.2 − 3 × 0.2 < 3), so a tie is within SCORE_TIE.
-        if (!best || score > best.score + SCORE_TIE) best = { entry, slots, score };
+        if (!best || score > best.score + SCORE_TIE) best = { entry, slots, score, free };
         break;
       }
     }
@@ -451,9 +456,10 @@ export class IntentRecognizer {
   }
 
   /** The slots as callers see them: fixed ones, durations split, domain and area filled in. */
-  private finish(found: Found, context: RecogniseContext, confidence: number, near: NearName[]): RecognisedIntent {
+  private finish(found: Found, context: RecogniseContext, confidence: number, near: NearName[], text: string): RecognisedIntent {
     const { [WHOLE_HOME_SLOT]: scope, ...fixed } = found.entry.slots;
     const slots: Record<string, SlotValue> = { ...fixed, ...found.slots };
+    for (const slot of found.free ?? []) slots[slot] = asWritten(text, String(slots[slot]));
     splitDurations(slots);
     // A named device tells its domain and class; say them when the name is unambiguous.
     const known = slots.name === undefined ? undefined : this.domainsByName.get(String(slots.name));
@@ -482,6 +488,29 @@ export class IntentRecognizer {
     return true;
   }
 }
+
+/**
+ * The words of `text` whose normal form is `normal`, as written ("play The Office" → "The Office",
+ * "add Oat Milk to the list" → "Oat Milk"): a search query or a list item keeps its capitals.
+ * Text without spaces (Chinese) has no case to keep, and a span not found stays as matched.
+ */
+function asWritten(text: string, normal: string): string {
+  const words = [...text.matchAll(/\S+/gu)];
+  for (let first = 0; first < words.length; first++) {
+    for (let last = first; last < words.length; last++) {
+      const start = words[first]?.index ?? 0;
+      const end = (words[last]?.index ?? 0) + (words[last]?.[0].length ?? 0);
+      const span = text.slice(start, end);
+      const said = normalizeText(span);
+      if (said === normal) return span.replace(EDGE_PUNCTUATION, '');
+      if (said.length > normal.length) break;
+    }
+  }
+  return normal;
+}
+
+/** Punctuation around a span that the normal form dropped ("The Office?" → "The Office"). */
+const EDGE_PUNCTUATION = /^[\p{P}\s]+|[\p{P}\s]+$/gu;
 
 /**
  * Timer intents carry a length as hours, minutes and seconds (Home Assistant's slots): the

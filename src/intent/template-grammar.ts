@@ -47,6 +47,8 @@ export interface SlotMatch {
   value: SlotValue;
   /** The matched span of the normalised sentence. */
   text: string;
+  /** Free text (a wildcard list): the value is the span itself, in its normalised form. */
+  free?: true;
 }
 
 export interface TemplateMatch {
@@ -516,9 +518,9 @@ function atWordEdge(input: string, pos: number): boolean {
 function matchSlot(slot: string, list: CompiledList, input: string, pos: number): Partial[] {
   if (pos >= input.length || input[pos] === ' ') return [];
   const out: Partial[] = [];
-  const bind = (end: number, value: SlotValue, weight: number): void => {
+  const bind = (end: number, value: SlotValue, weight: number, free = false): void => {
     const text = input.slice(pos, end);
-    out.push({ end, score: text.length * weight, slots: [[slot, { value, text }]] });
+    out.push({ end, score: text.length * weight, slots: [[slot, free ? { value, text, free: true } : { value, text }]] });
   };
   switch (list.type) {
     case 'values': {
@@ -549,7 +551,7 @@ function matchSlot(slot: string, list: CompiledList, input: string, pos: number)
     }
     case 'wildcard':
       for (let end = pos + 1; end <= input.length; end++) {
-        if (input[end - 1] !== ' ') bind(end, input.slice(pos, end), WILDCARD_WEIGHT);
+        if (input[end - 1] !== ' ') bind(end, input.slice(pos, end), WILDCARD_WEIGHT, true);
       }
       return out;
   }

@@ -304,3 +304,15 @@ t.test('a ringing timer says its reminder offline, and runs the command it was s
     ['turn off the kitchen light', 'the 10 minute timer'],
   );
 });
+
+t.test('free text keeps its capitals: list items and search queries as the person wrote them', async (t) => {
+  const { rig } = await home(t);
+  t.equal((await rig.say('Add Oat Milk to my shopping list!')).response, 'Added Oat Milk to the shopping list.');
+  t.same(
+    rig.lists.items('shopping list').map((i) => i.text),
+    ['Oat Milk'],
+  );
+  const tv = rig.device({ domain: 'media_player', object_id: 'tv', name: 'TV', area: 'Living Room', initial_state: 'idle' });
+  t.equal((await rig.say('play The Office on the TV')).response, 'Playing The Office on TV.');
+  t.same(tv.calls, [{ service: 'play_media', data: { media_content_id: 'The Office', media_content_type: 'music' } }]);
+});
