@@ -92,6 +92,9 @@ const USAGE = `usage: homeagent <command>
   version                       print the version
   help                          print this text`;
 
+/** How often checked-off list items past core.lists.keep_done_days are cleared while running. */
+const LIST_UPKEEP_MS = 6 * 3_600_000;
+
 /** What the agent answers when no language model is configured. */
 const OFFLINE_TEXT = [
   'I am offline: no language model is configured, so I cannot think this through right now.',
@@ -481,13 +484,26 @@ async function run(configFile: string | undefined): Promise<number> {
   stages.register('core', 'pre_action', intents.preAction);
   // After the plugins (their entities are the names the sentences know): checked-off items past
   // their keep time go, and the sentences compile in the background instead of on the first command.
+  let listUpkeep: NodeJS.Timeout | undefined;
   const intentService: Service = {
     name: 'intent',
     start: async () => {
-      lists.maintain();
+      // Upkeep that fails (a locked or damaged state.db) is logged; the lists keep working and it is tried again.
+      const upkeep = () => {
+        try {
+          lists.maintain();
+        } catch (error) {
+          logs.child('lists').warn({ err: error }, 'old checked-off list items could not be cleared');
+        }
+      };
+      upkeep();
+      listUpkeep = setInterval(upkeep, LIST_UPKEEP_MS).unref();
       intents.recognizer.changed();
     },
-    stop: async () => intents.close(),
+    stop: async () => {
+      clearInterval(listUpkeep);
+      intents.close();
+    },
   };
 
   const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
