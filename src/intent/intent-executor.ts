@@ -382,7 +382,7 @@ export class IntentExecutor {
     const message = command ?? name ?? this.#timerName(run.lang, { duration_s: seconds });
     const [result] = await run.runTools([{ name: 'timer_set', args: { duration: seconds, message, ...(name !== undefined && { name }) } }]);
     if (!result?.ok) return run.say('failed', { detail: result?.error?.detail ?? '' });
-    return run.did('timer_started', { time: sayDuration(run.lang, seconds), what: name ?? '' });
+    return run.did('timer_started', { time: sayDuration(run.lang, seconds), what: name ?? command ?? '' });
   }
 
   async #timers(run: IntentRun): Promise<StoredTimerView[] | undefined> {

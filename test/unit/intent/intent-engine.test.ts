@@ -316,3 +316,8 @@ t.test('free text keeps its capitals: list items and search queries as the perso
   t.equal((await rig.say('play The Office on the TV')).response, 'Playing The Office on TV.');
   t.same(tv.calls, [{ service: 'play_media', data: { media_content_id: 'The Office', media_content_type: 'music' } }]);
 });
+
+t.test('a timer set for a command says the command back', async (t) => {
+  const { rig } = await home(t);
+  t.equal((await rig.say('in 5 minutes turn off the kitchen light')).response, 'Timer set for 5 minutes (turn off the kitchen light).');
+});
