@@ -251,8 +251,10 @@ export class IntentExecutor {
       return run.say(matchesState(single, wanted) ? 'state_yes' : 'state_no', { what: single.name, state });
     }
     if (wanted === undefined) {
-      const list = targets.map((entity) => `${entity.name} ${sayState(run.lang, entity.state, entity.unit)}`);
-      return run.say('state_is', { what: joinNames(run.lang, list, 8), state: '' });
+      const list = targets.map(
+        (entity) => `${this.#label(targets, entity)}${run.lang === 'zh' ? '' : ' '}${sayState(run.lang, entity.state, entity.unit)}`,
+      );
+      return run.say('state_list', { what: joinNames(run.lang, list, 8) });
     }
     const matching = targets.filter((entity) => matchesState(entity, wanted));
     const state = sayState(run.lang, wanted);
@@ -537,6 +539,13 @@ export class IntentExecutor {
       );
     if (failed.length > 0) sentences.push(answer(run.lang, 'failed', { detail: failed.join('; ') }));
     return { text: sentences.join(run.lang === 'zh' ? '' : ' '), acted: done.length > 0 || held.length > 0 };
+  }
+
+  /** The entity's name, with its area when another of `among` has the same name ("Lamp (Hall)"). */
+  #label(among: readonly EntityInfo[], entity: EntityInfo): string {
+    if (!among.some((other) => other !== entity && other.name === entity.name)) return entity.name;
+    const area = this.#world.areas().find((a) => a.id === entity.area)?.name;
+    return area === undefined ? entity.name : `${entity.name} (${area})`;
   }
 
   /** A few devices by name; many as "5 lights in the kitchen". */

@@ -321,3 +321,12 @@ t.test('a timer set for a command says the command back', async (t) => {
   const { rig } = await home(t);
   t.equal((await rig.say('in 5 minutes turn off the kitchen light')).response, 'Timer set for 5 minutes (turn off the kitchen light).');
 });
+
+t.test('a question about several devices lists each one’s state', async (t) => {
+  const { rig } = await home(t);
+  // Two devices with one name, in two rooms, and nobody said which.
+  rig.device({ domain: 'light', object_id: 'hall_lamp', name: 'Lamp', area: 'Hall', initial_state: 'on' });
+  rig.device({ domain: 'light', object_id: 'study_lamp', name: 'Lamp', area: 'Study', initial_state: 'off' });
+  t.equal((await rig.say('what is the state of the Lamp')).response, 'Lamp (Hall) on and Lamp (Study) off.');
+  t.equal((await rig.say('厨房有灯开着吗')).response, '没有，Kitchen的灯没有开着的。');
+});
