@@ -115,6 +115,10 @@ export const ERROR_CODES = {
   HA_ERR_I2C_NACK: 'the I2C device did not answer (no acknowledge)',
   HA_ERR_I2C_CRC: 'the I2C device answered with a bad checksum',
   HA_ERR_I2C_DEVICE: 'the I2C device is not the sensor expected or reported an error',
+  HA_ERR_CAMERA_OPTION: 'a camera capture option is invalid (device, resolution, JPEG quality or frames to skip)',
+  HA_ERR_CAMERA_UNAVAILABLE: 'the camera or the fswebcam program is not available on this machine',
+  HA_ERR_CAMERA_TIMEOUT: 'the camera did not deliver a picture within the time limit (fswebcam was stopped)',
+  HA_ERR_CAMERA_IMAGE: 'the camera produced data that is not a complete JPEG image',
 
   HA_ERR_ENTITY_NOT_FOUND: 'no entity has that id, name or alias',
   HA_ERR_ENTITY_AMBIGUOUS: 'the name matches more than one entity; use the entity id or add the area',
@@ -155,6 +159,9 @@ export const ERROR_CODES = {
   HA_ERR_TRACKER_APPLY: 'the privileged tracker helper did not finish a commit or rollback of the plugins overlay (failed or timed out)',
   HA_ERR_INTENT_TEMPLATE: 'an intent sentence template has bad syntax or names an unknown or bad list',
   HA_ERR_MEMORY_NOT_FOUND: 'memory has no entity, relation, event or document with that name or id',
+  HA_ERR_VOICE_WYOMING: 'a Wyoming speech server could not be reached, timed out, reported an error or answered with malformed events',
+  HA_ERR_VOICE_TTS: 'speech synthesis failed (espeak-ng missing, refused the text, failed or timed out)',
+  HA_ERR_SPEAKER_UNAVAILABLE: 'the speaker cannot play: aplay is missing, or the ALSA device is missing, busy or refused the audio',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
