@@ -10,12 +10,11 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import { type DaemonHandle, runHomeagent, spawnDaemon, tempDir } from '../helpers/daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
+import { until } from '../helpers/until.js';
 
-const POLL_MS = 50;
 const WAIT_MS = 10_000;
 
 const BUTTON = { id: 'hall_button', bcm: 22, direction: 'in', domain: 'button', active_low: true, debounce_ms: 20 };
@@ -63,17 +62,6 @@ function writeConfig(t: Test, config: object): { config: string; dataDir: string
 function wire(dataDir: string, bcm: number): string | undefined {
   const file = join(dataDir, 'plugin-data', 'gpio', 'simulated-gpio', `gpio${bcm}`);
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
-}
-
-/** Polls `probe` until it gives a value; throws naming `what` (and the last value seen) after the deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(POLL_MS);
-  }
 }
 
 /** The control methods over one CLI socket connection, as homeagentctl calls them. */
@@ -183,7 +171,7 @@ t.test('GPIO, I2C and automations in the running daemon, through the CLI socket'
   await t.test(`i2c.simulate offline → unavailable after ${SENSOR.unavailable_after} failed readings`, async (t) => {
     const offlineAt = Date.now();
     await ctl.call('i2c.simulate', { sensor: 'attic', offline: true });
-    // Polls are interval_s apart: watched every POLL_MS, a failed reading that did not yet make it
+    // Polls are interval_s apart: watched every 50 ms (until), a failed reading that did not yet make it
     // unavailable is seen. Failures in a row only grow while it is offline, so two equal counts
     // around one entity read pin that read to that count.
     const whileFailing: unknown[] = [];

@@ -12,14 +12,13 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import t, { type Test } from 'tap';
 import type { Receipt } from '../../src/io/types.js';
 import { type DaemonHandle, type LogLine, spawnDaemon, tempDir } from '../helpers/daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
+import { until } from '../helpers/until.js';
 
-const POLL_MS = 50;
 const WAIT_MS = 10_000;
 const CHAT_TIMEOUT_MS = 20_000;
 
@@ -54,17 +53,6 @@ function writeConfig(t: Test, config: object): { config: string; dataDir: string
 
 function gpioConfig(core: object = {}): object {
   return { core, plugin: { gpio: { backend: 'simulated', pins: [LIGHT, LOCK] } } };
-}
-
-/** Polls `probe` until it gives a value; throws naming `what` after the deadline. */
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(POLL_MS);
-  }
 }
 
 /** The control methods over one CLI socket connection, as homeagentctl calls them. */
