@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Import-boundary check (part of `npm run lint`). Enforces the layering of DESIGN.md:
 // - src/<folder> imports only point down (or sideways within a layer), never up;
-// - plugins/** and devices/** import only src/sdk (plus their own files and npm packages);
+// - plugins/** and devices/** import only src/sdk (plus their own files and npm packages; plugins/voice
+//   also the microphone and speaker drivers);
 // - only src/store imports better-sqlite3; only devices/** import hardware libraries;
 //   only plugins/mqtt imports mqtt; src/agent sees LLMs only through src/llm/spec;
 // - nothing imports src/main.ts; there are no import cycles.
@@ -36,6 +37,11 @@ const LAYERS = {
   supervisor: 4,
   cli: 4,
 };
+/**
+ * Device drivers a plugin may compose besides the SDK: the voice pipeline owns the microphone and
+ * the speaker it listens and talks through (docs/decisions/0006-voice-composes-audio-drivers.md).
+ */
+const DRIVERS_FOR = { 'plugins/voice': ['devices/microphone', 'devices/speaker'] };
 const HARDWARE = ['onoff', 'i2c-bus', 'node-record-lpcm16', 'speaker', 'node-webcam', 'node-libgpiod'];
 
 function walk(dir) {
@@ -102,7 +108,8 @@ for (const file of files) {
     if (me.area === 'plugins' || me.area === 'devices') {
       const own = them.area === me.area && them.folder === me.folder;
       const sdk = them.area === 'src' && them.folder === 'sdk';
-      if (!own && !sdk) problems.push(`${me.rel}: ${me.area}/** may import only src/sdk and its own files, not ${them.rel}`);
+      const driver = (DRIVERS_FOR[`${me.area}/${me.folder}`] ?? []).includes(`${them.area}/${them.folder}`);
+      if (!own && !sdk && !driver) problems.push(`${me.rel}: ${me.area}/** may import only src/sdk and its own files, not ${them.rel}`);
       continue;
     }
     if (me.area === 'src' && them.area !== 'src') {

@@ -185,15 +185,19 @@ export class IoManager {
 
   /**
    * The default output channel for an input: its explicit route, else a channel named like the
-   * input's channel, else one named like its source; undefined when none of them is registered.
+   * input's channel, else one that answers that conversation (OutputChannel.answers), else one
+   * named like its source; undefined when none of them is registered.
    */
   route(input: Pick<InputEvent, 'source' | 'channel'>): string | undefined {
     const channels = this.#state.tables.channels;
     const explicit = this.#routes.get(input.source);
-    for (const candidate of [explicit, input.channel, input.source]) {
+    for (const candidate of [explicit, input.channel]) {
       if (candidate !== undefined && channels.has(candidate)) return candidate;
     }
-    return undefined;
+    for (const channel of channels.values()) {
+      if (channel.answers?.includes(input.channel)) return channel.name;
+    }
+    return channels.has(input.source) ? input.source : undefined;
   }
 
   // ---- sending ----

@@ -109,6 +109,11 @@ function checkChannel(channel: OutputChannel): void {
   }
   if (typeof channel.synchronous !== 'boolean') throw definitionError(`output channel ${channel.name}: synchronous must be a boolean`);
   if (typeof channel.send !== 'function') throw definitionError(`output channel ${channel.name}: send must be a function`);
+  if (channel.answers !== undefined) {
+    if (!Array.isArray(channel.answers) || channel.answers.some((c) => typeof c !== 'string' || c === '')) {
+      throw definitionError(`output channel ${channel.name}: answers must be a list of conversation names`);
+    }
+  }
 }
 
 function isCapabilityMask(value: unknown, minimum: number): boolean {

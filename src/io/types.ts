@@ -71,6 +71,12 @@ export interface OutputChannel {
   synchronous: boolean;
   /** Sends to it drive something that matters (a door lock, a siren): output_send__<name> is then a dangerous tool. */
   critical?: boolean;
+  /**
+   * Conversations (input channels) besides its own name whose answers it delivers: the speaker
+   * answers the `voice` conversation. A conversation answered by several channels goes to the
+   * first registered.
+   */
+  answers?: readonly string[];
   owner: string;
   send(event: OutputEvent): Promise<void>;
 }

@@ -161,6 +161,11 @@ export const ERROR_CODES = {
   HA_ERR_MEMORY_NOT_FOUND: 'memory has no entity, relation, event or document with that name or id',
   HA_ERR_VOICE_WYOMING: 'a Wyoming speech server could not be reached, timed out, reported an error or answered with malformed events',
   HA_ERR_VOICE_TTS: 'speech synthesis failed (espeak-ng missing, refused the text, failed or timed out)',
+  HA_ERR_VOICE_STT: 'speech recognition failed (the back end is not configured, unreachable, refused the audio, failed or timed out)',
+  HA_ERR_VOICE_VAD: 'voice activity detection could not run (the Silero model is missing or altered, or its worker failed)',
+  HA_ERR_VOICE_WAKE_WORD: 'the wake word models could not be loaded (directory, file names or input and output shapes)',
+  HA_ERR_MICROPHONE_UNAVAILABLE:
+    'the microphone cannot record: arecord is missing, or the ALSA capture device is missing, busy or refused the format',
   HA_ERR_SPEAKER_UNAVAILABLE: 'the speaker cannot play: aplay is missing, or the ALSA device is missing, busy or refused the audio',
 } as const;
 

@@ -165,6 +165,18 @@ t.test('routes: explicit, then the channel named like the input channel, then li
   expectError(t, () => io.setRoute('x', 'Not A Channel'), 'HA_ERR_IO_DEFINITION');
 });
 
+t.test('routes: a channel that answers a conversation takes its answers, after a channel of that name', async (t) => {
+  const io = manager();
+  io.registerChannel({ ...channel('speaker', CAPABILITY.TEXT | CAPABILITY.AUDIO), answers: ['voice'] });
+  io.registerChannel(channel('timer', CAPABILITY.TEXT));
+  t.equal(io.route({ source: 'voice', channel: 'voice' }), 'speaker', 'a spoken turn is answered on the speaker');
+  t.equal(io.route({ source: 'timer', channel: 'voice' }), 'speaker', 'so is a timer set by voice, whoever raises it');
+  t.equal(io.route({ source: 'timer', channel: 'kitchen' }), 'timer', 'other conversations still fall back to the source');
+  io.registerChannel(channel('voice', CAPABILITY.TEXT));
+  t.equal(io.route({ source: 'timer', channel: 'voice' }), 'voice', 'a channel named like the conversation comes first');
+  expectError(t, () => io.registerChannel({ ...channel('bad', CAPABILITY.TEXT), answers: [''] }), 'HA_ERR_IO_DEFINITION');
+});
+
 t.test('send checks that the channel exists and can carry the type', async (t) => {
   const io = manager();
   const cli = channel('cli', CAPABILITY.TEXT);
