@@ -22,6 +22,8 @@ const ALL = [
   'faults',
   'intent',
   'intent-e2e',
+  'vad',
+  'voice-turn',
 ];
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);

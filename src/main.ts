@@ -66,6 +66,7 @@ import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors
 import { EXIT_CODES } from './shared/exit-codes.js';
 import type { Service } from './shared/service.js';
 import { PACKAGE_ROOT, VERSION } from './shared/version.js';
+import { MediaStore } from './store/media-store.js';
 import { restoreDatabase } from './store/restore.js';
 import { Store } from './store/store.js';
 import { DaemonStatus } from './supervisor/daemon-status.js';
@@ -339,6 +340,11 @@ async function run(configFile: string | undefined): Promise<number> {
     clock,
     log: logs.child('knowledge'),
   });
+  // The media store knowledge attachments live in; plugins (the camera) store pictures there too.
+  const media = new MediaStore({
+    dir: join(paths.dataDir, 'media'),
+    maxBytes: () => settings.config().core.knowledge.max_media_mb * 1024 * 1024,
+  });
   // Files handed over for knowledge_attach / knowledge_import_dir: the model reads nothing else.
   const inboxDir = join(paths.dataDir, 'inbox');
   for (const definition of knowledgeTools(knowledge, {
@@ -421,10 +427,16 @@ async function run(configFile: string | undefined): Promise<number> {
     recordInput: (input) => memory.recordInput(memoryInput(input)),
     remember: (turn) => memory.remember({ ...memoryInput(turn.input), input: turn.text, response: turn.answer, tools: turn.tools }),
     confirmations,
+    media,
     events,
     limits: () => {
       const { agent: a, llm } = settings.config().core;
-      return { max_tool_turns: a.max_tool_turns, temperature: llm.temperature, max_tokens: llm.max_tokens };
+      return {
+        max_tool_turns: a.max_tool_turns,
+        temperature: llm.temperature,
+        max_tokens: llm.max_tokens,
+        max_images_per_turn: a.max_images_per_turn,
+      };
     },
     clock,
     log: agentLog,
@@ -534,6 +546,7 @@ async function run(configFile: string | undefined): Promise<number> {
       llm: providers,
       memory: memory.pluginMemory(),
       knowledge,
+      media,
       entities,
       controlMethods: new PluginControlMethods(control),
       newId: randomUUID,

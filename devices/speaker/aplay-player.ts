@@ -32,6 +32,8 @@ export type ProbeResult = { ok: true } | { ok: false; problem: string };
 const PCM_NAME = /^[A-Za-z0-9_][A-Za-z0-9_:,.=-]*$/;
 const MAX_DEVICE_NAME = 200;
 const STDERR_KEEP = 2000;
+/** How long aplay gets to exit after SIGTERM before it is killed. */
+const STOP_GRACE_MS = 500;
 
 export function checkPcmName(device: string): string {
   if (device.length > MAX_DEVICE_NAME || !PCM_NAME.test(device)) {
@@ -112,6 +114,9 @@ export class AplayPlayer {
     playback.stopped = true;
     playback.child.stdin.destroy();
     playback.child.kill('SIGTERM');
+    // aplay's SIGTERM handler drains the PCM before exiting; on a wedged device that would block
+    // until speaker_timeout_ms, so a barge-in that does not end it soon ends it for good.
+    setTimeout(() => playback.child.kill('SIGKILL'), STOP_GRACE_MS).unref();
     return true;
   }
 

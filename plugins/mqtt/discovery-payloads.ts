@@ -40,7 +40,8 @@ export const HA_STATE_MAX_CHARS = 255;
  * a topic and payload per mode, fan speed or feature, which HomeAgent's one command topic with
  * `{"service", "data"}` does not describe, and media_player, person and weather have no MQTT
  * component at all. A config that only half describes them would be refused by Home Assistant or
- * show controls that do nothing.
+ * show controls that do nothing. Cameras are not published either: their pictures stay in the
+ * home's media store.
  */
 export const PUBLISHED_DOMAINS = [
   'switch',

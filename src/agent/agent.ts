@@ -6,7 +6,8 @@
  * The loop ends when the model calls no tool, when every call of a round was rejected, or after
  * max_tool_turns rounds with tools; in the last two cases the model gets one more round without
  * tools to answer. Pre-emption: the LLM step is interruptible (its request is cancelled and sent
- * again after the interrupt); tool execution is a critical section.
+ * again after the interrupt); tool execution is a critical section. Pictures tools attach during a
+ * round (ToolContext.attachImage, turn-images.ts) follow that round's tool results for the rest of the turn.
  */
 import type { EventBus, EventMap } from '../events/event-bus.js';
 import type { InputEvent, OutputEvent, TaskControl, TaskResult, TaskRunner } from '../io/types.js';
@@ -27,6 +28,7 @@ import type { Clock } from '../shared/clock.js';
 import { describeError } from '../shared/errors.js';
 import type { ConfirmationGate, PendingConfirmation } from './confirmation-gate.js';
 import type { ChannelFacts, PromptBuilder, PromptSlots } from './prompt-builder.js';
+import { DEFAULT_MAX_IMAGES_PER_TURN, MAX_IMAGE_BYTES_PER_TURN, type MediaReader, TurnImages } from './turn-images.js';
 import type { Stage, StageContext, ToolOutcome } from './types.js';
 
 /** Characters of a tool result an agent.tool_result event carries (the model gets all of it). */
@@ -47,7 +49,14 @@ export interface AgentTools {
   specs(): ToolSpec[];
   executeBatch(
     calls: ToolCall[],
-    options: { task_id: string; input: InputEvent; signal: AbortSignal; stageContext: StageContext; confirmed?: boolean },
+    options: {
+      task_id: string;
+      input: InputEvent;
+      signal: AbortSignal;
+      stageContext: StageContext;
+      confirmed?: boolean;
+      attachImage?: (tool: string, image: { digest: string; mime: string }) => void;
+    },
   ): Promise<{
     outcomes: ToolOutcome[];
     short_circuit?: string;
@@ -66,6 +75,8 @@ export interface AgentLimits {
   max_tool_turns: number;
   temperature: number;
   max_tokens: number;
+  /** Pictures tools may show the model per turn (core.agent.max_images_per_turn); default {@link DEFAULT_MAX_IMAGES_PER_TURN}. */
+  max_images_per_turn?: number;
 }
 
 export interface AgentOptions {
@@ -87,6 +98,8 @@ export interface AgentOptions {
   recordInput?: (input: InputEvent) => Promise<void>;
   /** Called with every finished turn (the memory stores it); its failures are logged, never fatal. */
   remember?: (turn: FinishedTurn) => Promise<void>;
+  /** The media store, where pictures attached by tools are read from; absent: they are reported as not stored. */
+  media?: MediaReader;
   /** Holds dangerous calls for the owner's `/confirm <code>`; the agent tells the person and runs confirmed calls. */
   confirmations?: ConfirmationGate;
   events: EventBus;
@@ -138,7 +151,8 @@ export class Agent implements TaskRunner {
     ];
     if (await this.#o.stages.run('pre_action', ctx)) return finish(ctx.response ?? '');
 
-    const { max_tool_turns } = this.#o.limits();
+    const { max_tool_turns, max_images_per_turn = DEFAULT_MAX_IMAGES_PER_TURN } = this.#o.limits();
+    const images = new TurnImages(this.#o.media, { max_images: max_images_per_turn, max_bytes: MAX_IMAGE_BYTES_PER_TURN });
     let toolTurns = 0;
     let lastRound = false;
     for (let round = 1; ; round++) {
@@ -173,13 +187,23 @@ export class Agent implements TaskRunner {
       toolTurns++;
       ctx.messages.push({ role: 'assistant', content: ctx.llm_text, tool_calls: ctx.tool_calls });
       const batch = ctx.tool_calls;
+      const pictures = images.round();
       const { outcomes, short_circuit } = await control.critical(() =>
-        this.#o.tools.executeBatch(batch, { task_id: control.task_id, input, signal: control.signal, stageContext: ctx }),
+        this.#o.tools.executeBatch(batch, {
+          task_id: control.task_id,
+          input,
+          signal: control.signal,
+          stageContext: ctx,
+          attachImage: pictures.attach,
+        }),
       );
       for (const outcome of outcomes) {
         ctx.messages.push({ role: 'tool', tool_call_id: outcome.call.id, name: outcome.call.name, content: outcome.content });
         if (outcome.ok && outcome.call.name.startsWith('output_send__')) sent.add(outcome.call.name.slice('output_send__'.length));
       }
+      // Vendors accept images only in user messages, so the round's pictures follow its tool results.
+      const shown = pictures.message();
+      if (shown) ctx.messages.push(shown);
       ctx.tool_results.push(...outcomes);
       for (const outcome of outcomes) {
         this.#o.events.emit('agent.tool_result', {

@@ -211,6 +211,7 @@ export class ToolExecutor {
       input_id: options.input.id,
       source: options.input.source,
       channel: options.input.channel,
+      ...(options.attachImage ? { attachImage: (image) => options.attachImage?.(def.name, image) } : {}),
     };
     const progress = { finished: false };
     // async: a synchronous throw from execute becomes a rejection like any other failure.

@@ -99,4 +99,6 @@ export interface ExecuteOptions {
   stageContext: StageContext;
   /** The owner confirmed these calls (`/confirm <code>`): dangerous tools run without asking again. */
   confirmed?: boolean;
+  /** Receives the pictures tools attach (ToolContext.attachImage), with the attaching tool's name; absent: tools get no attachImage. */
+  attachImage?: (tool: string, image: { digest: string; mime: string }) => void;
 }

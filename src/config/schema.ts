@@ -383,6 +383,12 @@ const AgentSchema = Type.Object(
       maximum: 50,
       ...agentMeta('Most LLM rounds with tool calls per input; after the last one the model must answer without tools.'),
     }),
+    max_images_per_turn: Type.Integer({
+      default: 4,
+      minimum: 0,
+      maximum: 16,
+      ...agentMeta('Pictures tools may show the model in one turn (camera snapshots); more are replaced by a note.'),
+    }),
     tool_timeout_ms: Type.Integer({
       default: 60000,
       minimum: 100,
@@ -2178,9 +2184,15 @@ const VoiceSttSchema = Type.Object(
     openai_base_url: Type.String({
       default: '',
       maxLength: 2048,
-      ...voiceMeta('Base URL of an OpenAI-compatible API (…/v1); empty: core.llm.base_url.'),
+      ...voiceMeta(
+        'Base URL of an OpenAI-compatible API (…/v1), e.g. https://api.openai.com/v1 or a server on the LAN. Not taken from core.llm: audio goes only where you send it.',
+      ),
     }),
-    openai_api_key: Type.String({ default: '', maxLength: 4096, ...voiceMeta('API key; empty: core.llm.api_key.', { secret: true }) }),
+    openai_api_key: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...voiceMeta('API key (empty: none, for a server on the LAN).', { secret: true }),
+    }),
     openai_model: Type.String({ default: 'whisper-1', minLength: 1, maxLength: 256, ...voiceMeta('Transcription model.') }),
     command: Type.Array(Type.String({ minLength: 1, maxLength: 4096 }), {
       default: [],
@@ -2247,9 +2259,15 @@ const VoiceTtsSchema = Type.Object(
     openai_base_url: Type.String({
       default: '',
       maxLength: 2048,
-      ...voiceMeta('Base URL of an OpenAI-compatible API (…/v1); empty: core.llm.base_url.'),
+      ...voiceMeta(
+        'Base URL of an OpenAI-compatible API (…/v1), e.g. https://api.openai.com/v1 or a server on the LAN. Not taken from core.llm: audio goes only where you send it.',
+      ),
     }),
-    openai_api_key: Type.String({ default: '', maxLength: 4096, ...voiceMeta('API key; empty: core.llm.api_key.', { secret: true }) }),
+    openai_api_key: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...voiceMeta('API key (empty: none, for a server on the LAN).', { secret: true }),
+    }),
     openai_model: Type.String({ default: 'tts-1', minLength: 1, maxLength: 256, ...voiceMeta('Speech model.') }),
     openai_voice: Type.String({ default: 'alloy', minLength: 1, maxLength: 64, ...voiceMeta('Voice name.') }),
   },

@@ -18,6 +18,7 @@ export const ENTITY_DOMAINS = [
   'number',
   'binary_sensor',
   'sensor',
+  'camera',
   'scene',
   'script',
   'climate',
@@ -50,7 +51,10 @@ export type EntityDomain = (typeof ENTITY_DOMAINS)[number];
  * - vacuum: `cleaning`, `docked`, `returning`, `idle`, `paused` or `error`;
  * - person: `home`, `not_home` or the name of the zone they are in;
  * - weather: the condition (`sunny`, `cloudy`, `rainy`, `snowy`, `fog`, `windy`, `partlycloudy`,
- *   `clear-night`, ...); attributes `temperature`, `humidity`, `temperature_unit`, `wind_speed`.
+ *   `clear-night`, ...); attributes `temperature`, `humidity`, `temperature_unit`, `wind_speed`;
+ * - camera: `idle` (Home Assistant's state for a camera that is not streaming); snapshot stores a
+ *   picture in the media store and sets the attributes `last_picture_digest` (sha256),
+ *   `last_picture_at` (ISO time), `width`, `height` and `bytes` (the state stays `idle`).
  */
 export const DOMAIN_SERVICES: Readonly<Record<EntityDomain, readonly string[]>> = {
   switch: ['turn_on', 'turn_off', 'toggle'],
@@ -64,6 +68,7 @@ export const DOMAIN_SERVICES: Readonly<Record<EntityDomain, readonly string[]>> 
   number: ['set_value'],
   binary_sensor: [],
   sensor: [],
+  camera: ['snapshot'],
   scene: ['turn_on'],
   script: ['turn_on', 'turn_off'],
   climate: ['turn_on', 'turn_off', 'set_temperature'],

@@ -23,6 +23,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { ToolDefinition } from '../shared/tool.js';
 import { ToolError } from '../shared/tool.js';
+import { NO_VISION, requestWithoutImages } from './image-parts.js';
 import { LlmError } from './spec/errors.js';
 import { type GenerateRequest, type GenerateResult, type LanguageModel, SPEC_VERSION, type StreamPart } from './spec/model.js';
 
@@ -49,6 +50,8 @@ export interface ResolvedSource {
   timeout_ms: number;
   temperature: number;
   max_tokens: number;
+  /** The model takes images (core.llm.vision / sources.<name>.vision); otherwise pictures become a note. */
+  vision: boolean;
 }
 
 export type SourceState = 'ready' | 'cooling_down' | 'disabled' | 'busy';
@@ -106,6 +109,7 @@ export function resolveSources(config: LlmConfig): ResolvedSource[] {
       base_url: baseUrl,
       api_key: config.api_key,
       model: config.model !== '' ? config.model : isDeepSeek ? DEEPSEEK_DEFAULT_MODEL : '',
+      vision: config.vision,
     });
   }
   for (const [name, s] of Object.entries(config.sources)) {
@@ -121,6 +125,8 @@ export function resolveSources(config: LlmConfig): ResolvedSource[] {
       timeout_ms: s.timeout_ms ?? base.timeout_ms,
       temperature: s.temperature ?? base.temperature,
       max_tokens: s.max_tokens ?? base.max_tokens,
+      // A named source says for itself; core.llm.vision describes the default source only.
+      vision: s.vision ?? (name === DEFAULT_SOURCE ? config.vision : false),
     });
   }
   const current = config.current_source;
@@ -270,7 +276,7 @@ export class ProviderManager implements LanguageModel {
         }
         r.requests++;
         try {
-          const result = await model.generate(request);
+          const result = await model.generate(forSource(request, r.resolved));
           this.#succeeded(r);
           return { ...result, model: `${r.resolved.name}/${result.model || r.resolved.model}` };
         } catch (caught) {
@@ -322,7 +328,7 @@ export class ProviderManager implements LanguageModel {
         let yielded = false;
         let failure: LlmError | undefined;
         try {
-          for await (const part of model.stream(request)) {
+          for await (const part of model.stream(forSource(request, r.resolved))) {
             if (part.type === 'error') {
               failure = part.error;
               break;
@@ -544,6 +550,14 @@ export class ProviderManager implements LanguageModel {
       waiting: r.semaphore.waiting,
     };
   }
+}
+
+/**
+ * The request as one source may see it: a source without vision never receives image parts, also
+ * when it is tried after a vision source failed mid-turn (the check runs per attempt).
+ */
+function forSource(request: GenerateRequest, source: ResolvedSource): GenerateRequest {
+  return source.vision ? request : requestWithoutImages(request, NO_VISION);
 }
 
 function asLlmError(error: unknown, source: string): LlmError {

@@ -38,6 +38,7 @@ import { HomeAgentError } from '../shared/errors.js';
 import { matchesToolName, type ToolDefinition } from '../shared/tool.js';
 import type { HttpRouteRegistry, RegisteredRoute } from './http-routes.js';
 import { allowedToolPatterns, type Manifest } from './manifest.js';
+import { type HostMedia, pluginMedia } from './plugin-media.js';
 
 /** The kernel parts a plugin context reaches. */
 export interface KernelServices {
@@ -55,6 +56,8 @@ export interface KernelServices {
   memory?: PluginMemory;
   /** The knowledge library; absent when this daemon runs without one (plugins then see it as unavailable). */
   knowledge?: HostKnowledge;
+  /** The media store (<data>/media); absent: `ctx.media` answers HA_ERR_UNAVAILABLE. */
+  media?: HostMedia;
   /** The home's entities; absent: `ctx.entities` answers HA_ERR_UNAVAILABLE. */
   entities?: EntityRegistry;
   /** Where built-in plugins' own control methods go; absent: `ctx.control.register` answers HA_ERR_UNAVAILABLE. */
@@ -520,6 +523,7 @@ export class PluginGeneration {
       },
       memory,
       knowledge,
+      media: pluginMedia(kernel.media, { name, external }),
       entities,
       llm: {
         chat: async (request) => {

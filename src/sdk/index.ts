@@ -76,6 +76,7 @@ export {
   type PluginIo,
   type PluginKnowledge,
   type PluginLlm,
+  type PluginMedia,
   type PluginMemory,
   type PluginModule,
   type PluginPaths,
@@ -84,5 +85,6 @@ export {
   type PluginTools,
   type PluginTrust,
   type ServedRoute,
+  type StoredMediaInfo,
   type Triple,
 } from './plugin.js';

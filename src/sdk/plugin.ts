@@ -7,7 +7,7 @@
  * Every context is built for one plugin and stamped with its identity: whatever it registers is
  * owned by `plugin:<name>` and removed when it stops. Built-in plugins get the whole SDK; external
  * ones (out-of-process and Lua) a restricted one, enforced by the host: read-only memory and
- * knowledge, subscribe-only events, no control API, no HTTP routes, interrupts at most L3, settings
+ * knowledge, no media store, subscribe-only events, no control API, no HTTP routes, interrupts at most L3, settings
  * only in their own namespace, and only the tool names their manifest allows. A call the plugin
  * may not make throws HA_ERR_PLUGIN_PERMISSION; one whose service this daemon lacks throws
  * HA_ERR_UNAVAILABLE.
@@ -206,6 +206,28 @@ export interface PluginKnowledge {
   add(name: string, content: string, options?: { overwrite?: boolean }): Promise<void>;
 }
 
+/** What the media store holds for one content. */
+export interface StoredMediaInfo {
+  /** sha256 of the bytes, lower-case hex: the name ToolContext.attachImage and `read` take. */
+  digest: string;
+  mime: string;
+  kind: 'image' | 'audio';
+  bytes: number;
+}
+
+/**
+ * The content-addressed media store (<data>/media, shared with the knowledge library): images and
+ * audio kept once per content. Files larger than core.knowledge.max_media_mb are refused. Built-in
+ * plugins only: for external ones both calls throw HA_ERR_PLUGIN_PERMISSION (the store holds
+ * pictures taken in the home). Both throw HA_ERR_UNAVAILABLE when this daemon has no media store.
+ */
+export interface PluginMedia {
+  /** Stores image or audio bytes (type read from the bytes); the same bytes are stored once. Throws HA_ERR_MEDIA_TYPE / HA_ERR_MEDIA_TOO_LARGE. */
+  put(data: Uint8Array): StoredMediaInfo;
+  /** The bytes of a stored digest; throws HA_ERR_KNOWLEDGE_NOT_FOUND (the media store's "no such file", as kb.media answers) when absent. */
+  read(digest: string): Buffer;
+}
+
 export interface PluginChatRequest {
   messages: ChatMessage[];
   temperature?: number;
@@ -313,6 +335,7 @@ export interface PluginContext {
   readonly stages: PluginStages;
   readonly memory: PluginMemory;
   readonly knowledge: PluginKnowledge;
+  readonly media: PluginMedia;
   readonly entities: PluginEntities;
   readonly llm: PluginLlm;
   readonly http: PluginHttp;

@@ -95,6 +95,7 @@ export const ERROR_CODES = {
   HA_ERR_KNOWLEDGE_TOO_LARGE: 'the knowledge entry is larger than core.knowledge.max_entry_kb',
   HA_ERR_KNOWLEDGE_UNAVAILABLE: 'the knowledge library is not running',
   HA_ERR_MEDIA_TYPE: 'the file is not a supported image or audio format',
+  HA_ERR_MEDIA_NOT_FOUND: 'the media store has no file with that digest',
   HA_ERR_MEDIA_TOO_LARGE: 'the media file is larger than the allowed size',
 
   HA_ERR_EMBED_CLOSED: 'the embedder was closed',

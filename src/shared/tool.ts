@@ -19,6 +19,12 @@ export interface ToolContext {
   /** Where the input came from, and the channel its answer goes to by default. */
   source: string;
   channel: string;
+  /**
+   * Shows a stored image to the model in its next request of this turn (sources that take images);
+   * others get a line saying a picture was stored and not shown. `digest` is the media store's
+   * sha256 (PluginMedia.put); the image is read from the store. Absent outside an agent turn.
+   */
+  attachImage?(image: { digest: string; mime: string }): void;
 }
 
 /**

@@ -13,11 +13,13 @@ import type { Level, OutputChannel, Receipt } from '../../src/io/types.js';
 import { LogManager } from '../../src/log/logger.js';
 import { ControlRegistry } from '../../src/plugin/control-registry.js';
 import { HttpRouteRegistry } from '../../src/plugin/http-routes.js';
+import { pluginMedia } from '../../src/plugin/plugin-media.js';
 import type { PluginContext, PluginInput, PluginTrust } from '../../src/sdk/plugin.js';
 import { type Clock, systemClock } from '../../src/shared/clock.js';
 import { HomeAgentError } from '../../src/shared/errors.js';
 import type { ToolContext, ToolDefinition } from '../../src/shared/tool.js';
 import { ManagedDatabase } from '../../src/store/database.js';
+import { MediaStore } from '../../src/store/media-store.js';
 
 export interface InjectedInput {
   input: PluginInput;
@@ -38,6 +40,10 @@ export interface TestPluginContext {
   control: ControlRegistry;
   /** The real route table behind ctx.http (routes of this plugin and any the test adds for others). */
   routes: HttpRouteRegistry;
+  /** The real media store behind ctx.media, at <dataDir>/media (external plugins are refused as in the daemon). */
+  media: MediaStore;
+  /** Images tools attached through `call` (ToolContext.attachImage), in order, with the tool's name. */
+  attached: Array<{ tool: string; digest: string; mime: string }>;
   /** Stops the entity registry (its pending writes land) and closes home.db. */
   close(): Promise<void>;
   /** Calls a registered tool the way the executor does (arguments validated first); throws ToolError as the tool does. */
@@ -57,6 +63,8 @@ export interface TestPluginContextOptions {
   clock?: Clock;
   /** core.home settings of the entity registry. */
   home?: Partial<HomeSettings>;
+  /** Largest media file ctx.media.put accepts (core.knowledge.max_media_mb); default 20 MiB. */
+  maxMediaBytes?: number;
   /** Answer of injectInput/injectInterrupt; default a done receipt. */
   receipt?: (input: PluginInput) => Receipt;
 }
@@ -102,6 +110,9 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     settings: () => homeSettings,
   });
   const control = new ControlRegistry();
+  const maxMediaBytes = options.maxMediaBytes ?? 20 * 1024 * 1024;
+  const media = new MediaStore({ dir: join(options.dataDir, 'media'), maxBytes: () => maxMediaBytes });
+  const attached: Array<{ tool: string; digest: string; mime: string }> = [];
   const routes = new HttpRouteRegistry();
   const unavailable = (what: string) => () =>
     Promise.reject(new HomeAgentError('HA_ERR_UNAVAILABLE', `${what} is not available in this test`));
@@ -156,6 +167,7 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
       categoryCounts: unavailable('knowledge'),
       add: unavailable('knowledge'),
     },
+    media: pluginMedia(media, { name: options.name, external: (options.trust ?? 'builtin') === 'external' }),
     entities: {
       register: (definition) => entities.register(owner, definition),
       list: async (filter) => entities.list(filter),
@@ -182,6 +194,8 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     entities,
     control,
     routes,
+    media,
+    attached,
     close: async () => {
       await entities.stop();
       home.close();
@@ -197,6 +211,7 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
         call_id: callContext.call_id ?? 'call-1',
         source: callContext.source ?? 'test',
         channel: callContext.channel ?? 'test',
+        attachImage: callContext.attachImage ?? ((image) => void attached.push({ tool: name, digest: image.digest, mime: image.mime })),
       });
     },
     nextInjected: () => new Promise((resolve) => waiters.push(resolve)),

@@ -14,3 +14,4 @@ export const aplayMissing = (): string | false => missing('aplay', 'alsa-utils')
 export const fswebcamMissing = (): string | false => missing('fswebcam', 'fswebcam');
 /** Playing speech needs both the synthesiser and the player. */
 export const speechPlaybackMissing = (): string | false => espeakMissing() || aplayMissing();
+export const arecordMissing = (): string | false => missing('arecord', 'alsa-utils');

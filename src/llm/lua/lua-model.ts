@@ -8,6 +8,7 @@
  */
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
 import { LineDecoder } from '../../shared/line-decoder.js';
+import { withoutImages } from '../image-parts.js';
 import { HttpExchange, type HttpModelOptions } from '../providers/http-exchange.js';
 import { LlmError, transportError } from '../spec/errors.js';
 import {
@@ -21,6 +22,8 @@ import {
 } from '../spec/model.js';
 import type { LuaAdapter, LuaAdapterLibrary, UnifiedRequest } from './lua-adapter.js';
 import { LuaScriptError } from './lua-sandbox.js';
+
+const LUA_NO_PICTURES = 'Lua adapters do not pass pictures to the model';
 
 /** Largest non-streamed answer read from a vendor. */
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -139,7 +142,11 @@ export class LuaAdapterModel implements LanguageModel {
     stream: boolean,
   ): Promise<{ url: string; headers: Record<string, string>; body: string }> {
     const o = this.#options;
-    const unified: UnifiedRequest = { model: o.model, stream, messages: request.messages };
+    // The adapters in adapters/ read `content` as text and none declares image support, so pictures
+    // reach Lua as a note naming the stored media (a vision source behind a Lua adapter included).
+    // An adapter that handles image parts would need a declaration in its info table first.
+    const messages = withoutImages(request.messages, LUA_NO_PICTURES);
+    const unified: UnifiedRequest = { model: o.model, stream, messages };
     if (request.tools && request.tools.length > 0) unified.tools = request.tools;
     if (request.tool_choice) unified.tool_choice = request.tool_choice;
     const temperature = request.temperature ?? o.temperature;

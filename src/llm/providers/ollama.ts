@@ -9,6 +9,8 @@ import { collectStream } from '../spec/collect.js';
 import { LlmError } from '../spec/errors.js';
 import {
   type ChatMessage,
+  contentImages,
+  contentText,
   type FinishReason,
   type GenerateRequest,
   type GenerateResult,
@@ -158,8 +160,13 @@ export class OllamaModel implements LanguageModel {
 function toOllamaMessage(message: ChatMessage): Record<string, unknown> {
   switch (message.role) {
     case 'system':
-    case 'user':
       return { role: message.role, content: message.content };
+    case 'user': {
+      if (typeof message.content === 'string') return { role: 'user', content: message.content };
+      // Ollama takes a message's pictures as a separate list of bare base64 strings.
+      const images = contentImages(message.content).map((p) => p.data);
+      return { role: 'user', content: contentText(message.content), ...(images.length > 0 ? { images } : {}) };
+    }
     case 'assistant': {
       const calls = message.tool_calls ?? [];
       if (calls.length === 0) return { role: 'assistant', content: message.content };

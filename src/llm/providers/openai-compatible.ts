@@ -164,8 +164,16 @@ export class OpenAiCompatibleModel implements LanguageModel {
 function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
   switch (message.role) {
     case 'system':
-    case 'user':
       return { role: message.role, content: message.content };
+    case 'user':
+      if (typeof message.content === 'string') return { role: 'user', content: message.content };
+      // Vision models take a list of parts, images as data URLs.
+      return {
+        role: 'user',
+        content: message.content.map((p) =>
+          p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: `data:${p.mime};base64,${p.data}` } },
+        ),
+      };
     case 'assistant': {
       const calls = message.tool_calls ?? [];
       if (calls.length === 0) return { role: 'assistant', content: message.content };

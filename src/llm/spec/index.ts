@@ -3,6 +3,8 @@ export { httpError, LlmError, type LlmErrorKind, parseRetryAfter, transportError
 export {
   addUsage,
   type ChatMessage,
+  contentImages,
+  contentText,
   EMPTY_USAGE,
   type FinishReason,
   type GenerateRequest,
@@ -13,4 +15,5 @@ export {
   type ToolCall,
   type ToolSpec,
   type Usage,
+  type UserContentPart,
 } from './model.js';

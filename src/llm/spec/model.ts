@@ -15,9 +15,16 @@ export interface ToolCall {
   arguments: string;
 }
 
+/**
+ * A piece of a user message. Images travel as base64 inside the request only: the agent adds them
+ * for the requests of one turn and never stores them in history or memory. `digest` (the media
+ * store's sha256) lets a source without vision name the stored picture instead.
+ */
+export type UserContentPart = { type: 'text'; text: string } | { type: 'image'; mime: string; data: string; digest?: string };
+
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string | UserContentPart[] }
   | { role: 'assistant'; content: string; reasoning?: string; tool_calls?: ToolCall[] }
   | { role: 'tool'; tool_call_id: string; name: string; content: string };
 
@@ -84,6 +91,21 @@ export interface LanguageModel {
   generate(request: GenerateRequest): Promise<GenerateResult>;
   /** Yields parts and ends with `finish` (or `error`); never throws after the first part. */
   stream(request: GenerateRequest): AsyncIterable<StreamPart>;
+}
+
+/** The text of a message's content: text parts joined by newlines, images left out. */
+export function contentText(content: string | UserContentPart[]): string {
+  if (typeof content === 'string') return content;
+  return content
+    .filter((p): p is Extract<UserContentPart, { type: 'text' }> => p.type === 'text')
+    .map((p) => p.text)
+    .join('\n');
+}
+
+/** The images of a message's content (none for plain text). */
+export function contentImages(content: string | UserContentPart[]): Array<Extract<UserContentPart, { type: 'image' }>> {
+  if (typeof content === 'string') return [];
+  return content.filter((p): p is Extract<UserContentPart, { type: 'image' }> => p.type === 'image');
 }
 
 export const EMPTY_USAGE: Usage = Object.freeze({

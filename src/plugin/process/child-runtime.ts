@@ -268,6 +268,15 @@ class PluginRuntime {
         commit: async (triples, options) =>
           void (await this.#ask('memory.commit', options === undefined ? { triples } : { triples, options })),
       },
+      // External plugins get no media store (src/plugin/plugin-media.ts says why).
+      media: {
+        put: () => {
+          throw pluginError('HA_ERR_PLUGIN_PERMISSION', `plugin ${name} (external) may not write to the media store`);
+        },
+        read: () => {
+          throw pluginError('HA_ERR_PLUGIN_PERMISSION', `plugin ${name} (external) may not read from the media store`);
+        },
+      },
       knowledge: {
         search: (query, options) => this.#ask('knowledge.search', options === undefined ? { query } : { query, options }),
         list: (category) => this.#ask('knowledge.list', category === undefined ? {} : { category }),

@@ -11,6 +11,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { Stage, StageContext } from '../../agent/types.js';
 import type { EventMap, EventName } from '../../events/event-bus.js';
 import type { EntityDomain } from '../../home/types.js';
+import { withoutImages } from '../../llm/image-parts.js';
 import type { ChatMessage } from '../../llm/spec/index.js';
 import type { Logger } from '../../log/logger.js';
 import type { HttpResponse, PluginContext } from '../../sdk/plugin.js';
@@ -301,7 +302,9 @@ export class HostBridge implements ChildMessageHandler {
 
   /** Sends the turn's context to the hook in the child and applies what the hook changed. */
   async #runStage(id: number, context: StageContext): Promise<void> {
-    const changes = await this.#call('stage.run', { id, context }, 'HA_ERR_PLUGIN_STATE');
+    // Pictures stay in the daemon: external plugins get no media (plugin-media.ts), and base64 would bloat every frame.
+    const sent = { ...context, messages: withoutImages(context.messages, 'pictures are not sent to external plugins') };
+    const changes = await this.#call('stage.run', { id, context: sent }, 'HA_ERR_PLUGIN_STATE');
     if (!Value.Check(StageChangesSchema, changes)) throw protocolError(`the answer of a ${context.stage} hook is malformed`);
     applyStageChanges(context, changes as StageChanges);
   }

@@ -308,9 +308,9 @@ t.test('topic helpers', async (t) => {
   t.equal(haComponentFor({ domain: 'number', services: ['set_value'] }), 'number');
 });
 
-t.test('scenes, scripts, climate, media players, vacuums, persons and weather are not published', async (t) => {
+t.test('scenes, scripts, climate, media players, vacuums, persons, weather and cameras are not published', async (t) => {
   const unpublished = ENTITY_DOMAINS.filter((d) => !isPublishedDomain(d));
-  t.same([...unpublished].sort(), ['climate', 'media_player', 'person', 'scene', 'script', 'vacuum', 'weather']);
+  t.same([...unpublished].sort(), ['camera', 'climate', 'media_player', 'person', 'scene', 'script', 'vacuum', 'weather']);
   for (const domain of unpublished) {
     const e = entity(domain, 'x', { state: 'on' });
     t.equal(entityDiscovery(e, NODE), undefined, `${domain} gives no config`);

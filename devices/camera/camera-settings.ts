@@ -1,0 +1,87 @@
+/**
+ * plugin.camera.* turned into capture options, and the start-up check of the device. The capture
+ * module names its own option (`resolution`); a person edits `plugin.camera.resolution`, so errors
+ * here name the configuration key. Settings are read again at every capture, so a changed
+ * resolution or quality applies to the next picture without a restart.
+ */
+import { statSync } from 'node:fs';
+import { findOnPath, HomeAgentError, isHomeAgentError } from '../../src/sdk/index.js';
+import { type CaptureOptions, checkCaptureOptions } from './fswebcam-capture.js';
+
+/** The slice of ctx.settings this module reads. */
+export interface CameraSettingsSource {
+  get<T = unknown>(key: string): T;
+}
+
+export interface CameraSettings extends CaptureOptions {
+  /** Largest picture accepted from fswebcam, in bytes. */
+  maxBytes: number;
+}
+
+/** Capture option → its configuration key, for messages a person can act on. */
+const SETTING_KEYS: Readonly<Record<string, string>> = {
+  device: 'device',
+  resolution: 'resolution',
+  jpegQuality: 'jpeg_quality',
+  skipFrames: 'skip_frames',
+  timeoutMs: 'timeout_ms',
+};
+
+/** The capture settings as configured now; HA_ERR_CAMERA_OPTION naming `plugin.camera.<key>` when one is unusable. */
+export function readCameraSettings(settings: CameraSettingsSource): CameraSettings {
+  const options: CameraSettings = {
+    device: settings.get<string>('device'),
+    resolution: settings.get<string>('resolution'),
+    jpegQuality: settings.get<number>('jpeg_quality'),
+    skipFrames: settings.get<number>('skip_frames'),
+    timeoutMs: settings.get<number>('timeout_ms'),
+    maxBytes: settings.get<number>('max_bytes'),
+  };
+  try {
+    checkCaptureOptions(options);
+  } catch (error) {
+    if (!isHomeAgentError(error) || error.code !== 'HA_ERR_CAMERA_OPTION') throw error;
+    const option = String(error.details?.option ?? '');
+    const key = `plugin.camera.${SETTING_KEYS[option] ?? option}`;
+    const problem = error.message.replace(/^camera option \S+: /, '');
+    throw new HomeAgentError('HA_ERR_CAMERA_OPTION', `${key}: ${problem}`, { details: { key }, cause: error });
+  }
+  if (!Number.isInteger(options.maxBytes) || options.maxBytes < 1) {
+    throw new HomeAgentError('HA_ERR_CAMERA_OPTION', `plugin.camera.max_bytes: must be a positive integer, got ${options.maxBytes}`, {
+      details: { key: 'plugin.camera.max_bytes' },
+    });
+  }
+  return options;
+}
+
+/**
+ * Why no picture can be taken on this machine, or undefined when one can: the device node is
+ * missing (or is not a character device) or fswebcam is not installed. A home without a camera is
+ * normal, so this is a status line, not a failure.
+ */
+export function cameraAbsence(device: string, path: string): string | undefined {
+  if (device !== 'TEST') {
+    let isDevice = false;
+    try {
+      // stat follows /dev/v4l/by-id links to the video node they name.
+      isDevice = statSync(device).isCharacterDevice();
+    } catch {
+      isDevice = false;
+    }
+    if (!isDevice) return `no camera at ${device} (plugin.camera.device)`;
+  }
+  if (findOnPath('fswebcam', path) === undefined) return 'fswebcam is not installed (apt install fswebcam)';
+  return undefined;
+}
+
+/** `Front door` → `front_door`; a name without Latin letters or digits gives `camera`. */
+export function cameraObjectId(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 64)
+    .replace(/_+$/, '');
+  return slug === '' ? 'camera' : slug;
+}

@@ -1,0 +1,335 @@
+/**
+ * The voice plugin: the room's microphone and speaker as a conversation with HomeAgent. It
+ * composes the drivers (devices/microphone, devices/speaker; decision 0006) with the pipeline's
+ * parts: microphone → voice activity → activation (push-to-talk, wake word, wake phrase) →
+ * speech-to-text → an input on the `voice` conversation; answers, timers and announcements for
+ * that conversation come out of the `speaker` output channel.
+ *
+ * Nothing here may take the daemon down: a missing microphone or speaker is a status line and
+ * the plugin stays healthy; only a part that broke (the voice activity detector, the wake word
+ * models, a back end that cannot be built from its settings) makes the health check fail.
+ */
+
+import { Microphone, type MicrophoneStatus } from '../../devices/microphone/microphone.js';
+import { AplayPlayer } from '../../devices/speaker/aplay-player.js';
+import { CAPABILITY, definePlugin, HomeAgentError, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
+import { ActivationLog } from './activation/activation-log.js';
+import { matchWakePhrase } from './activation/wake-phrase.js';
+import { WakeWordDetector } from './activation/wake-word.js';
+import { ActivationPolicy } from './activation-policy.js';
+import { SpeakerOutput } from './speaker-output.js';
+import type { SpeechLanguage, SpeechToText, TextToSpeech, Utterance } from './speech.js';
+import { speakableText, spokenLanguage } from './spoken-text.js';
+import { createSpeechToText } from './stt/create-stt.js';
+import { createTextToSpeech } from './tts/create-tts.js';
+import { VoiceActivityDetector } from './vad/voice-activity-detector.js';
+import { registerVoiceMethods, type VoiceStatus } from './voice-methods.js';
+import { VoicePipeline } from './voice-pipeline.js';
+import { activationSettings, sttSettings, ttsSettings, type VadLeaves, vadSettings, wakePhrasesOff } from './voice-settings.js';
+
+/** The voice activity detector as the plugin uses it (VoiceActivityDetector; a fake in tests). */
+export interface VadHandle {
+  push(samples: Int16Array): void;
+  close(): Promise<void> | void;
+}
+
+export type OpenVad = (options: {
+  sampleRate: 16000 | 8000;
+  settings: () => VadLeaves;
+  events: { onSpeechStart(atMs: number): void; onUtterance(utterance: Utterance): void; onError?(error: Error): void };
+}) => Promise<VadHandle>;
+
+export interface VoicePluginOptions {
+  /** Opens the voice activity detector; the Silero one by default. */
+  openVad?: OpenVad;
+  now?: () => number;
+}
+
+const SPEAKER_CHANNEL = 'speaker';
+
+const sileroVad: OpenVad = (options) => VoiceActivityDetector.open(options);
+
+export class VoicePlugin implements PluginInstance {
+  readonly #ctx: PluginContext;
+  readonly #options: VoicePluginOptions;
+  readonly #now: () => number;
+  readonly #undo: Array<() => void> = [];
+  /** Status lines of parts that are off or missing, each logged once when it appears. */
+  readonly #notes = new Map<string, string>();
+  /** Parts that broke: these fail the health check. */
+  readonly #broken = new Map<string, string>();
+  #speaker: SpeakerOutput | undefined;
+  #tts: TextToSpeech | undefined;
+  #stt: SpeechToText | undefined;
+  #microphone: Microphone | undefined;
+  #micStatus: MicrophoneStatus | undefined;
+  #vad: VadHandle | undefined;
+  #wakeWord: WakeWordDetector | undefined;
+  #policy: ActivationPolicy | undefined;
+  #pipeline: VoicePipeline | undefined;
+  #log: ActivationLog | undefined;
+
+  constructor(ctx: PluginContext, options: VoicePluginOptions = {}) {
+    this.#ctx = ctx;
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async start(): Promise<void> {
+    const ctx = this.#ctx;
+    this.#tts = this.#build('tts', 'text-to-speech', () => createTextToSpeech(ttsSettings(ctx.settings), ctx.log));
+    this.#log = new ActivationLog({ dir: ctx.paths.data, maxEntries: () => ctx.settings.get<number>('activation.log_entries') });
+    this.#policy = new ActivationPolicy({
+      now: this.#now,
+      settings: () => activationSettings(ctx.settings),
+      record: (entry) => {
+        const { at, ...rest } = entry;
+        void this.#log?.append({ ...rest, at: new Date(at).toISOString() }).then((error) => {
+          if (error) this.#note('activation_log', `activation log not written: ${error.message}`);
+        });
+      },
+    });
+    if (ctx.settings.get<boolean>('speaker_enabled') && this.#tts) this.#startSpeaker();
+    this.#undo.push(...registerVoiceMethods(ctx.control, this.#methodTarget()));
+    this.#undo.push(ctx.settings.onChange((key) => this.#settingChanged(key)));
+    this.#stt = this.#build('stt', 'speech-to-text', () => createSpeechToText(sttSettings(ctx.settings)));
+    if (this.#broken.has('stt')) return;
+    if (!this.#stt) {
+      this.#note('input', 'voice input off: no speech-to-text back end (plugin.voice.stt.backend)');
+      return;
+    }
+    await this.#startInput();
+  }
+
+  async stop(): Promise<void> {
+    for (const undo of this.#undo.splice(0)) undo();
+    this.#speaker?.interrupt();
+    await this.#microphone?.stop();
+    await Promise.allSettled([this.#vad?.close(), this.#wakeWord?.close()]);
+    this.#microphone = undefined;
+    this.#vad = undefined;
+    this.#wakeWord = undefined;
+    this.#pipeline = undefined;
+    this.#speaker = undefined;
+  }
+
+  health(): { ok: boolean; detail: string } {
+    if (this.#broken.size > 0) return { ok: false, detail: [...this.#broken.values()].join('; ') };
+    const notes = [...this.#notes.values()];
+    return { ok: true, detail: notes.length > 0 ? notes.join('; ') : 'listening and speaking' };
+  }
+
+  status(): VoiceStatus {
+    const off = wakePhrasesOff(this.#ctx.settings);
+    return {
+      microphone: this.#micStatus ?? { state: 'stopped', problem: this.#notes.get('input') },
+      vad: this.#vad ? { state: 'running' } : { state: this.#broken.get('vad') ? 'failed' : 'off', problem: this.#broken.get('vad') },
+      stt: { backend: this.#stt?.name ?? 'none', ...(this.#pipeline ? this.#pipeline.stats() : {}) },
+      tts: { backend: this.#tts?.name },
+      speaker: this.#speaker?.status() ?? { enabled: false },
+      activation: {
+        ...this.#policy?.state(),
+        wake_phrases: off ? { on: false, why: off } : { on: true },
+        wake_word: this.#wakeWord ? { models: this.#wakeWord.models } : { on: false, problem: this.#broken.get('wake_word') },
+        push_to_talk: this.#ctx.settings.get<string>('activation.push_to_talk_entity') || undefined,
+      },
+    };
+  }
+
+  /**
+   * Back ends follow their settings at once. Turning speech-to-text on or off, and the microphone's
+   * own settings, need a restart of the plugin (they decide whether arecord runs at all).
+   */
+  #settingChanged(key: string): void {
+    const ctx = this.#ctx;
+    if (key.startsWith('tts.')) {
+      const tts = this.#build('tts', 'text-to-speech', () => createTextToSpeech(ttsSettings(ctx.settings), ctx.log));
+      if (tts) {
+        this.#tts = tts;
+        this.#broken.delete('tts');
+      }
+    } else if (key.startsWith('stt.') && this.#pipeline) {
+      const stt = this.#build('stt', 'speech-to-text', () => createSpeechToText(sttSettings(ctx.settings)));
+      if (stt) {
+        this.#stt = stt;
+        this.#broken.delete('stt');
+      }
+    }
+  }
+
+  #startSpeaker(): void {
+    const ctx = this.#ctx;
+    const player = new AplayPlayer({
+      device: ctx.settings.get<string>('speaker_device'),
+      timeoutMs: ctx.settings.get<number>('speaker_timeout_ms'),
+    });
+    const speaker = new SpeakerOutput({
+      player,
+      tts: () => this.#tts as TextToSpeech,
+      speakable: (text) => {
+        const spoken = speakableText(text, ctx.settings.get<number>('tts.max_chars'));
+        return { text: spoken, language: spokenLanguage(spoken) };
+      },
+      onProblem: (problem) => {
+        if (problem === undefined) {
+          this.#notes.delete('speaker');
+          ctx.log.info(`speaker: "${player.device}" plays again`);
+        } else this.#note('speaker', `speaker: ${problem}`);
+      },
+    });
+    this.#speaker = speaker;
+    // In the background: aplay on a wedged device may take speaker_timeout_ms, which must not hold up the daemon's start.
+    void speaker.probe().catch((error: unknown) => ctx.log.debug({ err: error }, 'speaker probe failed'));
+    this.#undo.push(
+      ctx.io.registerOutputChannel({
+        name: SPEAKER_CHANNEL,
+        description: 'The room speaker: text is spoken aloud, audio (WAV) is played. Answers spoken commands.',
+        capabilities: CAPABILITY.TEXT | CAPABILITY.AUDIO,
+        synchronous: false,
+        answers: [ctx.settings.get<string>('channel')],
+        send: (event) => speaker.send(event),
+      }),
+    );
+  }
+
+  async #startInput(): Promise<void> {
+    const ctx = this.#ctx;
+    const policy = this.#policy as ActivationPolicy;
+    const off = wakePhrasesOff(ctx.settings);
+    if (off) this.#note('wake_phrases', off);
+    const pipeline = new VoicePipeline({
+      now: this.#now,
+      policy,
+      stt: () => this.#stt,
+      ...(this.#speaker ? { speaker: this.#speaker } : {}),
+      bargeIn: () => ctx.settings.get<boolean>('barge_in'),
+      wakePhrases: () => (wakePhrasesOff(ctx.settings) ? [] : ctx.settings.get<string[]>('activation.wake_phrases')),
+      matchWakePhrase,
+      spokenLanguage,
+      languageHint: () => {
+        const hint = ctx.settings.get<string>('stt.language');
+        return hint === 'auto' ? undefined : (hint as SpeechLanguage);
+      },
+      command: ({ command, language, activation }) => {
+        const area = ctx.settings.get<string>('area');
+        return ctx.io.injectInput({
+          channel: ctx.settings.get<string>('channel'),
+          payload: command,
+          meta: { ...(area ? { area } : {}), language, activation },
+        });
+      },
+      log: ctx.log,
+    });
+    this.#pipeline = pipeline;
+    try {
+      const openVad = this.#options.openVad ?? sileroVad;
+      this.#vad = await openVad({
+        sampleRate: ctx.settings.get<16000 | 8000>('microphone.sample_rate'),
+        settings: () => vadSettings(ctx.settings),
+        events: {
+          onSpeechStart: () => pipeline.speechStarted(),
+          onUtterance: (utterance) => void pipeline.utterance(utterance),
+          onError: (error) => this.#break('vad', `voice activity detection stopped: ${error.message}`),
+        },
+      });
+    } catch (error) {
+      this.#break('vad', `voice activity detection could not start: ${error instanceof Error ? error.message : String(error)}`);
+      return;
+    }
+    await this.#startWakeWord(policy);
+    this.#watchPushToTalk(policy);
+    this.#startMicrophone();
+  }
+
+  async #startWakeWord(policy: ActivationPolicy): Promise<void> {
+    const dir = this.#ctx.settings.get<string>('activation.wake_word_model_dir');
+    if (dir === '') return;
+    if (this.#ctx.settings.get<number>('microphone.sample_rate') !== 16000) {
+      this.#note('wake_word', 'wake word off: the models need plugin.voice.microphone.sample_rate 16000');
+      return;
+    }
+    try {
+      this.#wakeWord = await WakeWordDetector.open({
+        dir,
+        threshold: () => this.#ctx.settings.get<number>('activation.wake_word_threshold'),
+        onDetection: (detection) => policy.trigger('wake_word', { score: detection.score, model: detection.model }),
+        onError: (error) => this.#break('wake_word', `wake word detection stopped: ${error.message}`),
+      });
+    } catch (error) {
+      this.#break('wake_word', `wake word detection could not start: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  #watchPushToTalk(policy: ActivationPolicy): void {
+    this.#undo.push(
+      this.#ctx.events.subscribe('entity.state_changed', (change) => {
+        const entity = this.#ctx.settings.get<string>('activation.push_to_talk_entity');
+        if (entity === '' || change.entity_id !== entity || !change.state_changed) return;
+        if (change.new_state === 'on' && change.old_state !== 'on') policy.trigger('push_to_talk');
+      }),
+    );
+  }
+
+  #startMicrophone(): void {
+    const ctx = this.#ctx;
+    const get = <T>(key: string) => ctx.settings.get<T>(`microphone.${key}`);
+    const microphone = new Microphone({
+      device: get('device'),
+      sampleRate: get('sample_rate'),
+      channels: get('channels'),
+      format: get('format'),
+      restartBackoffMs: get('restart_backoff_ms'),
+      restartBackoffMaxMs: get('restart_backoff_max_ms'),
+      onAudio: (samples) => {
+        this.#vad?.push(samples);
+        this.#wakeWord?.push(samples);
+      },
+      onStatus: (status) => {
+        this.#micStatus = status;
+        if (status.state === 'recording') this.#notes.delete('microphone');
+        else if (status.problem) this.#note('microphone', `microphone: ${status.problem}`);
+      },
+    });
+    this.#microphone = microphone;
+    microphone.start();
+  }
+
+  #methodTarget() {
+    return {
+      status: () => this.status(),
+      say: async (text: string, language?: SpeechLanguage) => {
+        if (!this.#speaker) throw new HomeAgentError('HA_ERR_SPEAKER_UNAVAILABLE', 'the speaker is off (plugin.voice.speaker_enabled)');
+        return this.#speaker.say(text, language);
+      },
+      listen: () => {
+        if (!this.#pipeline) return { armed: false, reason: this.#notes.get('input') ?? 'voice input is not running' };
+        const armed = (this.#policy as ActivationPolicy).trigger('push_to_talk');
+        return armed ? { armed } : { armed, reason: 'refractory' };
+      },
+      activations: (limit: number) => (this.#log as ActivationLog).recent(limit),
+    };
+  }
+
+  /** A back end from its settings; a setting that cannot work breaks that part only (health says which). */
+  #build<T>(key: string, what: string, create: () => T): T | undefined {
+    try {
+      return create();
+    } catch (error) {
+      this.#break(key, `${what} off: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+  }
+
+  #note(key: string, line: string): void {
+    if (this.#notes.get(key) === line) return;
+    this.#notes.set(key, line);
+    this.#ctx.log.warn(line);
+  }
+
+  #break(key: string, line: string): void {
+    this.#broken.set(key, line);
+    this.#ctx.log.error(line);
+  }
+}
+
+export default definePlugin((ctx) => new VoicePlugin(ctx));
