@@ -55,6 +55,7 @@ import { runModels } from './models.js';
 import { MQTT_OPTIONS, type MqttFlags, mqttFlagsUsed, parseMqttCommand, runMqtt } from './mqtt.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
 import { parseSensorsCommand as parseI2cCommand, runSensors as runI2c } from './sensors.js';
+import { parseVoiceCommand, runVoice, VOICE_OPTIONS, type VoiceFlags, voiceFlagsUsed } from './voice.js';
 import { parseWebuiCommand, runWebui, WEBUI_OPTIONS, type WebuiFlags, webuiFlagsUsed } from './webui.js';
 
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
@@ -136,6 +137,12 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
                             put an item on a list (made on first use), e.g. lists add oat milk
   lists done|remove [--list LIST] ITEM...
                             tick an item off, or delete it (part of its text is enough when only one item has it)
+  voice [status]            microphone, voice activity, speech-to-text, speech, speaker and activation, with why a part is off
+  voice say TEXT... [--language en|zh]
+                            speak an announcement on the speaker
+  voice listen              take the next utterance as a command (as a push-to-talk press)
+  voice activations [--limit N]
+                            wake phrases, wake words and button presses heard, accepted or not (for tuning)
   models list|install SRC   local models (embedders, parsers) in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
@@ -153,7 +160,7 @@ interface ModuleRunContext {
   timeoutMs: number;
 }
 
-type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags & WebuiFlags & ChangesFlags & ListsFlags;
+type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags & WebuiFlags & ChangesFlags & ListsFlags & VoiceFlags;
 
 /**
  * Commands with their own flags that run themselves: each parses its arguments (throwing its own
@@ -222,6 +229,13 @@ const COMMAND_MODULES: Record<string, CommandModule> = {
       return (context) => runLists(command, context);
     },
   },
+  voice: {
+    flags: Object.keys(VOICE_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseVoiceCommand(args, flags);
+      return (context) => runVoice(command, context);
+    },
+  },
   i2c: {
     flags: [],
     parse: (args) => {
@@ -242,6 +256,7 @@ function moduleFlagsUsed(flags: ModuleFlags): string[] {
       ...webuiFlagsUsed(flags),
       ...changesFlagsUsed(flags),
       ...listsFlagsUsed(flags),
+      ...voiceFlagsUsed(flags),
     ]),
   ];
 }
@@ -423,6 +438,7 @@ async function main(argv: string[]): Promise<number> {
         ...WEBUI_OPTIONS,
         ...CHANGES_OPTIONS,
         ...LISTS_OPTIONS,
+        ...VOICE_OPTIONS,
       },
       allowPositionals: true,
     });

@@ -227,5 +227,12 @@ t.test('no sound device: a status line, and the daemon lives', { skip: SKIP }, a
   t.equal(status.code, 0, 'homeagentctl status works');
   const voice = await call<{ speaker: { available: boolean } }>(t, daemon, 'voice.status');
   t.equal(voice.speaker.available, false);
+  const shown = await daemon.ctl(['voice']);
+  t.equal(shown.code, 0, 'homeagentctl voice shows the status');
+  t.match(shown.stdout, /^speaker\s.*available=false/m);
+  t.match(shown.stdout, /^microphone\s.*No such file or directory/m);
+  const said = await daemon.ctl(['voice', 'say', 'hello']);
+  t.not(said.code, 0, 'an announcement without a speaker fails');
+  t.match(said.stderr, /HA_ERR_SPEAKER_UNAVAILABLE|nosuchdevice/);
   t.equal(daemon.child.exitCode, null, 'the daemon is still running');
 });

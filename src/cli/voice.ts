@@ -1,0 +1,131 @@
+/**
+ * `homeagentctl voice [status] | say TEXT… [--language en|zh] | listen | activations [--limit N]`:
+ * the voice plugin's control methods. Whoever looks after the box over SSH checks here why the
+ * microphone or speaker is quiet, tests the speaker with an announcement, and reads the activation
+ * log to tune false triggers.
+ */
+import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { table } from './format.js';
+
+/** homeagentctl's option table entries for voice (merged into its parseArgs options; --limit is shared). */
+export const VOICE_OPTIONS = {
+  language: { type: 'string' },
+  limit: { type: 'string' },
+} as const;
+
+export type VoiceFlags = { language?: string | undefined; limit?: string | undefined };
+
+export type VoiceCommand =
+  | { command: 'status' }
+  | { command: 'say'; text: string; language?: 'en' | 'zh' }
+  | { command: 'listen' }
+  | { command: 'activations'; limit?: number };
+
+export class VoiceUsageError extends Error {}
+
+const ALLOWED: Record<VoiceCommand['command'], ReadonlyArray<keyof VoiceFlags>> = {
+  status: [],
+  say: ['language'],
+  listen: [],
+  activations: ['limit'],
+};
+const MAX_LIMIT = 10_000;
+
+export function voiceFlagsUsed(flags: VoiceFlags): Array<keyof VoiceFlags> {
+  return (Object.keys(VOICE_OPTIONS) as Array<keyof VoiceFlags>).filter((k) => flags[k] !== undefined);
+}
+
+/** Reads `voice [<sub> …]` (positionals after `voice`); no sub-command means status. Throws VoiceUsageError. */
+export function parseVoiceCommand(positionals: readonly string[], flags: VoiceFlags): VoiceCommand {
+  const [sub = 'status', ...rest] = positionals;
+  if (!Object.hasOwn(ALLOWED, sub)) throw new VoiceUsageError(`unknown voice command ${sub}; use status, say, listen or activations`);
+  const command = sub as VoiceCommand['command'];
+  const stray = voiceFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
+  if (stray.length > 0) throw new VoiceUsageError(`--${stray[0]} does not belong to voice ${command}`);
+  switch (command) {
+    case 'say': {
+      const text = rest.join(' ').trim();
+      if (text === '') throw new VoiceUsageError('voice say needs a TEXT, e.g. voice say dinner is ready');
+      if (flags.language === undefined) return { command, text };
+      if (flags.language !== 'en' && flags.language !== 'zh') {
+        throw new VoiceUsageError(`--language must be en or zh, not ${JSON.stringify(flags.language)}`);
+      }
+      return { command, text, language: flags.language };
+    }
+    case 'activations': {
+      if (rest.length > 0) throw new VoiceUsageError('voice activations takes no arguments (--limit N)');
+      if (flags.limit === undefined) return { command };
+      const limit = Number(flags.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+        throw new VoiceUsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, not ${JSON.stringify(flags.limit)}`);
+      }
+      return { command, limit };
+    }
+    default:
+      if (rest.length > 0) throw new VoiceUsageError(`voice ${command} takes no arguments`);
+      return { command };
+  }
+}
+
+/** One entry of voice.activations (the plugin's own shape; the CLI may not import plugins). */
+export interface ActivationLine {
+  at: string;
+  method: string;
+  accepted: boolean;
+  reason?: string;
+  score?: number;
+  phrase?: string;
+  heard?: string;
+  model?: string;
+}
+
+export async function runVoice(command: VoiceCommand, options: CommandRunOptions): Promise<number> {
+  return withDaemon(options, { plugin: 'voice' }, async ({ call, print }) => {
+    switch (command.command) {
+      case 'status':
+        return print((await call('voice.status', {})) as Record<string, unknown>, formatVoiceStatus);
+      case 'say': {
+        const params = command.language === undefined ? { text: command.text } : { text: command.text, language: command.language };
+        return print((await call('voice.say', params)) as { played: boolean; stopped: boolean }, (r) =>
+          r.played ? 'spoken' : r.stopped ? 'stopped before the end (barge-in)' : 'not played',
+        );
+      }
+      case 'listen':
+        return print((await call('voice.listen', {})) as { armed: boolean; reason?: string }, (r) =>
+          r.armed ? 'listening: say the command now' : `not listening: ${r.reason ?? 'refused'}`,
+        );
+      case 'activations': {
+        const params = command.limit === undefined ? {} : { limit: command.limit };
+        return print((await call('voice.activations', params)) as { activations: ActivationLine[] }, (r) =>
+          formatActivations(r.activations),
+        );
+      }
+    }
+  });
+}
+
+/** One line per part: "microphone  state=recording restarts=0 …"; nested values as compact JSON. */
+export function formatVoiceStatus(status: Record<string, unknown>): string {
+  const rows = Object.entries(status).map(([part, value]) => [part, describe(value)]);
+  return table(rows, '');
+}
+
+function describe(value: unknown): string {
+  if (value === null || typeof value !== 'object') return String(value);
+  return Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
+    .join(' ');
+}
+
+export function formatActivations(entries: ActivationLine[]): string {
+  if (entries.length === 0) return 'no activations recorded (plugin.voice.activation.log_entries 0 keeps none)';
+  const rows = entries.map((e) => [
+    e.at,
+    e.method,
+    e.accepted ? 'yes' : `no: ${e.reason ?? ''}`,
+    e.score === undefined ? '' : e.score.toFixed(2),
+    e.heard ?? e.phrase ?? e.model ?? '',
+  ]);
+  return table([['AT', 'METHOD', 'ACCEPTED', 'SCORE', 'HEARD'], ...rows], '');
+}
