@@ -15,6 +15,12 @@ import type { SpeechLanguage, SpeechToText, Utterance } from './speech.js';
 
 export const PROMPT: Record<SpeechLanguage, string> = { en: 'Yes?', zh: '嗯？' };
 export const APOLOGY: Record<SpeechLanguage, string> = { en: "Sorry, I couldn't hear that.", zh: '抱歉，我没听清。' };
+/**
+ * Utterances waiting for the one being transcribed. A television in the room with wake phrases on
+ * makes an utterance every few seconds; when speech-to-text is slower than that, newer ones are
+ * dropped rather than queued without end.
+ */
+export const MAX_WAITING_UTTERANCES = 3;
 
 /** What the pipeline needs of the speaker (SpeakerOutput). */
 export interface PipelineSpeaker {
@@ -60,6 +66,8 @@ export class VoicePipeline {
   /** The language of the last command, for lines spoken when nothing was understood. */
   #lastLanguage: SpeechLanguage = 'en';
   #chain: Promise<void> = Promise.resolve();
+  /** The utterance being handled and those waiting for it. */
+  #pending = 0;
   readonly #stats: PipelineStats = { utterances: 0, dropped: 0, transcribed: 0, commands: 0, stt_failures: 0, barge_ins: 0 };
 
   constructor(options: VoicePipelineOptions) {
@@ -86,7 +94,13 @@ export class VoicePipeline {
     const spokenMs = Math.max(0, utterance.speechEndMs - utterance.speechStartMs);
     const startedAt = this.#speechStartedAt ?? endedAt - spokenMs;
     this.#speechStartedAt = undefined;
-    const run = this.#chain.then(() => this.#handle(utterance, startedAt, endedAt));
+    if (this.#pending > MAX_WAITING_UTTERANCES) {
+      this.#stats.dropped++;
+      this.#options.log.warn({ waiting: this.#pending - 1 }, 'utterance dropped: speech-to-text is behind');
+      return Promise.resolve();
+    }
+    this.#pending++;
+    const run = this.#chain.then(() => this.#handle(utterance, startedAt, endedAt)).finally(() => this.#pending--);
     this.#chain = run.catch(() => {});
     return run;
   }

@@ -3,7 +3,7 @@ import { matchWakePhrase } from '../../../../plugins/voice/activation/wake-phras
 import { ActivationPolicy, type ActivationRecord } from '../../../../plugins/voice/activation-policy.js';
 import type { SpeechToText, Utterance } from '../../../../plugins/voice/speech.js';
 import { spokenLanguage } from '../../../../plugins/voice/spoken-text.js';
-import { APOLOGY, PROMPT, type VoiceCommand, VoicePipeline } from '../../../../plugins/voice/voice-pipeline.js';
+import { APOLOGY, MAX_WAITING_UTTERANCES, PROMPT, type VoiceCommand, VoicePipeline } from '../../../../plugins/voice/voice-pipeline.js';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
 import { silentLogs } from '../../fixtures/support.js';
 
@@ -193,4 +193,35 @@ t.test('utterances are handled in order', async (t) => {
     ['one'],
     'no transcripts left: an empty one is ignored',
   );
+});
+
+t.test('while speech-to-text is behind, utterances beyond the waiting limit are dropped, not queued', async (t) => {
+  const s = setup({ transcript: 'the television talking', wakePhrases: true });
+  let release: () => void = () => {};
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const slow = new VoicePipeline({
+    now: () => 5_000_000,
+    policy: s.policy,
+    stt: () => ({
+      name: 'slow',
+      transcribe: async () => {
+        await gate;
+        return { text: 'the television talking' };
+      },
+    }),
+    bargeIn: () => false,
+    wakePhrases: () => ['hey home'],
+    matchWakePhrase: (text, phrases) => matchWakePhrase(text, phrases),
+    spokenLanguage,
+    languageHint: () => undefined,
+    command: async () => {},
+    log: silentLogs().child('voice'),
+  });
+  const heard = Array.from({ length: 2 + MAX_WAITING_UTTERANCES }, () => slow.utterance(utterance()));
+  release();
+  await Promise.all(heard);
+  t.equal(slow.stats().transcribed, 1 + MAX_WAITING_UTTERANCES, 'the one in progress and the waiting ones were transcribed');
+  t.equal(slow.stats().dropped, 1, 'the one beyond the limit was dropped');
 });
