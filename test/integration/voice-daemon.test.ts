@@ -13,23 +13,22 @@
  *
  * Time here is real (a daemon): every wait polls with a deadline or waits for a log line.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { synthesizeEspeak } from '../../plugins/voice/tts-espeak.js';
 import { parseWav } from '../../plugins/voice/wav.js';
-import { findOnPath } from '../../src/shared/find-on-path.js';
 import { type DaemonHandle, REPO_ROOT, spawnDaemon, tempDir } from '../helpers/daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
+import { resample } from '../helpers/speech-fixture.js';
 import { speechPlaybackMissing } from '../helpers/system-tools.js';
 import { until } from '../helpers/until.js';
+import { checkSpoken, ESPEAK_RATE, expectedSpeech, spokenBytes as spokenBytesWithin } from '../helpers/voice-room.js';
 import { startWyomingServer } from '../helpers/wyoming-server.js';
 
 const WAIT_MS = 60_000;
-const ESPEAK_RATE = 175;
-const SKIP = speechPlaybackMissing() || (findOnPath('sox') === undefined ? 'sox is not installed (apt-get install sox)' : false);
+const SKIP = speechPlaybackMissing();
 
 interface Room {
   dir: string;
@@ -44,12 +43,12 @@ async function room(t: Test, spoken: string, options: { micDevice?: string } = {
   const conf = join(dir, 'asound.conf');
   writeFileSync(conf, `pcm.!default { type file; slave.pcm "null"; file "${out}"; format "raw" }\n`);
   const speech = await synthesizeEspeak(spoken, { language: 'en', timeoutMs: 20_000 });
-  const wav = join(dir, 'spoken.wav');
-  writeFileSync(wav, speech.wav);
   const raw = join(dir, 'spoken16k.raw');
-  execFileSync('sox', [wav, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', '-t', 'raw', raw]);
+  const info = parseWav(speech.wav);
+  const pcm = speech.wav.subarray(info.dataOffset, info.dataOffset + info.dataLength);
+  const at16k = resample(new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.length)), info.sampleRate, 16000);
   // Half a second of room silence first, so the detector has heard quiet before the speech.
-  writeFileSync(raw, Buffer.concat([Buffer.alloc(16000), readFileSync(raw)]));
+  writeFileSync(raw, Buffer.concat([Buffer.alloc(16000), Buffer.from(at16k.buffer)]));
   const bin = join(dir, 'bin');
   mkdirSync(bin);
   symlinkSync(join(REPO_ROOT, 'test', 'helpers', 'paced-arecord.mjs'), join(bin, 'arecord'));
@@ -92,35 +91,7 @@ const textReply = (text: string): ScriptStep => ({
 });
 const chatRequests = (server: ScriptedServer) => server.requests.filter((r) => r.path.endsWith('/chat/completions'));
 
-/** Waits until the speaker file holds at least `bytes` and stopped growing, and returns it. */
-async function spokenBytes(out: string, bytes: number): Promise<Buffer> {
-  let last = -1;
-  return until(
-    `the speaker wrote ${bytes} B`,
-    () => {
-      const size = existsSync(out) ? statSync(out).size : 0;
-      const settled = size >= bytes && size === last;
-      last = size;
-      return settled ? readFileSync(out) : undefined;
-    },
-    WAIT_MS,
-  );
-}
-
-/** The PCM espeak-ng makes of `text` with the configured voice and rate. */
-async function expectedSpeech(text: string): Promise<Buffer> {
-  const speech = await synthesizeEspeak(text, { language: 'en', rate: ESPEAK_RATE, timeoutMs: 20_000 });
-  const info = parseWav(speech.wav);
-  return speech.wav.subarray(info.dataOffset, info.dataOffset + info.dataLength);
-}
-
-function checkSpoken(t: Test, written: Buffer, expected: Buffer): void {
-  // aplay pads the last period (a quarter of its 500 ms buffer at espeak's 22,050 Hz) with silence.
-  const periodBytes = Math.ceil(22050 * 0.125) * 2;
-  const extra = written.length - expected.length;
-  t.ok(extra >= 0 && extra <= periodBytes, `speaker got ${written.length} B for ${expected.length} B of speech`);
-  t.ok(written.subarray(0, expected.length).equals(expected), 'the speaker got exactly the synthesized speech');
-}
+const spokenBytes = (out: string, bytes: number) => spokenBytesWithin(out, bytes, WAIT_MS);
 
 /** Every process below `pid` (Linux /proc). */
 function descendants(pid: number): number[] {

@@ -7,10 +7,10 @@ import { DEFAULT_VAD_SETTINGS } from '../../../../plugins/voice/vad/speech-segme
 import { findVadModel, loadVadModel, VAD_MODEL_SHA256 } from '../../../../plugins/voice/vad/vad-model.js';
 import { VoiceActivityDetector } from '../../../../plugins/voice/vad/voice-activity-detector.js';
 import { alsaTestDevices } from '../../../helpers/alsa-test-devices.js';
+import { noise, speechInNoise } from '../../../helpers/speech-fixture.js';
 import { arecordMissing, espeakMissing } from '../../../helpers/system-tools.js';
 import { until } from '../../../helpers/until.js';
 import { expectError, expectErrorAsync } from '../../fixtures/support.js';
-import { noise, speechInNoise } from './speech-fixture.js';
 
 const TOLERANCE_MS = 100;
 

@@ -3,8 +3,8 @@
  * chosen time inside light noise, with the interval where the speech really is, taken from the
  * synthesised signal's own envelope.
  */
-import { synthesizeEspeak } from '../../../../plugins/voice/tts-espeak.js';
-import { parseWav } from '../../../../plugins/voice/wav.js';
+import { synthesizeEspeak } from '../../plugins/voice/tts-espeak.js';
+import { parseWav } from '../../plugins/voice/wav.js';
 
 export interface SpeechStream {
   samples: Int16Array;
