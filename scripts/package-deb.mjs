@@ -176,6 +176,8 @@ function systemFiles(staging) {
   install(join(REPO, 'systemd/sysusers.d/homeagent.conf'), join(staging, 'usr/lib/sysusers.d/homeagent.conf'));
   install(join(REPO, 'systemd/tmpfiles.d/homeagent.conf'), join(staging, 'usr/lib/tmpfiles.d/homeagent.conf'));
   install(join(REPO, 'udev/99-homeagent.rules'), join(staging, 'usr/lib/udev/rules.d/99-homeagent.rules'));
+  // The first-boot notice's script; systemd/homeagent-firstboot.service (shipped with the other units) runs it.
+  install(join(REPO, 'image/firstboot/homeagent-firstboot'), join(staging, 'usr/libexec/homeagent/homeagent-firstboot'), 0o755);
   const ctl = join(staging, 'usr/bin/homeagentctl');
   mkdirSync(dirname(ctl), { recursive: true });
   writeFileSync(

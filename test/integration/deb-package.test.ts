@@ -145,6 +145,8 @@ async function packageTests(): Promise<void> {
       'usr/lib/systemd/system/homeagent-tracker-apply.path',
       'usr/lib/systemd/system/homeagent-tracker-apply.service',
       'usr/lib/systemd/system/homeagent-tracker-recover.service',
+      'usr/lib/systemd/system/homeagent-firstboot.service',
+      'usr/libexec/homeagent/homeagent-firstboot',
       'usr/lib/udev/rules.d/99-homeagent.rules',
       'usr/lib/sysusers.d/homeagent.conf',
       'usr/lib/tmpfiles.d/homeagent.conf',
@@ -261,7 +263,11 @@ async function packageTests(): Promise<void> {
     );
     const postrm = readFileSync(join(REPO_ROOT, 'image', 'deb', 'postrm'), 'utf8');
     const removeBranch = /\n {2}remove\)([\s\S]*?);;/.exec(postrm)?.[1] ?? '';
-    t.notMatch(removeBranch, /rm -|userdel|groupdel/, 'the remove branch deletes no data, configuration or user');
+    t.notMatch(
+      removeBranch,
+      /rm -rf|userdel|groupdel|\/var\/lib\/homeagent\b|\/etc\/homeagent\b/,
+      'the remove branch deletes no data, configuration or user',
+    );
     const purgeBranch = /\n {2}purge\)([\s\S]*?);;/.exec(postrm)?.[1] ?? '';
     t.match(purgeBranch, /rm -rf \/var\/lib\/homeagent \/etc\/homeagent/, 'purge deletes the data and the configuration');
     t.match(purgeBranch, /userdel homeagent/, 'purge deletes the user');
