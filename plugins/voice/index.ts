@@ -95,7 +95,7 @@ export class VoicePlugin implements PluginInstance {
     this.#stt = this.#build('stt', 'speech-to-text', () => createSpeechToText(sttSettings(ctx.settings)));
     if (this.#broken.has('stt')) return;
     if (!this.#stt) {
-      this.#note('input', 'voice input off: no speech-to-text back end (plugin.voice.stt.backend)');
+      this.#note('input', 'voice input off: no speech-to-text back end (plugin.voice.stt.backend)', 'info');
       return;
     }
     await this.#startInput();
@@ -174,7 +174,7 @@ export class VoicePlugin implements PluginInstance {
         if (problem === undefined) {
           this.#notes.delete('speaker');
           ctx.log.info(`speaker: "${player.device}" plays again`);
-        } else this.#note('speaker', `speaker: ${problem}`);
+        } else this.#note('speaker', problem);
       },
     });
     this.#speaker = speaker;
@@ -320,10 +320,11 @@ export class VoicePlugin implements PluginInstance {
     }
   }
 
-  #note(key: string, line: string): void {
+  /** A status line, logged once when it appears; `info` for parts that are off by choice. */
+  #note(key: string, line: string, level: 'info' | 'warn' = 'warn'): void {
     if (this.#notes.get(key) === line) return;
     this.#notes.set(key, line);
-    this.#ctx.log.warn(line);
+    this.#ctx.log[level](line);
   }
 
   #break(key: string, line: string): void {

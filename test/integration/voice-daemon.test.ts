@@ -191,7 +191,7 @@ t.test('no sound device: a status line, and the daemon lives', { skip: SKIP }, a
   t.teardown(() => wyoming.close());
   const devices = await room(t, 'hello', { micDevice: 'a-device-that-exists-elsewhere' });
   const daemon = await started(t, { plugin: { voice: voiceConfig(wyoming.port, { speaker_device: 'nosuchdevice' }) } }, devices.env);
-  const line = await daemon.waitForLog((l) => /^speaker: .*nosuchdevice/.test(l.msg ?? ''), WAIT_MS);
+  const line = await daemon.waitForLog((l) => /^speaker "nosuchdevice": /.test(l.msg ?? ''), WAIT_MS);
   t.ok(line, 'the speaker status line');
   await daemon.waitForLog((l) => /^microphone: .*No such file or directory/.test(l.msg ?? ''), WAIT_MS);
   const status = await daemon.ctl(['status']);

@@ -39,7 +39,7 @@ t.test('speech-to-text off: the speaker channel only, a missing device as a stat
   t.match(status.microphone, { state: 'stopped', problem: /voice input off: no speech-to-text back end/ });
   t.match(status.speaker, { device: 'nosuchdevice', available: false, problem: /nosuchdevice/ });
   t.match(status.stt, { backend: 'none' });
-  t.match(plugin.health(), { ok: true, detail: /speaker: .*nosuchdevice/ });
+  t.match(plugin.health(), { ok: true, detail: /speaker "nosuchdevice": / });
   await expectErrorAsync(t, () => test.control.call('voice.say', { text: 'Hello.' }, caller), 'HA_ERR_SPEAKER_UNAVAILABLE');
   t.match(await test.control.call('voice.listen', {}, caller), { armed: false, reason: /voice input off/ });
   await plugin.stop();
