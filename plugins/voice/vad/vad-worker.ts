@@ -19,7 +19,13 @@ const post = (message: FromVadWorker): void => port.postMessage(message);
 
 let session: ort.InferenceSession;
 try {
-  session = await ort.InferenceSession.create(init.model, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  session = await ort.InferenceSession.create(init.model, {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  });
 } catch (error) {
   post({ t: 'failed', message: error instanceof Error ? error.message : String(error) });
   port.close();
