@@ -722,6 +722,7 @@ async function run(configFile: string | undefined): Promise<number> {
     }
     const socket = settings.config().plugin.cli.socket_path || join(paths.runtimeDir, 'homeagent.sock');
     status.running(`CLI at ${socket}`);
+    supervisor.ready();
     notifier.ready(status.text());
     log.info({ socket, notify: notifier.backend }, `HomeAgent ready; CLI socket: ${socket}`);
   }

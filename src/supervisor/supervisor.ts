@@ -180,6 +180,19 @@ export class Supervisor implements Service {
     await Promise.allSettled([...this.#announcing]);
   }
 
+  /**
+   * Start-up is over (READY is being sent). Stalls until now were start-up work — modules loading,
+   * migrations, the first grammar compile — which on a slow Pi (or under emulation) can hold the
+   * loop for seconds; they say nothing about a hung loop, and systemd's watchdog only runs from
+   * READY on. Forget them, so the first tick after READY does not withhold WATCHDOG=1 for them.
+   */
+  ready(): void {
+    this.#o.loop.closeWindow();
+    this.#o.loop.closeWindow();
+    this.#stallSinceTick = 0;
+    this.#stallSinceRound = 0;
+  }
+
   /** One health round now (or the one already running). Decisions are only taken while started. */
   check(): Promise<HealthAnswer> {
     return this.#startRound(false);

@@ -273,6 +273,21 @@ t.test('watchdog: pings at its interval while healthy; a blocked loop holds the 
   );
 });
 
+t.test('watchdog: a stall during start-up (before READY) does not hold back the first ping', async (t) => {
+  const kit = supervisorKit(t, { watchdogMs: 200 });
+  await startKit(kit);
+  // Module loading, migrations and the first grammar compile held the loop before READY.
+  kit.loop.stallOnce(9000);
+  kit.supervisor.ready();
+  const before = kit.notifier.pings;
+  await kit.clock.advance(200);
+  t.equal(kit.notifier.pings, before + 1, 'the first tick after READY pings');
+  t.not((await component(kit, 'event_loop'))?.status, 'failed', 'the event loop is not failed for start-up work');
+  kit.loop.stallOnce(2500);
+  await kit.clock.advance(200);
+  t.equal(kit.notifier.pings, before + 1, 'a stall after READY still holds the ping back');
+});
+
 t.test('watchdog: a failed state database stops the pings until it takes writes again', async (t) => {
   const kit = supervisorKit(t, { watchdogMs: 200 });
   await startKit(kit);
