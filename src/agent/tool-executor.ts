@@ -12,7 +12,7 @@
 import type { ToolCall } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
-import { type ToolContext, type ToolDefinition, ToolError, type ToolErrorInfo, toolErrorResult } from '../shared/tool.js';
+import { type ToolContext, type ToolDefinition, ToolError, type ToolErrorInfo, type ToolTier, toolErrorResult } from '../shared/tool.js';
 import type { ConfirmationGate } from './confirmation-gate.js';
 import type { StageRegistry } from './stage-registry.js';
 import { GET_PLUGIN_TOOLS, type ToolRegistry } from './tool-registry.js';
@@ -120,7 +120,7 @@ export class ToolExecutor {
       if (state.responses.size > 0) return failedOutcome(call, TURN_ENDED, started, state);
       if (state.options.signal.aborted) return failedOutcome(call, CANCELLED, started, state);
 
-      const context = callContext(state.options.stageContext, call);
+      const context = callContext(state.options.stageContext, call, def.tier);
       await this.#stages.run('before_toolcall', context, { toolOwner: def.owner });
       // Hooks may replace the arguments; the id and name stay those the model used.
       const rewritten = context.tool_call?.arguments;
@@ -336,8 +336,8 @@ async function runPool<T>(jobs: ReadonlyArray<() => Promise<T>>, width: number):
 }
 
 /** Each call gets its own context (its tool_call, reject, outcome); the turn's arrays are shared. */
-function callContext(base: StageContext, call: ToolCall): StageContext {
-  const context: StageContext = { ...base, tool_call: { ...call } };
+function callContext(base: StageContext, call: ToolCall, tier: ToolTier): StageContext {
+  const context: StageContext = { ...base, tool_call: { ...call }, tool_tier: tier };
   delete context.reject;
   delete context.tool_outcome;
   delete context.response;

@@ -48,6 +48,11 @@ export interface StageContext {
   tool_calls: ToolCall[];
   /** before_toolcall / after_toolcall: the call concerned. Args may be replaced in before_toolcall. */
   tool_call?: ToolCall;
+  /**
+   * before_toolcall / after_toolcall: what the called tool may do, so a hook can apply a per-person
+   * policy (a chat channel lets only owners act on the house).
+   */
+  tool_tier?: ToolTier;
   /** before_toolcall: set to reject the call with this reason (the model reads it). */
   reject?: string;
   /** after_toolcall: the outcome, whose content may be rewritten. */

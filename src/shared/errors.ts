@@ -168,6 +168,10 @@ export const ERROR_CODES = {
   HA_ERR_MICROPHONE_UNAVAILABLE:
     'the microphone cannot record: arecord is missing, or the ALSA capture device is missing, busy or refused the format',
   HA_ERR_SPEAKER_UNAVAILABLE: 'the speaker cannot play: aplay is missing, or the ALSA device is missing, busy or refused the audio',
+  HA_ERR_ONEBOT_CONFIG: 'the OneBot (QQ) settings are incomplete or unsafe (no url in forward mode, no access_token off loopback)',
+  HA_ERR_ONEBOT_CONNECTION: 'no OneBot implementation is connected, or its connection closed while an action was pending',
+  HA_ERR_ONEBOT_TIMEOUT: 'the OneBot implementation did not answer an action within plugin.onebot.action_timeout_ms',
+  HA_ERR_ONEBOT_ACTION: 'the OneBot implementation answered an action with status failed (its retcode and wording say why)',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

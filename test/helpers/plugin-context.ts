@@ -6,6 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { StageRegistry } from '../../src/agent/stage-registry.js';
 import { ToolRegistry } from '../../src/agent/tool-registry.js';
 import { EventBus } from '../../src/events/event-bus.js';
 import { EntityRegistry, type HomeSettings } from '../../src/home/entity-registry.js';
@@ -42,6 +43,8 @@ export interface TestPluginContext {
   routes: HttpRouteRegistry;
   /** The real media store behind ctx.media, at <dataDir>/media (external plugins are refused as in the daemon). */
   media: MediaStore;
+  /** The real stage registry behind ctx.stages: a test runs a stage with `stages.run(stage, context)`. */
+  stages: StageRegistry;
   /** Images tools attached through `call` (ToolContext.attachImage), in order, with the tool's name. */
   attached: Array<{ tool: string; digest: string; mime: string }>;
   /** Stops the entity registry (its pending writes land) and closes home.db. */
@@ -72,6 +75,7 @@ export interface TestPluginContextOptions {
 export function createTestPluginContext(options: TestPluginContextOptions): TestPluginContext {
   const logs = new LogManager({ level: 'silent', levels: {} });
   const owner = `plugin:${options.name}`;
+  const stages = new StageRegistry(logs.child('stages'));
   const tools = new ToolRegistry({ log: logs.child('tools') });
   const events = new EventBus(logs.child('events'));
   const channels = new Map<string, OutputChannel>();
@@ -152,11 +156,7 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
       injectInterrupt: (input, level) => inject(input, level),
     },
     tools: { register: (definition) => tools.register({ ...definition, owner } as ToolDefinition) },
-    stages: {
-      register: () => {
-        throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'stages are not available in this test context');
-      },
-    },
+    stages: { register: (stage, handler, scope) => stages.register(owner, stage, handler, scope) },
     memory: { recall: unavailable('memory'), commit: unavailable('memory') },
     knowledge: {
       available: () => false,
@@ -195,6 +195,7 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     control,
     routes,
     media,
+    stages,
     attached,
     close: async () => {
       await entities.stop();

@@ -1,0 +1,9 @@
+/**
+ * Entry of the onebot plugin (QQ through OneBot v11); the work is in onebot-plugin.ts.
+ */
+import { definePlugin } from '../../src/sdk/index.js';
+import { OnebotPlugin } from './onebot-plugin.js';
+
+export { OnebotPlugin } from './onebot-plugin.js';
+
+export default definePlugin((ctx) => new OnebotPlugin(ctx));

@@ -1,0 +1,90 @@
+/**
+ * Who may talk to the agent through QQ. Owners and allowed users in private; anyone in an allowed
+ * group, when the message @-mentions the bot (require_at_in_groups). Only owners may confirm a
+ * dangerous action: the kernel's confirmation gate checks the conversation, and in a group the
+ * conversation is shared, so a `/confirm` from anyone else never reaches the agent. People not
+ * allowed get at most one short refusal per hour in private and silence in groups (a bot that
+ * answers everyone in a group it was added to would be spam).
+ */
+
+export const REFUSAL_INTERVAL_MS = 3_600_000;
+/** The kernel's confirmation syntax (agent/confirmation-gate.ts): `/confirm K7QX2M`, `确认 K7QX2M`. */
+const CONFIRM_INPUT = /^\s*\/?(?:confirm|确认)\s*[:：]?\s*[A-Za-z0-9]{6}\s*[.!。]?\s*$/i;
+/** People remembered for refusals at most; the oldest is forgotten first. */
+const MAX_REFUSED = 10_000;
+
+export interface PolicySettings {
+  owners: readonly (string | number)[];
+  allow_users: readonly (string | number)[];
+  allow_groups: readonly (string | number)[];
+  require_at_in_groups: boolean;
+  refuse_reply: boolean;
+}
+
+export type Verdict =
+  | { kind: 'accept' }
+  /** Answer with this text (rate limited already). */
+  | { kind: 'refuse'; text: string }
+  | { kind: 'ignore'; reason: string };
+
+export const REFUSAL_TEXT = 'Sorry, I only talk with members of this household. Ask an owner to add you.';
+export const CONFIRM_REFUSAL = 'Only an owner can confirm actions.';
+
+export class AccessPolicy {
+  readonly #settings: () => PolicySettings;
+  readonly #now: () => number;
+  readonly #refused = new Map<string, number>();
+
+  constructor(settings: () => PolicySettings, now: () => number) {
+    this.#settings = settings;
+    this.#now = now;
+  }
+
+  isOwner(userId: number | string | undefined): boolean {
+    return userId !== undefined && has(this.#settings().owners, userId);
+  }
+
+  /** Private messages from owners and allowed users; groups that are allowed. */
+  userAllowed(userId: number | string): boolean {
+    return this.isOwner(userId) || has(this.#settings().allow_users, userId);
+  }
+
+  groupAllowed(groupId: number | string): boolean {
+    return has(this.#settings().allow_groups, groupId);
+  }
+
+  /** Decides a message: `mentioned` says whether it @-mentions the bot, `text` is what the agent would read. */
+  decide(message: { type: 'private' | 'group'; user_id: number; group_id?: number; mentioned: boolean; text: string }): Verdict {
+    const settings = this.#settings();
+    const owner = this.isOwner(message.user_id);
+    if (message.type === 'group') {
+      if (message.group_id === undefined || !this.groupAllowed(message.group_id)) return { kind: 'ignore', reason: 'group not allowed' };
+      if (settings.require_at_in_groups && !message.mentioned) return { kind: 'ignore', reason: 'not addressed to the bot' };
+    } else if (!this.userAllowed(message.user_id)) {
+      return settings.refuse_reply && this.#mayRefuse(message.user_id)
+        ? { kind: 'refuse', text: REFUSAL_TEXT }
+        : { kind: 'ignore', reason: 'user not allowed' };
+    }
+    if (!owner && CONFIRM_INPUT.test(message.text)) return { kind: 'refuse', text: CONFIRM_REFUSAL };
+    return { kind: 'accept' };
+  }
+
+  #mayRefuse(userId: number): boolean {
+    const key = String(userId);
+    const now = this.#now();
+    const last = this.#refused.get(key);
+    if (last !== undefined && now - last < REFUSAL_INTERVAL_MS) return false;
+    this.#refused.delete(key);
+    this.#refused.set(key, now);
+    if (this.#refused.size > MAX_REFUSED) {
+      const oldest = this.#refused.keys().next().value;
+      if (oldest !== undefined) this.#refused.delete(oldest);
+    }
+    return true;
+  }
+}
+
+function has(list: readonly (string | number)[], id: number | string): boolean {
+  const wanted = String(id);
+  return list.some((entry) => String(entry) === wanted);
+}
