@@ -8,6 +8,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pcmToWav } from '../../plugins/voice/wav.js';
 
 export interface TestWav {
   sampleRate: number;
@@ -59,22 +60,12 @@ export interface OpenAiAudioServer {
 
 /** A 16-bit PCM WAV; `unknownSizes` writes 0xFFFFFFFF sizes the way streaming servers do. */
 export function buildWav(pcm: Buffer, sampleRate: number, options: { channels?: number; unknownSizes?: boolean } = {}): Buffer {
-  const channels = options.channels ?? 1;
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0, 'ascii');
-  header.writeUInt32LE(options.unknownSizes ? 0xffffffff : 36 + pcm.length, 4);
-  header.write('WAVE', 8, 'ascii');
-  header.write('fmt ', 12, 'ascii');
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(channels, 22);
-  header.writeUInt32LE(sampleRate, 24);
-  header.writeUInt32LE(sampleRate * channels * 2, 28);
-  header.writeUInt16LE(channels * 2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36, 'ascii');
-  header.writeUInt32LE(options.unknownSizes ? 0xffffffff : pcm.length, 40);
-  return Buffer.concat([header, pcm]);
+  const wav = pcmToWav(pcm, sampleRate, options.channels ?? 1);
+  if (options.unknownSizes) {
+    wav.writeUInt32LE(0xffffffff, 4);
+    wav.writeUInt32LE(0xffffffff, 40);
+  }
+  return wav;
 }
 
 /** A tone, so audio is not all zeros. */
