@@ -5,7 +5,7 @@
  * resolution or quality applies to the next picture without a restart.
  */
 import { statSync } from 'node:fs';
-import { findOnPath, HomeAgentError, isHomeAgentError } from '../../src/sdk/index.js';
+import { findOnPath, HomeAgentError, isHomeAgentError, slugify } from '../../src/sdk/index.js';
 import { type CaptureOptions, checkCaptureOptions } from './fswebcam-capture.js';
 
 /** The slice of ctx.settings this module reads. */
@@ -76,12 +76,5 @@ export function cameraAbsence(device: string, path: string): string | undefined 
 
 /** `Front door` → `front_door`; a name without Latin letters or digits gives `camera`. */
 export function cameraObjectId(name: string): string {
-  const slug = name
-    .normalize('NFKD')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 64)
-    .replace(/_+$/, '');
-  return slug === '' ? 'camera' : slug;
+  return slugify(name) || 'camera';
 }

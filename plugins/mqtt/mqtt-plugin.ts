@@ -19,6 +19,7 @@ import {
   type PluginFactory,
   type PluginHealth,
   type PluginInstance,
+  slugify,
 } from '../../src/sdk/index.js';
 import type { ConnectionSettings } from './connection-options.js';
 import { HaDiscovery } from './ha-discovery.js';
@@ -513,15 +514,7 @@ export function readSettings(ctx: PluginContext): MqttSettings {
 
 /** A node id (Home Assistant: [a-z0-9_]) from a friendly name: "Living room" → "living_room". */
 export function nodeIdFrom(name: string): string {
-  const id = name
-    .normalize('NFKD')
-    // Accents come apart as combining marks: drop them so "Küche" becomes "kuche".
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 64);
-  return id === '' ? NODE_ID_FALLBACK : id;
+  return slugify(name) || NODE_ID_FALLBACK;
 }
 
 async function defaultBroker(settings: MqttSettings, ctx: PluginContext, counters: MqttCounters): Promise<BrokerHandle> {

@@ -21,17 +21,10 @@ import {
   HomeAgentError,
   type PluginContext,
   STATE_UNAVAILABLE,
+  slugify,
 } from '../../src/sdk/index.js';
 import type { MqttCounters, MqttLink, MqttMessage } from './types.js';
-import {
-  deviceBase,
-  planDeviceEntities,
-  readDevice,
-  skipReason,
-  slugify,
-  type Z2mDevice,
-  type Z2mEntityPlan,
-} from './zigbee2mqtt-exposes.js';
+import { deviceBase, planDeviceEntities, readDevice, skipReason, type Z2mDevice, type Z2mEntityPlan } from './zigbee2mqtt-exposes.js';
 
 export interface Zigbee2MqttSettings {
   /** plugin.mqtt.zigbee2mqtt_base_topic */

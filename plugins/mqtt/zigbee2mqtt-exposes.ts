@@ -14,7 +14,15 @@
  * quality, settings (`category: config`), composites and lists. docs/mqtt.md ("Zigbee2MQTT")
  * holds the full table; keep the two in step.
  */
-import { type EntityDefinition, type EntityDomain, type EntityState, HomeAgentError, STATE_OFF, STATE_ON } from '../../src/sdk/index.js';
+import {
+  type EntityDefinition,
+  type EntityDomain,
+  type EntityState,
+  HomeAgentError,
+  STATE_OFF,
+  STATE_ON,
+  slugify,
+} from '../../src/sdk/index.js';
 
 /** Access bits of an expose. */
 export const ACCESS_STATE = 0b001;
@@ -99,16 +107,6 @@ export function readDevice(value: unknown): Z2mDevice | undefined {
     return undefined;
   }
   return value as unknown as Z2mDevice;
-}
-
-/** Lowercase letters, digits and `_` (`Küche/Decke` → `kuche_decke`); empty when nothing is left. */
-export function slugify(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '');
 }
 
 /**

@@ -9,6 +9,7 @@
  * stage are ambiguous, unless exactly one of them lies in an area the reference names.
  */
 import { createHash } from 'node:crypto';
+import { slugify } from '../shared/slug.js';
 import type { Area, EntityInfo } from './types.js';
 
 /** What a reference resolved to: one entity, or the candidates (none: not found; several: ambiguous). */
@@ -27,13 +28,7 @@ export function normalizeName(text: string): string {
  * Latin letters or digits (厨房) gets `area_` and a short hash of the name, stable across restarts.
  */
 export function areaSlug(name: string): string {
-  const slug = name
-    .normalize('NFKD')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '_')
-    .replace(/^_+|_+$/g, '')
-    .slice(0, 64)
-    .replace(/_+$/, '');
+  const slug = slugify(name);
   if (slug !== '') return slug;
   return `area_${createHash('sha256').update(name.normalize('NFKC')).digest('hex').slice(0, 10)}`;
 }

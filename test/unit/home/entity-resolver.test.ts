@@ -113,6 +113,7 @@ t.test('areaSlug and findArea', async (t) => {
   t.equal(areaSlug('Living room'), 'living_room');
   t.equal(areaSlug("  Kid's Room #2 "), 'kid_s_room_2');
   t.equal(areaSlug('Café'), 'cafe', 'accents drop');
+  t.equal(areaSlug('Küche Süd'), 'kuche_sud', 'inside a word too');
   t.equal(areaSlug('书房'), areaSlug('书房'), 'stable');
   t.match(areaSlug('书房'), /^area_[0-9a-f]{10}$/);
   t.not(areaSlug('书房'), areaSlug('厨房'));

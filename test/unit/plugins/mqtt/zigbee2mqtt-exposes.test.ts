@@ -9,7 +9,6 @@ import {
   planDeviceEntities,
   readDevice,
   skipReason,
-  slugify,
   splitFriendlyName,
   type Z2mDevice,
   type Z2mEntityPlan,
@@ -481,9 +480,7 @@ t.test('devices without entities and entries that are not devices', async (t) =>
   t.equal(readDevice(null), undefined);
 });
 
-t.test('names: slugs, areas from the first level of a name with /, object ids within 64 characters', async (t) => {
-  t.equal(slugify('Küche/Decke Lampe'), 'kuche_decke_lampe');
-  t.equal(slugify('  --  '), '');
+t.test('names: areas from the first level of a name with /, object ids within 64 characters', async (t) => {
   t.strictSame(splitFriendlyName('kitchen/ceiling'), { area: 'kitchen', name: 'ceiling' });
   t.strictSame(splitFriendlyName('house/first_floor/lamp'), { area: 'house', name: 'first floor lamp' });
   t.strictSame(splitFriendlyName('living_room_lamp'), { area: null, name: 'living room lamp' });
