@@ -24,32 +24,28 @@ export interface ToolDeps {
 const QQ_ID = { type: 'integer', minimum: 10000, maximum: 999999999999 };
 const MESSAGE = { type: 'string', minLength: 1, maxLength: 20000, description: 'The text to send.' };
 
+/** qq_send_private_msg (to user_id) or qq_send_group_msg (to group_id). */
+function sendTool(deps: ToolDeps, kind: 'private' | 'group', description: string, idDescription: string) {
+  const idKey = kind === 'private' ? 'user_id' : 'group_id';
+  return {
+    name: `qq_send_${kind}_msg`,
+    description,
+    parameters: {
+      type: 'object',
+      properties: { [idKey]: { ...QQ_ID, description: idDescription }, message: MESSAGE },
+      required: [idKey, 'message'],
+      additionalProperties: false,
+    },
+    tier: 'act' as const,
+    execute: (args: Record<string, unknown>, context: ToolContext) =>
+      send(deps, kind, args[idKey] as number, args.message as string, context),
+  };
+}
+
 export function qqTools(deps: ToolDeps): Array<Omit<ToolDefinition<Record<string, unknown>>, 'owner'>> {
   return [
-    {
-      name: 'qq_send_private_msg',
-      description: 'Send a QQ private message to an owner or allowed user. Returns "ok".',
-      parameters: {
-        type: 'object',
-        properties: { user_id: { ...QQ_ID, description: 'QQ number.' }, message: MESSAGE },
-        required: ['user_id', 'message'],
-        additionalProperties: false,
-      },
-      tier: 'act',
-      execute: (args, context) => send(deps, 'private', args.user_id as number, args.message as string, context),
-    },
-    {
-      name: 'qq_send_group_msg',
-      description: 'Send a message to an allowed QQ group. Returns "ok".',
-      parameters: {
-        type: 'object',
-        properties: { group_id: { ...QQ_ID, description: 'QQ group number.' }, message: MESSAGE },
-        required: ['group_id', 'message'],
-        additionalProperties: false,
-      },
-      tier: 'act',
-      execute: (args, context) => send(deps, 'group', args.group_id as number, args.message as string, context),
-    },
+    sendTool(deps, 'private', 'Send a QQ private message to an owner or allowed user. Returns "ok".', 'QQ number.'),
+    sendTool(deps, 'group', 'Send a message to an allowed QQ group. Returns "ok".', 'QQ group number.'),
     {
       name: 'qq_get_group_member_info',
       description: 'Look up a member of a QQ group: nickname, group card, role.',
