@@ -4,14 +4,10 @@
  * status can tell "the server is down" from "the audio was refused".
  */
 import type { PcmAudio, SpeechToText, TranscribeOptions, TranscriptResult } from '../speech.js';
-import { WyomingClient } from '../wyoming-client.js';
+import { WyomingClient, type WyomingClientOptions } from '../wyoming-client.js';
 import { acceptTranscript, checkAudio, type LanguageSetting, languageHint, pcmBytes, sttError, throwIfAborted } from './stt-common.js';
 
-export interface WyomingSttOptions {
-  host: string;
-  port: number;
-  timeoutMs: number;
-  maxPayloadBytes: number;
+export interface WyomingSttOptions extends Required<WyomingClientOptions> {
   language: LanguageSetting;
   maxOutputChars: number;
 }
@@ -21,12 +17,7 @@ export class WyomingStt implements SpeechToText {
   private readonly client: WyomingClient;
 
   constructor(private readonly options: WyomingSttOptions) {
-    this.client = new WyomingClient({
-      host: options.host,
-      port: options.port,
-      timeoutMs: options.timeoutMs,
-      maxPayloadBytes: options.maxPayloadBytes,
-    });
+    this.client = new WyomingClient(options);
   }
 
   async transcribe(audio: PcmAudio, options: TranscribeOptions): Promise<TranscriptResult> {

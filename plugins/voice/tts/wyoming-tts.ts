@@ -6,16 +6,12 @@
 import { isHomeAgentError } from '../../../src/sdk/index.js';
 import type { SynthesizedSpeech, SynthesizeOptions, TextToSpeech } from '../speech.js';
 import { pcmToWav } from '../wav.js';
-import { WyomingClient } from '../wyoming-client.js';
+import { WyomingClient, type WyomingClientOptions } from '../wyoming-client.js';
 import { checkText, speechFromWav, ttsError } from './tts-common.js';
 
-export interface WyomingTtsOptions {
-  host: string;
-  port: number;
+export interface WyomingTtsOptions extends Required<WyomingClientOptions> {
   /** Voice name asked of the server; empty: its default for the language. */
   voice: string;
-  timeoutMs: number;
-  maxPayloadBytes: number;
   maxChars: number;
 }
 
@@ -24,12 +20,7 @@ export class WyomingTts implements TextToSpeech {
   private readonly client: WyomingClient;
 
   constructor(private readonly options: WyomingTtsOptions) {
-    this.client = new WyomingClient({
-      host: options.host,
-      port: options.port,
-      timeoutMs: options.timeoutMs,
-      maxPayloadBytes: options.maxPayloadBytes,
-    });
+    this.client = new WyomingClient(options);
   }
 
   async synthesize(text: string, options: SynthesizeOptions): Promise<SynthesizedSpeech> {
