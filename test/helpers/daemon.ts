@@ -83,6 +83,11 @@ export interface DaemonHandle {
   readonly exit: Exit | undefined;
   /** The first log line (already printed or still to come) matching; rejects on timeout or exit. */
   waitForLog(predicate: (line: LogLine) => boolean, timeoutMs: number): Promise<LogLine>;
+  /**
+   * Whether a matching line is logged within `timeoutMs` (false instead of a rejection). Lines come
+   * over stderr, so a line logged just before an answer over the socket may not be read yet: wait, do not look once.
+   */
+  sawLog(predicate: (line: LogLine) => boolean, timeoutMs?: number): Promise<boolean>;
   /** Waits for the "HomeAgent ready" line; rejects (with stderr) if the daemon exits first. */
   waitForReady(timeoutMs?: number): Promise<LogLine>;
   waitForExit(timeoutMs?: number): Promise<Exit>;
@@ -338,6 +343,12 @@ export function spawnDaemon(t: HelperTest, options: SpawnDaemonOptions = {}): Da
     },
     waitForLog(predicate, timeoutMs) {
       return until(() => logs.find(predicate), timeoutMs, 'a matching log line', true);
+    },
+    sawLog(predicate, timeoutMs = 5000) {
+      return handle.waitForLog(predicate, timeoutMs).then(
+        () => true,
+        () => false,
+      );
     },
     waitForReady(timeoutMs = 20_000) {
       return until(() => logs.find(isReadyLine), timeoutMs, 'the "HomeAgent ready" line', true);

@@ -107,12 +107,7 @@ t.test(`bad plugin changes are rolled back by the supervisor (${RUNS} runs per k
           run.results.map(({ id }) =>
             id === null
               ? false
-              : run.daemon
-                  .waitForLog((l) => match(l, id) && (l.json?.change_sets as number[] | undefined)?.includes(id) === true, 5000)
-                  .then(
-                    () => true,
-                    () => false,
-                  ),
+              : run.daemon.sawLog((l) => match(l, id) && (l.json?.change_sets as number[] | undefined)?.includes(id) === true),
           ),
         );
         return run.results.filter((_, i) => !found[i]).map((r) => r.id);

@@ -207,8 +207,8 @@ async function checkRolledBack(
   const status = (await client.call('status')) as { notices: Array<{ key: string; message: string }> };
   if (!status.notices.some((n) => n.key === 'supervisor.rollback' && announced.test(n.message)))
     problems.push(`no notice announces the rollback of #${killed.id}: ${JSON.stringify(status.notices)}`);
-  const audited = daemon.logs.some(
-    (l) => l.json?.action === 'changes.rollback_pending' && (l.json.change_sets as number[] | undefined)?.includes(killed.id),
+  const audited = await daemon.sawLog(
+    (l) => l.json?.action === 'changes.rollback_pending' && (l.json.change_sets as number[] | undefined)?.includes(killed.id) === true,
   );
   if (!audited) problems.push(`no changes.rollback_pending audit record for #${killed.id} in the log`);
   return problems;

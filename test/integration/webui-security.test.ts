@@ -177,7 +177,7 @@ t.test('the real daemon: Host, API key, login, cookie, cross-site, login limit a
     const reply = await send(port, '/api/v1/status', { headers: { 'x-api-key': shown.api_key } });
     t.equal(reply.status, 200, 'served by the reloaded instance on the same socket');
     t.ok(
-      web.daemon.logs.some((line) => line.msg?.startsWith('took over the web server socket')),
+      await web.daemon.sawLog((line) => line.msg?.startsWith('took over the web server socket') === true),
       'the new instance took the socket over',
     );
     t.match((await web.daemon.ctl(['webui', 'credentials', '--json'])).json(), { url: secrets.url, api_key: shown.api_key });
