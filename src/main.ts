@@ -261,7 +261,7 @@ async function run(configFile: string | undefined): Promise<number> {
   // The agent core: IO, tools, stages, language models, the agent and its scheduler.
   const agentLog = logs.child('agent');
   const io = new IoManager({ log: logs.child('io'), clock });
-  const stages = new StageRegistry(agentLog);
+  const stages = new StageRegistry(agentLog, { timeoutMs: () => settings.config().core.agent.stage_timeout_ms });
   const tools = new ToolRegistry({ log: agentLog });
   tools.addProvider(io);
   tools.addProvider({ owner: 'devices', tools: () => io.deviceTools() });
@@ -372,6 +372,7 @@ async function run(configFile: string | undefined): Promise<number> {
       luaLibrary = new LuaAdapterLibrary({
         logger: logs.child('llm.lua'),
         time_limit_ms: llm.lua_time_limit_ms,
+        memory_limit_bytes: llm.lua_memory_mb * 1024 * 1024,
         http_timeout_ms: llm.lua_http_timeout_ms,
         http_max_bytes: llm.lua_http_max_bytes,
       });

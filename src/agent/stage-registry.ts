@@ -2,11 +2,20 @@
  * Stage hooks: handlers registered by an owner (a subsystem or plugin) for one of the seven
  * closed {@link STAGES}. All handlers of a stage run concurrently on the same context and each is
  * isolated: a throw or rejection is logged with its owner and stage and recorded in
- * `context.errors`, and never reaches the other handlers or the caller.
+ * `context.errors`, and never reaches the other handlers or the caller. A handler still running
+ * after the stage timeout is reported the same way and no longer waited for: a hung hook must not
+ * hang every turn of the house.
  */
 import type { Logger } from '../log/logger.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { STAGES, type Stage, type StageContext, type StageHandler, type StageRegistration, type StageScope } from './types.js';
+
+export interface StageRegistryOptions {
+  /** core.agent.stage_timeout_ms, read at each run; default {@link DEFAULT_STAGE_TIMEOUT_MS}. */
+  timeoutMs?: () => number;
+}
+
+export const DEFAULT_STAGE_TIMEOUT_MS = 10_000;
 
 export interface StageRunOptions {
   /** The owner of the tool a before_toolcall/after_toolcall run is about; `own_tools` handlers of that owner run too. */
@@ -25,9 +34,11 @@ type StageCursor = { stage: Stage };
 export class StageRegistry {
   readonly #handlers = new Map<Stage, StageRegistration[]>();
   readonly #log: Logger;
+  readonly #timeoutMs: () => number;
 
-  constructor(log: Logger) {
+  constructor(log: Logger, options: StageRegistryOptions = {}) {
     this.#log = log;
+    this.#timeoutMs = options.timeoutMs ?? (() => DEFAULT_STAGE_TIMEOUT_MS);
   }
 
   /**
@@ -80,7 +91,8 @@ export class StageRegistry {
   /**
    * Runs every handler of `stage` that applies (global ones, plus `own_tools` ones of
    * `options.toolOwner`) concurrently on `context`, after setting `context.stage`. Resolves, never
-   * rejects, once all have settled, with whether `context.response` is set (the turn short-circuits).
+   * rejects, once all have settled or the stage timeout passed, with whether `context.response` is
+   * set (the turn short-circuits).
    */
   async run(stage: Stage, context: StageContext, options: StageRunOptions = {}): Promise<boolean> {
     if (!isStage(stage))
@@ -89,11 +101,30 @@ export class StageRegistry {
     // A snapshot: handlers registered or removed while this stage runs take effect next time.
     const applicable = (this.#handlers.get(stage) ?? []).filter((r) => r.scope === 'global' || r.owner === options.toolOwner);
     if (applicable.length > 0) {
-      // `async` turns a synchronous throw into a rejection, so every handler is settled the same way.
-      const settled = await Promise.allSettled(applicable.map(async (r) => r.handler(context)));
-      settled.forEach((result, i) => {
+      const timeoutMs = this.#timeoutMs();
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      });
+      const outcomes = await Promise.all(
+        applicable.map((r) => {
+          // `async` turns a synchronous throw into a rejection, so every handler is settled the same way.
+          const settled = (async () => r.handler(context))().then(
+            () => 'done' as const,
+            (error: unknown) => ({ error }),
+          );
+          return Promise.race([settled, expired]);
+        }),
+      );
+      clearTimeout(timer);
+      outcomes.forEach((outcome, i) => {
         const registration = applicable[i];
-        if (result.status === 'rejected' && registration) this.#report(registration, context, result.reason);
+        if (registration === undefined || outcome === 'done') return;
+        const error =
+          outcome === 'timeout'
+            ? new HomeAgentError('HA_ERR_STAGE_TIMEOUT', `did not finish within ${timeoutMs} ms (core.agent.stage_timeout_ms)`)
+            : outcome.error;
+        this.#report(registration, context, error);
       });
     }
     return context.response !== undefined;

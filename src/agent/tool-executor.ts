@@ -121,7 +121,11 @@ export class ToolExecutor {
       if (state.options.signal.aborted) return failedOutcome(call, CANCELLED, started, state);
 
       const context = callContext(state.options.stageContext, call, def.tier);
+      const errorsBefore = context.errors.length;
       await this.#stages.run('before_toolcall', context, { toolOwner: def.owner });
+      // A before_toolcall hook may be a policy (who may switch things): when one failed or hung,
+      // a tool that changes something is refused rather than run unchecked. Reads go on.
+      const hookFailure = def.tier === 'read' ? undefined : context.errors.slice(errorsBefore).join('; ') || undefined;
       // Hooks may replace the arguments; the id and name stay those the model used.
       const rewritten = context.tool_call?.arguments;
       const effective: ToolCall = { ...call, arguments: typeof rewritten === 'string' ? rewritten : call.arguments };
@@ -131,7 +135,14 @@ export class ToolExecutor {
       }
 
       let outcome: ToolOutcome;
-      if (context.reject !== undefined) {
+      if (hookFailure !== undefined) {
+        outcome = failedOutcome(
+          effective,
+          { reason: 'rejected', detail: `not run: a before_toolcall hook failed (${hookFailure})` },
+          started,
+          state,
+        );
+      } else if (context.reject !== undefined) {
         outcome = failedOutcome(
           effective,
           { reason: 'rejected', detail: context.reject || 'a stage hook rejected this call' },

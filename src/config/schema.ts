@@ -356,6 +356,14 @@ const LlmSchema = Type.Object(
       maximum: 60000,
       ...llmMeta('How long one call into a Lua adapter may run before it is stopped.', { requires_restart: true }),
     }),
+    lua_memory_mb: Type.Integer({
+      default: 64,
+      minimum: 8,
+      maximum: 512,
+      ...llmMeta('Lua heap limit of each Lua adapter (its worker thread); a script that needs more fails that call.', {
+        requires_restart: true,
+      }),
+    }),
     lua_http_timeout_ms: Type.Integer({
       default: 30000,
       minimum: 100,
@@ -382,6 +390,14 @@ const AgentSchema = Type.Object(
       minimum: 1,
       maximum: 50,
       ...agentMeta('Most LLM rounds with tool calls per input; after the last one the model must answer without tools.'),
+    }),
+    stage_timeout_ms: Type.Integer({
+      default: 10000,
+      minimum: 100,
+      maximum: 600000,
+      ...agentMeta(
+        'A stage hook that has not finished after this long is reported as failed and the turn goes on without it; a tool that changes something is refused when a before_toolcall hook failed.',
+      ),
     }),
     max_images_per_turn: Type.Integer({
       default: 4,

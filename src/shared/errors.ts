@@ -56,6 +56,7 @@ export const ERROR_CODES = {
   HA_ERR_TOOL_DEFINITION: 'a tool definition is invalid or clashes with another tool',
 
   HA_ERR_STAGE_UNKNOWN: 'no stage with that name exists',
+  HA_ERR_STAGE_TIMEOUT: 'a stage hook did not finish within core.agent.stage_timeout_ms; the turn went on without it',
 
   HA_ERR_IO_CHANNEL_UNKNOWN: 'no output channel with that name exists',
   HA_ERR_IO_CAPABILITY: 'the output channel cannot carry that kind of content',

@@ -87,6 +87,7 @@ export interface LuaAdapterOptions {
   http_timeout_ms: number;
   /** core.llm.lua_http_max_bytes */
   http_max_bytes: number;
+  /** core.llm.lua_memory_mb in bytes; default the sandbox's 64 MiB. */
   memory_limit_bytes?: number;
   /** Folder of the scripts; default {@link ADAPTERS_DIR}. */
   dir?: string;

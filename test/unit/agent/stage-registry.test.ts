@@ -144,3 +144,22 @@ t.test('a stage with no handlers resolves without a short-circuit', async (t) =>
   t.equal(ctx.stage, 'after_output');
   t.same(ctx.errors, []);
 });
+
+t.test('a handler still running after the stage timeout is reported and not waited for', async (t) => {
+  const captured = captureLogs();
+  const stages = new StageRegistry(captured.logs.child('stages'), { timeoutMs: () => 30 });
+  const hang = deferred();
+  t.teardown(() => hang.resolve());
+  stages.register('plugin:stuck', 'pre_action', () => hang.promise);
+  stages.register('plugin:quick', 'pre_action', (ctx) => {
+    ctx.final_text = 'quick';
+  });
+  const ctx = makeContext();
+  t.equal(await stages.run('pre_action', ctx), false, 'the run ended without the stuck handler');
+  t.equal(ctx.final_text, 'quick', 'the other handler ran');
+  t.match(ctx.errors, [/pre_action handler of plugin:stuck failed: .*did not finish within 30 ms \(core.agent.stage_timeout_ms\)/]);
+  t.ok(
+    captured.records().some((r) => r.msg === 'stage handler of plugin:stuck failed in pre_action'),
+    'logged with its owner and stage',
+  );
+});

@@ -384,9 +384,9 @@ t.test('before_toolcall may rewrite the arguments (validated afterwards)', async
   t.equal(original.arguments, '{"level":90}', 'the model’s call is not mutated');
 });
 
-t.test('after_toolcall may rewrite the result; a throwing hook does not hurt the call', async (t) => {
+t.test('after_toolcall may rewrite the result; a throwing hook does not hurt a read call', async (t) => {
   const { registry, stages, run } = setup();
-  registry.register(tool('whoami', () => ({ name: 'Ann', phone: '+49 170 1234567' })));
+  registry.register(tool('whoami', () => ({ name: 'Ann', phone: '+49 170 1234567' }), { tier: 'read' }));
   stages.register('plugin:privacy', 'after_toolcall', (ctx) => {
     if (ctx.tool_outcome) ctx.tool_outcome.content = ctx.tool_outcome.content.replace(/\+[\d ]+/, '[redacted]');
   });
@@ -398,6 +398,42 @@ t.test('after_toolcall may rewrite the result; a throwing hook does not hurt the
   t.equal(outcome?.content, '{"name":"Ann","phone":"[redacted]"}');
   t.equal(outcome?.ok, true);
   t.match(context.errors, [/before_toolcall handler of plugin:flaky failed: hook bug/], 'the hook error is recorded on the turn');
+});
+
+t.test('a before_toolcall hook that fails or hangs: tools that change something are refused, reads run', async (t) => {
+  const captured = captureLogs('debug');
+  const log = captured.logs.child('agent');
+  const registry = new ToolRegistry({ log });
+  // A policy hook (who may switch what) that hangs must not let the call through unchecked.
+  const stages = new StageRegistry(log, { timeoutMs: () => 50 });
+  const executor = new ToolExecutor({
+    registry,
+    stages,
+    limits: () => ({ tool_timeout_ms: 5000, tool_output_max_chars: 16000, max_parallel_tools: 8 }),
+    log,
+  });
+  const ran: string[] = [];
+  registry.register(tool('unlock_door', () => void ran.push('unlock_door')));
+  registry.register(tool('wipe_memory', () => void ran.push('wipe_memory'), { tier: 'dangerous' }));
+  registry.register(tool('read_temp', () => ran.push('read_temp') && 21, { tier: 'read' }));
+  const hang = deferred();
+  t.teardown(() => hang.resolve());
+  stages.register('plugin:policy', 'before_toolcall', (ctx) => (ctx.tool_call?.name === 'wipe_memory' ? hang.promise : undefined));
+  stages.register('plugin:buggy', 'before_toolcall', (ctx) => {
+    if (ctx.tool_call?.name !== 'wipe_memory') throw new Error('policy bug');
+  });
+  const context = makeContext();
+  const { outcomes } = await executor.executeBatch([call('unlock_door'), call('wipe_memory'), call('read_temp')], {
+    task_id: context.task_id,
+    input: context.input,
+    signal: new AbortController().signal,
+    stageContext: context,
+    confirmed: true,
+  });
+  t.same(ran, ['read_temp'], 'only the read ran');
+  t.match(outcomes[0]?.error, { reason: 'rejected', detail: /not run: a before_toolcall hook failed \(.*plugin:buggy failed: policy bug/ });
+  t.match(outcomes[1]?.error, { reason: 'rejected', detail: /plugin:policy failed: .*did not finish within 50 ms/ });
+  t.equal(outcomes[2]?.content, '21');
 });
 
 t.test('a hook setting the response ends the turn: no tool runs and the batch says so', async (t) => {
