@@ -43,6 +43,7 @@ import type { InputEvent } from './io/types.js';
 import { registerKnowledgeMethods } from './knowledge/knowledge-methods.js';
 import { KnowledgeService } from './knowledge/knowledge-service.js';
 import { knowledgeTools } from './knowledge/knowledge-tools.js';
+import { MediaUpkeep } from './knowledge/media-upkeep.js';
 import { registerListMethods } from './lists/list-methods.js';
 import { ListStore } from './lists/list-store.js';
 import { listTools } from './lists/list-tools.js';
@@ -330,9 +331,15 @@ async function run(configFile: string | undefined): Promise<number> {
     input: inputText(input),
   });
   tools.addProvider({ owner: 'memory', tools: () => memory.tools() });
+  // The media store knowledge attachments live in; plugins (the camera) store pictures there too.
+  const media = new MediaStore({
+    dir: join(paths.dataDir, 'media'),
+    maxBytes: () => settings.config().core.knowledge.max_media_mb * 1024 * 1024,
+  });
   const knowledge = new KnowledgeService({
     database: () => store.database('knowledge'),
     dataDir: paths.dataDir,
+    media,
     // Memory's analyzer and embedder (an installed model when configured); memory starts first.
     analyzer: () => memory.parts().analyzer,
     embedder: () => memory.parts().embedder,
@@ -340,10 +347,13 @@ async function run(configFile: string | undefined): Promise<number> {
     clock,
     log: logs.child('knowledge'),
   });
-  // The media store knowledge attachments live in; plugins (the camera) store pictures there too.
-  const media = new MediaStore({
-    dir: join(paths.dataDir, 'media'),
-    maxBytes: () => settings.config().core.knowledge.max_media_mb * 1024 * 1024,
+  // Snapshots and other pictures nothing refers to are removed in time (core.knowledge.media_*).
+  const mediaUpkeep = new MediaUpkeep({
+    media,
+    referenced: () => knowledge.referencedMedia(),
+    settings: () => settings.config().core.knowledge,
+    clock,
+    log: logs.child('media'),
   });
   // Files handed over for knowledge_attach / knowledge_import_dir: the model reads nothing else.
   const inboxDir = join(paths.dataDir, 'inbox');
@@ -630,6 +640,7 @@ async function run(configFile: string | undefined): Promise<number> {
     lua,
     memory,
     knowledge,
+    mediaUpkeep,
     entities,
     io,
     scheduler,

@@ -595,6 +595,22 @@ const KnowledgeSchema = Type.Object(
       maximum: 1024,
       ...knowledgeMeta('Largest image or audio file that can be attached to an entry (MiB).'),
     }),
+    media_keep_days: Type.Integer({
+      default: 30,
+      minimum: 1,
+      maximum: 36500,
+      ...knowledgeMeta(
+        'Pictures and sounds in <data>/media that no knowledge entry refers to (camera snapshots, pictures plugins stored) are removed this many days after they were stored.',
+      ),
+    }),
+    media_max_total_mb: Type.Integer({
+      default: 2048,
+      minimum: 16,
+      maximum: 1048576,
+      ...knowledgeMeta(
+        'When <data>/media holds more than this, the oldest files no entry refers to are removed sooner (files entries refer to are never removed).',
+      ),
+    }),
     import_max_files: Type.Integer({
       default: 10000,
       minimum: 1,

@@ -187,6 +187,14 @@ export class KnowledgeIndex {
     return (this.#sql.get('SELECT count(*) AS n FROM knowledge_entries').get() as { n: number }).n;
   }
 
+  /** The digests of every media file an entry refers to. */
+  mediaDigests(): Set<string> {
+    const rows = this.#sql
+      .get(`SELECT DISTINCT json_extract(m.value, '$.digest') AS digest FROM knowledge_entries e, json_each(e.media) m`)
+      .all() as Array<{ digest: unknown }>;
+    return new Set(rows.map((r) => r.digest).filter((d): d is string => typeof d === 'string'));
+  }
+
   /** Distinct media files referenced by entries, and their bytes. */
   mediaStats(): { files: number; bytes: number } {
     const row = this.#sql

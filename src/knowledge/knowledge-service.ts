@@ -88,6 +88,8 @@ export interface KnowledgeServiceOptions {
   settings?: () => KnowledgeSettings;
   /** Fusion weights of the two search paths; default by embedder (see knowledge-search.ts). */
   weights?: FusionWeights;
+  /** The media store (<dataDir>/media) shared with the rest of the daemon; default: one of its own. */
+  media?: MediaStore;
   /** Quiet time after an edit on disk before the reindex (default 500 ms). */
   debounceMs?: number;
   clock: Clock;
@@ -147,7 +149,7 @@ export class KnowledgeService implements Service, KnowledgeBase {
     const run: Running = {
       realRoot,
       index: new KnowledgeIndex(index, embedder),
-      media: new MediaStore({ dir: join(dataDir, 'media'), maxBytes: () => this.#settings().max_media_mb * MIB }),
+      media: this.#o.media ?? new MediaStore({ dir: join(dataDir, 'media'), maxBytes: () => this.#settings().max_media_mb * MIB }),
       analyzer,
       embedder,
       ownedEmbedder,
@@ -377,6 +379,16 @@ export class KnowledgeService implements Service, KnowledgeBase {
 
   async reindex(options: { signal?: AbortSignal } = {}): Promise<ReindexSummary> {
     return this.#exclusive((run) => this.#reindexNow(run, options.signal));
+  }
+
+  /**
+   * The digests of the media entries refer to, or undefined while that is not known for sure (not
+   * running, or the index is behind the files on disk): nothing may be swept then.
+   */
+  referencedMedia(): Set<string> | undefined {
+    const run = this.#run;
+    if (run === undefined || this.#state !== 'ready') return undefined;
+    return run.index.mediaDigests();
   }
 
   stats(): KnowledgeStats {

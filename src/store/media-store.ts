@@ -6,7 +6,19 @@
  * from the file name; only the formats below are accepted.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { HomeAgentError } from '../shared/errors.js';
 
@@ -34,7 +46,28 @@ export interface MediaStoreOptions {
 
 export const MEDIA_FORMATS = 'png, jpeg, gif, webp, wav, mp3, ogg, flac';
 
+export interface MediaSweepOptions {
+  /** Digests something still refers to (knowledge entries): never removed. */
+  keep: ReadonlySet<string>;
+  /** Other files last written before this time (ms since the epoch) are removed. */
+  removeBefore: number;
+  /** Then, while the store holds more than this many bytes, the oldest other files go first. */
+  maxTotalBytes: number;
+}
+
+export interface MediaSweepResult {
+  removed: number;
+  freed_bytes: number;
+  /** What stays, and how much of it is kept because something refers to it. */
+  files: number;
+  bytes: number;
+  kept_files: number;
+  kept_bytes: number;
+}
+
 const DIGEST = /^[0-9a-f]{64}$/;
+/** Files younger than this are not removed to bring the store under its size cap. */
+export const SWEEP_GRACE_MS = 10 * 60 * 1000;
 
 /** The image or audio type of `data` from its first bytes, or undefined when it is neither. */
 export function sniffMedia(data: Uint8Array): SniffedType | undefined {
@@ -83,7 +116,11 @@ export class MediaStore {
     }
     const digest = createHash('sha256').update(data).digest('hex');
     const file = this.path(digest);
-    if (sizeOf(file) === data.byteLength) return { ...type, digest, bytes: data.byteLength, written: false };
+    if (sizeOf(file) === data.byteLength) {
+      // Stored again: it counts as new for the sweep, which goes by modification time.
+      touch(file);
+      return { ...type, digest, bytes: data.byteLength, written: false };
+    }
     const dir = join(this.#o.dir, 'sha256', digest.slice(0, 2));
     mkdirSync(dir, { recursive: true });
     writeFileAtomically(file, data);
@@ -118,23 +155,66 @@ export class MediaStore {
     return readFileSync(this.path(digest));
   }
 
-  /** Files and bytes in the store (counted once, then kept up to date by {@link MediaStore.put}). */
+  /** Files and bytes in the store (counted once, then kept up to date by {@link MediaStore.put} and {@link MediaStore.sweep}). */
   stats(): { files: number; bytes: number } {
     if (!this.#stats) {
-      let files = 0;
-      let bytes = 0;
-      for (const prefix of listDir(join(this.#o.dir, 'sha256'))) {
-        for (const name of listDir(join(this.#o.dir, 'sha256', prefix))) {
-          if (!DIGEST.test(name)) continue;
-          const size = sizeOf(join(this.#o.dir, 'sha256', prefix, name));
-          if (size < 0) continue;
-          files++;
-          bytes += size;
-        }
-      }
-      this.#stats = { files, bytes };
+      const files = this.#files();
+      this.#stats = { files: files.length, bytes: files.reduce((sum, f) => sum + f.bytes, 0) };
     }
     return { ...this.#stats };
+  }
+
+  /**
+   * Removes what nothing refers to: camera snapshots and other pictures plugins stored, once older
+   * than `removeBefore`, and the oldest of them sooner while the store is over `maxTotalBytes` (an
+   * SD card must not fill up with snapshots). Files in `keep` are never touched, even over the cap,
+   * nor files stored in the last {@link SWEEP_GRACE_MS} (one may be about to be referenced). The
+   * time is the file's modification time, renewed when put() is given the same bytes again.
+   */
+  sweep(options: MediaSweepOptions, now = Date.now()): MediaSweepResult {
+    const files = this.#files();
+    let bytes = files.reduce((sum, f) => sum + f.bytes, 0);
+    const loose = files.filter((f) => !options.keep.has(f.digest)).sort((a, b) => a.mtimeMs - b.mtimeMs);
+    let removed = 0;
+    let freed = 0;
+    for (const file of loose) {
+      if (file.mtimeMs >= options.removeBefore && (bytes <= options.maxTotalBytes || file.mtimeMs > now - SWEEP_GRACE_MS)) break;
+      try {
+        unlinkSync(file.path);
+      } catch {
+        continue; // Gone already, or not ours to remove: counted again next time.
+      }
+      removed++;
+      freed += file.bytes;
+      bytes -= file.bytes;
+    }
+    const kept = files.filter((f) => options.keep.has(f.digest));
+    this.#stats = { files: files.length - removed, bytes };
+    return {
+      removed,
+      freed_bytes: freed,
+      files: files.length - removed,
+      bytes,
+      kept_files: kept.length,
+      kept_bytes: kept.reduce((sum, f) => sum + f.bytes, 0),
+    };
+  }
+
+  #files(): Array<{ digest: string; path: string; bytes: number; mtimeMs: number }> {
+    const out: Array<{ digest: string; path: string; bytes: number; mtimeMs: number }> = [];
+    for (const prefix of listDir(join(this.#o.dir, 'sha256'))) {
+      for (const name of listDir(join(this.#o.dir, 'sha256', prefix))) {
+        if (!DIGEST.test(name)) continue;
+        const path = join(this.#o.dir, 'sha256', prefix, name);
+        try {
+          const stat = statSync(path);
+          if (stat.isFile()) out.push({ digest: name, path, bytes: stat.size, mtimeMs: stat.mtimeMs });
+        } catch {
+          // Removed while listing.
+        }
+      }
+    }
+    return out;
   }
 }
 
@@ -177,6 +257,15 @@ export function fsyncDir(dir: string): void {
     // See above.
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function touch(file: string): void {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    // A read-only store still serves its files; the sweep then sees the first time.
   }
 }
 
