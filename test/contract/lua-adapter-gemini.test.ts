@@ -18,8 +18,8 @@ adapterContract({
   tools: { file: 'tools.json', calls: CALLS, text: '', usage: usage(451, 22) },
   tools_stream: { file: 'tools-stream.sse', calls: CALLS },
   errors: [
-    // A bad key is HTTP 400 INVALID_ARGUMENT at Google: a refused request, not an auth failure.
-    { status: 400, file: 'error-400-key.json', kind: 'bad_request' },
+    // A bad key is HTTP 400 INVALID_ARGUMENT at Google, with reason API_KEY_INVALID: an auth failure all the same.
+    { status: 400, file: 'error-400-key.json', kind: 'auth' },
     { status: 403, file: 'error-403.json', kind: 'auth' },
     { status: 429, file: 'error-429.json', kind: 'rate_limit', retry_after: '36' },
     { status: 503, file: 'error-503.json', kind: 'server' },

@@ -60,11 +60,19 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
 }
 
 /** Maps an HTTP failure to an LlmError; `body` is a short excerpt of the vendor's answer. */
+/**
+ * Google's APIs (Gemini) answer a bad API key with 400 INVALID_ARGUMENT and the ErrorInfo reason
+ * API_KEY_INVALID: it is an auth failure (the source is disabled until its key changes), not a
+ * bad request to retry elsewhere each time.
+ */
+const REJECTED_KEY_400 = /"reason"\s*:\s*"API_KEY_INVALID"/;
+
 export function httpError(status: number, body: string, retryAfter: string | null, source: string): LlmError {
   const excerpt = body.replace(/\s+/g, ' ').slice(0, 300);
   const retryAfterMs = parseRetryAfter(retryAfter);
   const opts = { status, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
-  if (status === 401 || status === 403) return new LlmError('auth', `${source}: HTTP ${status} (check the API key): ${excerpt}`, opts);
+  if (status === 401 || status === 403 || (status === 400 && REJECTED_KEY_400.test(body)))
+    return new LlmError('auth', `${source}: HTTP ${status} (check the API key): ${excerpt}`, opts);
   if (status === 429) return new LlmError('rate_limit', `${source}: HTTP 429 rate limited: ${excerpt}`, opts);
   if (status === 408 || status === 504) return new LlmError('timeout', `${source}: HTTP ${status}: ${excerpt}`, opts);
   if (status >= 500) return new LlmError('server', `${source}: HTTP ${status}: ${excerpt}`, opts);
