@@ -59,7 +59,6 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
-/** Maps an HTTP failure to an LlmError; `body` is a short excerpt of the vendor's answer. */
 /**
  * Google's APIs (Gemini) answer a bad API key with 400 INVALID_ARGUMENT and the ErrorInfo reason
  * API_KEY_INVALID: it is an auth failure (the source is disabled until its key changes), not a
@@ -67,6 +66,7 @@ export function parseRetryAfter(value: string | null | undefined, now = Date.now
  */
 const REJECTED_KEY_400 = /"reason"\s*:\s*"API_KEY_INVALID"/;
 
+/** Maps an HTTP failure to an LlmError; `body` is a short excerpt of the vendor's answer. */
 export function httpError(status: number, body: string, retryAfter: string | null, source: string): LlmError {
   const excerpt = body.replace(/\s+/g, ' ').slice(0, 300);
   const retryAfterMs = parseRetryAfter(retryAfter);
