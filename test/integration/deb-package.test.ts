@@ -146,6 +146,7 @@ async function packageTests(): Promise<void> {
       'usr/lib/systemd/system/homeagent-tracker-apply.service',
       'usr/lib/systemd/system/homeagent-tracker-recover.service',
       'usr/lib/systemd/system/homeagent-firstboot.service',
+      'usr/lib/systemd/system/homeagent-firstboot.path',
       'usr/libexec/homeagent/homeagent-firstboot',
       'usr/lib/udev/rules.d/99-homeagent.rules',
       'usr/lib/sysusers.d/homeagent.conf',

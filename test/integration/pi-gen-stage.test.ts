@@ -25,6 +25,7 @@ const PI_GEN = join(REPO_ROOT, 'image', 'pi-gen');
 const STAGE = join(PI_GEN, 'stage-homeagent');
 const FIRSTBOOT = join(REPO_ROOT, 'image', 'firstboot', 'homeagent-firstboot');
 const FIRSTBOOT_UNIT = join(REPO_ROOT, 'systemd', 'homeagent-firstboot.service');
+const FIRSTBOOT_PATH_UNIT = join(REPO_ROOT, 'systemd', 'homeagent-firstboot.path');
 /** Where the package installs the script; the unit runs it from there and the stage checks it. */
 const FIRSTBOOT_INSTALLED = '/usr/libexec/homeagent/homeagent-firstboot';
 /** The steps pi-gen runs in a sub-stage folder (scripts/common, run_sub_stage), besides files/. */
@@ -245,7 +246,7 @@ t.test('01-homeagent installs the package, the configuration and enables both un
   t.match(log, /chown root:homeagent \/etc\/homeagent\/config\.yaml/, 'the group is set inside the image, where it exists');
   t.match(log, /systemctl enable homeagent\.service/);
   t.match(log, new RegExp(`test -x ${FIRSTBOOT_INSTALLED}`), 'the first-boot script must be in the package');
-  t.match(log, /systemctl enable homeagent-firstboot\.service/);
+  t.match(log, /systemctl enable homeagent-firstboot\.service homeagent-firstboot\.path/, 'the notice and its path unit');
   t.match(log, /if id -u "owner" .*usermod -a -G homeagent "owner"/, 'the login user may use homeagentctl');
 
   const renamed = await s.step('01-homeagent', { FIRST_USER_NAME: 'homeagent' });
@@ -412,6 +413,14 @@ t.test('the first-boot unit runs the installed script and passes systemd-analyze
   t.match(text, /^ConditionPathExists=!\/var\/lib\/homeagent-firstboot\/done$/m, 'skipped once the script left its marker');
   t.match(text, /^StateDirectory=homeagent-firstboot$/m, 'which is where $STATE_DIRECTORY points');
   t.notMatch(text, /^[A-Za-z]+=[^\n]*[ \t][#;]/m, 'no trailing comments');
+  // The path unit runs it again at the first web login (sessions.json) or a password reset
+  // (credentials.json): the files the script itself reads to decide that the owner took over.
+  const pathText = readFileSync(FIRSTBOOT_PATH_UNIT, 'utf8');
+  t.match(pathText, /^PathChanged=\/var\/lib\/homeagent\/plugin-data\/webui\/sessions\.json$/m);
+  t.match(pathText, /^PathChanged=\/var\/lib\/homeagent\/plugin-data\/webui\/credentials\.json$/m);
+  t.match(pathText, /^Unit=homeagent-firstboot\.service$/m);
+  t.match(pathText, /^ConditionPathExists=!\/var\/lib\/homeagent-firstboot\/done$/m, 'not watching once the owner took over');
+  t.notMatch(pathText, /^[A-Za-z]+=[^\n]*[ \t][#;]/m, 'no trailing comments');
   t.ok(isExecutable(FIRSTBOOT), 'the script is executable');
   const analyze = findTool('systemd-analyze');
   if (!analyze) {
@@ -422,8 +431,10 @@ t.test('the first-boot unit runs the installed script and passes systemd-analyze
   const dir = t.testdir({});
   const unit = join(dir, 'homeagent-firstboot.service');
   writeFileSync(unit, text.replace(/^ExecStart=.*$/m, `ExecStart=${FIRSTBOOT}`));
-  const verify = await run(analyze, ['verify', '--man=no', unit]);
-  t.equal(verify.stdout + verify.stderr, '', 'systemd-analyze verify has nothing to say');
+  const pathUnit = join(dir, 'homeagent-firstboot.path');
+  writeFileSync(pathUnit, readFileSync(FIRSTBOOT_PATH_UNIT, 'utf8'));
+  const verify = await run(analyze, ['verify', '--man=no', unit, pathUnit]);
+  t.equal(verify.stdout + verify.stderr, '', 'systemd-analyze verify has nothing to say (the service and its path unit)');
   t.equal(verify.code, 0);
   const security = await run(analyze, ['security', '--offline=true', unit]);
   const score = /Overall exposure level for homeagent-firstboot\.service: ([0-9.]+)/.exec(security.stdout);

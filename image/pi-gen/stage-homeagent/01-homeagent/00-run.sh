@@ -42,6 +42,6 @@ on_chroot <<-EOF
 	systemctl enable homeagent.service
 	test -x /usr/libexec/homeagent/homeagent-firstboot ||
 		{ echo "stage-homeagent: the package has no first-boot notice; rebuild it from a newer checkout" >&2; exit 1; }
-	systemctl enable homeagent-firstboot.service
+	systemctl enable homeagent-firstboot.service homeagent-firstboot.path
 	if id -u "${FIRST_USER_NAME:-}" >/dev/null 2>&1; then usermod -a -G homeagent "${FIRST_USER_NAME}"; fi
 EOF
