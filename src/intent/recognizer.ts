@@ -10,13 +10,13 @@ import type { IntentLanguage, IntentSentences } from './intent-sentences.js';
 import { NearNameIndex, type NearResolution, type WordSplitter } from './near-name.js';
 import {
   type CompiledTemplate,
-  compileTemplate,
   matchNormalised,
   mayMatch,
   type OpenLists,
   type SlotList,
   type SlotValue,
   type TemplateEdges,
+  TemplateSet,
   templateEdges,
 } from './template-grammar.js';
 import { normalizeText } from './text-normalize.js';
@@ -310,10 +310,12 @@ export class IntentRecognizer {
   setHome(home: IntentHome): void {
     const lists = buildIntentLists(home);
     const next = new Map<IntentLanguage, CompiledIntent[]>();
+    // One set for all templates: they share their common subtrees (see TemplateSet).
+    const templates = new TemplateSet(lists);
     for (const group of this.sentences) {
       const compiled = next.get(group.language) ?? [];
       for (const source of group.templates) {
-        const template = compileTemplate(source, lists);
+        const template = templates.compile(source);
         const required = [...new Set(requiredLiterals(template.root as TemplateNode))];
         compiled.push({ intent: group.intent, template, slots: group.slots ?? {}, required, edges: template.edges });
       }

@@ -1,11 +1,13 @@
 import t from 'tap';
 import {
+  type CompiledTemplate,
   compileTemplate,
   matchNormalised,
   matchTemplate,
   mayMatch,
   type OpenLists,
   type SlotList,
+  TemplateSet,
   templateEdges,
 } from '../../../src/intent/template-grammar.js';
 import { normalizeText } from '../../../src/intent/text-normalize.js';
@@ -228,4 +230,34 @@ t.test('the shared memo: matching many templates in turn gives what each gives a
     alone.every((m) => m.length > 0),
     'each sentence matches its template',
   );
+});
+
+t.test('a TemplateSet shares identical subtrees between templates and matches as separate compiles do', async (t) => {
+  const sources = [
+    '[please] (turn|switch) on [the] {name} [in [the] {area}]',
+    '[please] (turn|switch) off [the] {name} [in [the] {area}]',
+    '[please] (turn|switch) on [the] {area} lights',
+    '打开{area}的灯',
+  ];
+  const sentences = [
+    'please switch on the kitchen light',
+    'turn off kitchen light in the kitchen',
+    'turn on the kitchen lights',
+    '打开厨房的灯',
+  ];
+  const set = new TemplateSet(lists);
+  const shared = sources.map((source) => set.compile(source));
+  const apart = sources.map((source) => compileTemplate(source, lists));
+  t.ok(
+    set.nodeCount < apart.reduce((n, template) => n + template.nodeCount, 0) / 2,
+    `shared nodes: ${set.nodeCount}, apart: ${apart.map((a) => a.nodeCount).join(' + ')}`,
+  );
+  const please = (template: CompiledTemplate) => (template.root as unknown as { items: unknown[] }).items[0];
+  t.equal(please(shared[0] as CompiledTemplate), please(shared[1] as CompiledTemplate), 'the same [please] node in both templates');
+  for (const [i, template] of shared.entries()) {
+    for (const sentence of sentences) {
+      t.same(matchTemplate(template, sentence), matchTemplate(apart[i] as CompiledTemplate, sentence), `${sources[i]} on "${sentence}"`);
+    }
+    t.ok(matchTemplate(template, sentences[i] as string).length > 0, `${sources[i]} matches its sentence`);
+  }
 });
