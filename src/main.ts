@@ -625,7 +625,7 @@ async function run(configFile: string | undefined): Promise<number> {
     clock: systemTimerClock,
   });
   registerMemoryMethods(control, memory, { logs, clock });
-  registerKnowledgeMethods(control, knowledge, { logs, mediaDir: join(paths.dataDir, 'media') });
+  registerKnowledgeMethods(control, knowledge, { logs, media });
   registerEntityMethods(control, entities, { logs, now: () => clock.now() });
   registerAutomationMethods(control, automations, { logs });
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });

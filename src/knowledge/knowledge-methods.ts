@@ -13,7 +13,7 @@ import { Type } from '@sinclair/typebox';
 import type { AuditRecord } from '../log/logger.js';
 import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
-import { MediaStore, sniffMedia } from '../store/media-store.js';
+import { type MediaStore, sniffMedia } from '../store/media-store.js';
 import { isInside } from './knowledge-paths.js';
 import type { ImportSummary, KnowledgeBase, KnowledgeHit, KnowledgeStats, ReindexSummary, TreeNode } from './types.js';
 
@@ -25,8 +25,8 @@ export interface KnowledgeMethodOptions {
   logs: { audit(record: AuditRecord): void };
   /** Milliseconds, for the duration kb.import reports; Date.now by default. */
   now?: () => number;
-  /** The media store's directory (`<data>/media`): kb.media answers paths inside it only. Without it kb.media is unavailable. */
-  mediaDir?: string;
+  /** The media store: kb.media answers paths inside it only. Without it kb.media is unavailable. */
+  media?: MediaStore;
 }
 
 export const DEFAULT_SEARCH_LIMIT = 10;
@@ -180,7 +180,7 @@ export function registerKnowledgeMethods(control: KnowledgeControl, kb: Knowledg
     description:
       'Where a media file kb.get lists (<sha256>.<ext>) is: its absolute path inside the media store, its type read from its bytes, and its size; anything that is not such a name is refused.',
     params: Type.Object({ file: Type.String({ minLength: 1, maxLength: 200 }) }),
-    handler: ({ file }): KbMediaResult => locateMedia(options.mediaDir, file),
+    handler: ({ file }): KbMediaResult => locateMedia(options.media, file),
   });
 
   control.register({
@@ -290,8 +290,8 @@ function notFound(name: string): HomeAgentError {
  * is inside the media store: a name that is not a digest (a path, "..", another directory) is
  * refused before the file system is touched, and a link leading out of the store is refused.
  */
-function locateMedia(mediaDir: string | undefined, file: string): KbMediaResult {
-  if (mediaDir === undefined) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'kb.media: this daemon has no media store');
+function locateMedia(media: MediaStore | undefined, file: string): KbMediaResult {
+  if (media === undefined) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'kb.media: this daemon has no media store');
   const digest = MEDIA_FILE.exec(file)?.[1];
   if (digest === undefined) {
     throw new HomeAgentError(
@@ -303,8 +303,8 @@ function locateMedia(mediaDir: string | undefined, file: string): KbMediaResult 
   let path: string;
   let root: string;
   try {
-    root = realpathSync(mediaDir);
-    path = realpathSync(new MediaStore({ dir: mediaDir, maxBytes: () => 0 }).path(digest));
+    root = realpathSync(media.dir);
+    path = realpathSync(media.path(digest));
   } catch {
     throw missing();
   }

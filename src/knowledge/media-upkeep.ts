@@ -13,8 +13,8 @@ import type { MediaStore, MediaSweepResult } from '../store/media-store.js';
 const DAY_MS = 86_400_000;
 const MIB = 1024 * 1024;
 /** After start: the knowledge index is usually ready by then, and start-up is not slowed. */
-export const FIRST_SWEEP_DELAY_MS = 5 * 60_000;
-export const SWEEP_INTERVAL_MS = 6 * 3_600_000;
+const FIRST_SWEEP_DELAY_MS = 5 * 60_000;
+const SWEEP_INTERVAL_MS = 6 * 3_600_000;
 
 export interface MediaUpkeepOptions {
   media: MediaStore;

@@ -139,6 +139,11 @@ export class MediaStore {
     }
   }
 
+  /** The store's directory, `<data>/media`. */
+  get dir(): string {
+    return this.#o.dir;
+  }
+
   /** Where a digest's bytes are (whether or not they exist). */
   path(digest: string): string {
     if (!DIGEST.test(digest)) throw new HomeAgentError('HA_ERR_MEDIA_TYPE', `${JSON.stringify(digest)} is not a sha256 digest`);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { type KbGetResult, type KbMediaResult, registerKnowledgeMethods } from '../../../src/knowledge/knowledge-methods.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
+import { MediaStore } from '../../../src/store/media-store.js';
 import { captureLogs, expectErrorAsync, tempDir } from '../fixtures/support.js';
 import { type KnowledgeSetup, openKnowledge } from './fixtures/knowledge-fixture.js';
 import { SAMPLES } from './fixtures/media-samples.js';
@@ -20,7 +21,11 @@ async function setup(t: Test, settings: Partial<KnowledgeSetup['settings']> = {}
   const captured = captureLogs();
   const control = new ControlRegistry();
   let ms = 1000;
-  registerKnowledgeMethods(control, k.kb, { logs: captured.logs, now: () => (ms += 250), mediaDir: join(k.dataDir, 'media') });
+  registerKnowledgeMethods(control, k.kb, {
+    logs: captured.logs,
+    now: () => (ms += 250),
+    media: new MediaStore({ dir: join(k.dataDir, 'media'), maxBytes: () => 1 << 20 }),
+  });
   return {
     ...k,
     control,

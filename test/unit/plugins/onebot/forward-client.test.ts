@@ -1,4 +1,4 @@
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { Backoff } from '../../../../plugins/onebot/backoff.js';
 import { OnebotPlugin } from '../../../../plugins/onebot/onebot-plugin.js';
 import { ManualTimerClock } from '../../../helpers/manual-timer-clock.js';
@@ -19,14 +19,12 @@ t.test('backoff doubles from the minimum to the maximum and resets after a healt
   t.equal(backoff.next(), 1000);
 });
 
-t.test('forward mode: sends the token, takes events, reconnects with backoff after drops and refusals', async (t) => {
-  const TOKEN = 'forward-token-abcdefghijkl';
-  const server = await startForwardPeer({ token: TOKEN });
-  t.teardown(() => server.close());
+/** The plugin in forward mode against `url` on a manual clock, stopped at the end of the test. */
+function forwardPlugin(t: Test, url: string, token: string) {
   const ctx = createTestPluginContext({
     name: 'onebot',
     dataDir: t.testdir(),
-    settings: { ...DEFAULTS, mode: 'forward', url: server.url, access_token: TOKEN },
+    settings: { ...DEFAULTS, mode: 'forward', url, access_token: token },
   });
   const clock = new ManualTimerClock();
   const plugin = new OnebotPlugin(ctx.context, { clock });
@@ -34,6 +32,14 @@ t.test('forward mode: sends the token, takes events, reconnects with backoff aft
     await plugin.stop();
     await ctx.close();
   });
+  return { ctx, clock, plugin };
+}
+
+t.test('forward mode: sends the token, takes events, reconnects with backoff after drops and refusals', async (t) => {
+  const TOKEN = 'forward-token-abcdefghijkl';
+  const server = await startForwardPeer({ token: TOKEN });
+  t.teardown(() => server.close());
+  const { ctx, clock, plugin } = forwardPlugin(t, server.url, TOKEN);
   await plugin.start();
   await until('connected', () => (plugin.link?.connected ? true : undefined));
   t.equal(server.handshakes[0]?.authorization, `Bearer ${TOKEN}`);
@@ -68,17 +74,7 @@ t.test('forward mode: sends the token, takes events, reconnects with backoff aft
 t.test('forward mode: a server that refuses the token is retried with growing waits', async (t) => {
   const server = await startForwardPeer({ token: 'the-right-token-0123456' });
   t.teardown(() => server.close());
-  const ctx = createTestPluginContext({
-    name: 'onebot',
-    dataDir: t.testdir(),
-    settings: { ...DEFAULTS, mode: 'forward', url: server.url, access_token: 'a-wrong-token-0123456789' },
-  });
-  const clock = new ManualTimerClock();
-  const plugin = new OnebotPlugin(ctx.context, { clock });
-  t.teardown(async () => {
-    await plugin.stop();
-    await ctx.close();
-  });
+  const { clock, plugin } = forwardPlugin(t, server.url, 'a-wrong-token-0123456789');
   await plugin.start();
   const link = plugin.link as unknown as { waits: number[] };
   await until('first refusal', () => (link.waits.length === 1 ? true : undefined));
