@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Agent, inputText } from './agent/agent.js';
 import { ConfirmationGate } from './agent/confirmation-gate.js';
+import { CONFIRMATION_NOTICE, registerConfirmationMethods } from './agent/confirmation-methods.js';
 import { Persona } from './agent/persona.js';
 import { PromptBuilder } from './agent/prompt-builder.js';
 import { StageRegistry } from './agent/stage-registry.js';
@@ -66,13 +67,14 @@ import { systemClock, systemTimerClock } from './shared/clock.js';
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { EXIT_CODES } from './shared/exit-codes.js';
 import type { Service } from './shared/service.js';
+import type { InputSender } from './shared/trust.js';
 import { PACKAGE_ROOT, VERSION } from './shared/version.js';
 import { MediaStore } from './store/media-store.js';
 import { restoreDatabase } from './store/restore.js';
 import { Store } from './store/store.js';
 import { DaemonStatus } from './supervisor/daemon-status.js';
 import { LoopDelayCheck } from './supervisor/health.js';
-import { registerKernelMethods } from './supervisor/kernel-methods.js';
+import { callerSender, registerKernelMethods } from './supervisor/kernel-methods.js';
 import { Notifier } from './supervisor/notifier.js';
 import { PidLock, runningOwner } from './supervisor/pid-lock.js';
 import { ServiceRunner } from './supervisor/service-runner.js';
@@ -96,6 +98,11 @@ const USAGE = `usage: homeagent <command>
 
 /** How often checked-off list items past core.lists.keep_done_days are cleared while running. */
 const LIST_UPKEEP_MS = 6 * 3_600_000;
+
+/** Merge proposals and doubtful facts: the house's own upkeep, acting on what anyone told it. */
+const MEMORY_UPKEEP_SENDER: InputSender = { trust: 'household', id: SELF_SOURCE, proof: "the memory's own upkeep" };
+/** An automation's input: a rule the owner wrote, fired by whatever triggered it. */
+const AUTOMATION_SENDER: InputSender = { trust: 'household', id: 'automation', proof: 'an automation rule in the configuration' };
 
 /** What the agent answers when no language model is configured. */
 const OFFLINE_TEXT = [
@@ -270,6 +277,7 @@ async function run(configFile: string | undefined): Promise<number> {
     preauthorized: () => settings.config().core.agent.preauthorized_tools,
     ttlMs: () => settings.config().core.agent.confirmation_ttl_ms,
     now: () => clock.now(),
+    events,
   });
   const executor = new ToolExecutor({
     registry: tools,
@@ -277,6 +285,10 @@ async function run(configFile: string | undefined): Promise<number> {
     limits: () => settings.config().core.agent,
     log: agentLog,
     gate: confirmations,
+    actPolicy: () => ({
+      household: settings.config().core.agent.household_act_tools,
+      untrusted: settings.config().core.agent.untrusted_act_tools,
+    }),
     // Calls of core.tracker.tracked_tools are recorded as change sets when they touch <data>/plugins.
     around: (call, run) =>
       settings.config().core.tracker.tracked_tools.includes(call.tool)
@@ -302,6 +314,7 @@ async function run(configFile: string | undefined): Promise<number> {
             id: randomUUID(),
             source: SELF_SOURCE,
             channel: SELF_CHANNEL,
+            sender: MEMORY_UPKEEP_SENDER,
             type: 'text',
             payload: text,
             meta: {},
@@ -462,7 +475,17 @@ async function run(configFile: string | undefined): Promise<number> {
       notify: (channel, text, meta) => io.send({ id: randomUUID(), channel, type: 'text', payload: text, meta, created_at: clock.now() }),
       input: (channel, text, level, meta) => {
         void scheduler.submit(
-          { id: randomUUID(), source: 'automation', channel, type: 'text', payload: text, meta, received_at: clock.now(), level },
+          {
+            id: randomUUID(),
+            source: 'automation',
+            channel,
+            sender: AUTOMATION_SENDER,
+            type: 'text',
+            payload: text,
+            meta,
+            received_at: clock.now(),
+            level,
+          },
           { origin: 'builtin' },
         );
       },
@@ -628,6 +651,16 @@ async function run(configFile: string | undefined): Promise<number> {
   registerKnowledgeMethods(control, knowledge, { logs, media });
   registerEntityMethods(control, entities, { logs, now: () => clock.now() });
   registerAutomationMethods(control, automations, { logs });
+  registerConfirmationMethods(control, {
+    gate: confirmations,
+    submit: (input) => scheduler.submit(input, { origin: 'builtin' }),
+    notice: (message) => status.notice('warning', CONFIRMATION_NOTICE, message),
+    clearNotice: () => status.clearNotice(CONFIRMATION_NOTICE),
+    senderOf: callerSender,
+    audit: (record) => logs.audit(record),
+    events,
+    clock,
+  });
   const runner = new ServiceRunner({ events, log, stopTimeoutMs: () => settings.config().core.daemon.stop_timeout_ms });
   // Automations start once the device drivers (plugins) have registered their entities and stop
   // before them, so no run is left switching a device that is going to its safe state.

@@ -454,6 +454,8 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
     const input: PluginInput = {
       source: INPUT_SOURCE,
       channel: INPUT_CHANNEL,
+      // Someone at the button, or whatever closes the contact: of the house, not proven to be the owner.
+      sender: { trust: 'household', id: `gpio:${id}`, proof: `a wired input on GPIO ${plan.bcm}` },
       type: 'text',
       payload: rising ? plan.text_rising : plan.text_falling,
       meta: { pin: id, bcm: plan.bcm, entity_id: plan.entity_id, edge: event.edge, value: event.value, at: event.at },

@@ -19,6 +19,12 @@ import {
 
 type RequestId = string | number | null;
 
+/**
+ * Whoever reaches the socket is the owner: only the service user and the members of its group can
+ * open it (plugin.cli.socket_mode, at most 0660, in a directory only they may enter).
+ */
+const CLI_CALLER = { actor: 'cli', owner: true, proof: 'the CLI socket' } as const;
+
 interface Settings {
   socket_path: string;
   socket_mode: string;
@@ -145,7 +151,7 @@ export class CliPlugin implements PluginInstance {
     const { method, params } = request as { method: string; params?: unknown };
     this.#inFlight.set(socket, (this.#inFlight.get(socket) ?? 0) + 1);
     try {
-      const result = await this.#ctx.control.call(method, params ?? {}, { actor: 'cli' });
+      const result = await this.#ctx.control.call(method, params ?? {}, CLI_CALLER);
       this.#reply(socket, { id, ok: true, result: result ?? null });
     } catch (error) {
       this.#ctx.log.debug({ method, err: error }, 'CLI request failed');

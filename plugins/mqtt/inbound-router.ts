@@ -33,6 +33,7 @@ import {
   type EntityHandle,
   type EntityState,
   HomeAgentError,
+  type InputSender,
   type Level,
   type Logger,
   type PluginContext,
@@ -54,6 +55,8 @@ export const MAX_TRACKED_TOPICS = 1000;
 /** One warning of a kind per subscription or topic this often at most; the rest are counted in `suppressed`. */
 export const WARN_INTERVAL_MS = 60_000;
 export const INPUT_SOURCE = 'mqtt';
+/** Whoever can publish on the broker could have written it: it may ask, never approve (docs/security.md). */
+export const MQTT_SENDER: InputSender = { trust: 'untrusted', id: 'mqtt', proof: 'an MQTT payload' };
 const DEFAULT_TEMPLATE = 'MQTT {topic}: {payload}';
 const MINUTE_MS = 60_000;
 const SETTING = 'plugin.mqtt.subscriptions';
@@ -285,6 +288,7 @@ export class InboundRouter {
     const input: PluginInput = {
       source: INPUT_SOURCE,
       channel: plan.channel,
+      sender: MQTT_SENDER,
       type: 'text',
       payload: cut(filled, INPUT_TEXT_MAX_CHARS),
       meta: { topic, retained: false },

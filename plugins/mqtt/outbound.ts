@@ -37,7 +37,7 @@ import {
   ToolError,
   type ToolErrorReason,
 } from '../../src/sdk/index.js';
-import { INPUT_SOURCE, INPUT_TEXT_MAX_CHARS, type InboundClock, ThrottledWarnings, TopicRateLimiter } from './inbound-router.js';
+import { INPUT_SOURCE, INPUT_TEXT_MAX_CHARS, type InboundClock, MQTT_SENDER, ThrottledWarnings, TopicRateLimiter } from './inbound-router.js';
 import { filterProblem, type TopicLayout, topicLayout, topicMatches, topicProblem } from './topics.js';
 import type { MqttCounters, MqttLink, MqttMessage, Qos } from './types.js';
 
@@ -355,6 +355,7 @@ export class Outbound {
     const input: PluginInput = {
       source: INPUT_SOURCE,
       channel: NOTIFY_CHANNEL,
+      sender: MQTT_SENDER,
       type: 'text',
       payload: text.length <= INPUT_TEXT_MAX_CHARS ? text : `${text.slice(0, INPUT_TEXT_MAX_CHARS - 1)}…`,
       meta: { topic: message.topic, retained: false },

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import {
   addressScope,
   CAPABILITY,
+  type ConfirmationRequest,
   checkListenHost,
   HomeAgentError,
   type OutputEvent,
@@ -114,7 +115,10 @@ export class OnebotPlugin implements PluginInstance {
     })) {
       this.#unregister.push(this.#ctx.tools.register(tool));
     }
-    this.#unregister.push(this.#ctx.stages.register('before_toolcall', ownerOnlyTools(SOURCE)));
+    this.#unregister.push(
+      this.#ctx.stages.register('before_toolcall', ownerOnlyTools(SOURCE)),
+      this.#ctx.events.subscribe('confirmation.requested', (request) => this.#toOwners(request)),
+    );
     await link.start();
     this.#link = link;
   }
@@ -230,6 +234,7 @@ export class OnebotPlugin implements PluginInstance {
         id,
         source: SOURCE,
         channel: message.conversation,
+        sender: this.#policy.senderOf(message),
         type: 'text',
         payload: message.text === '' ? '[picture]' : message.text,
         meta: {
@@ -243,6 +248,22 @@ export class OnebotPlugin implements PluginInstance {
       },
       QQ_LEVEL,
     );
+  }
+
+  /**
+   * A dangerous action asked for where the owner does not read (MQTT, a group, a voice in the room)
+   * goes to each owner's private chat, code included: only an owner's answer there approves it.
+   */
+  async #toOwners(request: ConfirmationRequest): Promise<void> {
+    if (request.inline || !this.#get<boolean>('approvals_to_owners') || !this.#link?.connected) return;
+    for (const owner of this.#get<Array<string | number>>('owners') ?? []) {
+      const target: Target = { type: 'private', id: Number(owner) };
+      try {
+        await sendText((a, p) => this.#caller.call(a, p), target, request.text, this.#get<number>('max_message_chars'), undefined);
+      } catch (error) {
+        this.#ctx.log.warn({ err: error, owner, code: request.code }, 'the approval request could not be sent to a QQ owner');
+      }
+    }
   }
 
   /** Friend and group requests are told to the first owner; never accepted automatically. */
@@ -263,6 +284,8 @@ export class OnebotPlugin implements PluginInstance {
         id,
         source: SOURCE,
         channel: conversationOf('private', owner),
+        // The request's text is the stranger's own words.
+        sender: { trust: 'untrusted', id: `qq:${who}`, proof: 'a QQ friend or group request' },
         type: 'text',
         payload: `[QQ request] ${what}${comment}. It was not accepted; tell the owner briefly, who can accept it in QQ.`,
         meta: { request_type: event.request_type, user_id: event.user_id, group_id: event.group_id, is_owner: false, notice: true },

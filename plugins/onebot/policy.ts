@@ -1,15 +1,16 @@
 /**
- * Who may talk to the agent through QQ. Owners and allowed users in private; anyone in an allowed
- * group, when the message @-mentions the bot (require_at_in_groups). Only owners may confirm a
- * dangerous action: the kernel's confirmation gate checks the conversation, and in a group the
- * conversation is shared, so a `/confirm` from anyone else never reaches the agent. People not
- * allowed get at most one short refusal per hour in private and silence in groups (a bot that
+ * Who may talk to the agent through QQ, and as whom. Owners and allowed users in private; anyone in
+ * an allowed group, when the message @-mentions the bot (require_at_in_groups). The sender each
+ * input carries tells the kernel what it may cause (docs/security.md): an owner's QQ id is the
+ * owner, also in a group (where the conversation is shared, so approval codes go to the owner's
+ * private chat instead); an allowed user is household; anyone else in a group is untrusted. Only
+ * owner inputs approve dangerous actions: the kernel refuses a `/confirm` from anyone else. People
+ * not allowed get at most one short refusal per hour in private and silence in groups (a bot that
  * answers everyone in a group it was added to would be spam).
  */
+import type { InputSender } from '../../src/sdk/index.js';
 
 export const REFUSAL_INTERVAL_MS = 3_600_000;
-/** The kernel's confirmation syntax (agent/confirmation-gate.ts): `/confirm K7QX2M`, `确认 K7QX2M`. */
-const CONFIRM_INPUT = /^\s*\/?(?:confirm|确认)\s*[:：]?\s*[A-Za-z0-9]{6}\s*[.!。]?\s*$/i;
 /** People remembered for refusals at most; the oldest is forgotten first. */
 const MAX_REFUSED = 10_000;
 
@@ -28,7 +29,6 @@ export type Verdict =
   | { kind: 'ignore'; reason: string };
 
 export const REFUSAL_TEXT = 'Sorry, I only talk with members of this household. Ask an owner to add you.';
-export const CONFIRM_REFUSAL = 'Only an owner can confirm actions.';
 
 export class AccessPolicy {
   readonly #settings: () => PolicySettings;
@@ -56,7 +56,6 @@ export class AccessPolicy {
   /** Decides a message: `mentioned` says whether it @-mentions the bot, `text` is what the agent would read. */
   decide(message: { type: 'private' | 'group'; user_id: number; group_id?: number; mentioned: boolean; text: string }): Verdict {
     const settings = this.#settings();
-    const owner = this.isOwner(message.user_id);
     if (message.type === 'group') {
       if (message.group_id === undefined || !this.groupAllowed(message.group_id)) return { kind: 'ignore', reason: 'group not allowed' };
       if (settings.require_at_in_groups && !message.mentioned) return { kind: 'ignore', reason: 'not addressed to the bot' };
@@ -65,8 +64,16 @@ export class AccessPolicy {
         ? { kind: 'refuse', text: REFUSAL_TEXT }
         : { kind: 'ignore', reason: 'user not allowed' };
     }
-    if (!owner && CONFIRM_INPUT.test(message.text)) return { kind: 'refuse', text: CONFIRM_REFUSAL };
     return { kind: 'accept' };
+  }
+
+  /** Who an accepted message comes from, as the kernel weighs it. */
+  senderOf(message: { type: 'private' | 'group'; user_id: number; group_id?: number }): InputSender {
+    const id = `qq:${message.user_id}`;
+    const shared = message.type === 'group' ? { shared: true } : {};
+    if (this.isOwner(message.user_id)) return { trust: 'owner', id, proof: 'a QQ id in plugin.onebot.owners', ...shared };
+    if (message.type === 'group') return { trust: 'untrusted', id, proof: `a member of QQ group ${message.group_id}`, ...shared };
+    return { trust: 'household', id, proof: 'a QQ id in plugin.onebot.allow_users' };
   }
 
   #mayRefuse(userId: number): boolean {

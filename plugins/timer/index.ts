@@ -8,7 +8,7 @@
  * is TimerBook's job; this file validates arguments, persists, and arms the wake-ups.
  */
 import { join } from 'node:path';
-import { definePlugin, type PluginContext, type PluginInstance, type ToolContext, ToolError } from '../../src/sdk/index.js';
+import { definePlugin, lowerTrust, type PluginContext, type PluginInstance, type ToolContext, ToolError } from '../../src/sdk/index.js';
 import { DURATION_FORMS, formatSeconds, parseDuration } from './duration.js';
 import { TimerBook } from './timer-book.js';
 import { isPaused, type RunningTimer, type StoredTimer, TimerFile } from './timer-file.js';
@@ -218,6 +218,7 @@ export class TimerPlugin implements PluginInstance {
       duration_ms: Math.round(seconds * 1000),
       source: context.source,
       channel: context.channel,
+      trust: lowerTrust(context.trust, 'household'),
     });
     this.#arm(timer);
     await this.#persist();
@@ -350,7 +351,16 @@ export class TimerPlugin implements PluginInstance {
     const payload = timer.name === undefined ? `timer: ${timer.message}` : `timer ${JSON.stringify(timer.name)}: ${timer.message}`;
     // The receipt arrives only when the agent has dealt with the interrupt; nothing waits for it.
     this.#ctx.io
-      .injectInterrupt({ source: 'timer', channel: timer.channel, payload, meta }, TIMER_LEVEL)
+      .injectInterrupt(
+        {
+          source: 'timer',
+          channel: timer.channel,
+          sender: { trust: timer.trust, id: 'timer', proof: `a timer set from ${timer.source} on ${timer.channel}` },
+          payload,
+          meta,
+        },
+        TIMER_LEVEL,
+      )
       .catch((error: unknown) =>
         this.#ctx.log.error({ err: error, timer_id: timer.id }, `timer ${timer.id} fired but its interrupt was not accepted`),
       );

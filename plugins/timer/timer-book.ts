@@ -5,7 +5,7 @@
  * ToolErrors because each one answers a tool call the model (or the intent engine) made.
  */
 import { randomBytes } from 'node:crypto';
-import { ToolError } from '../../src/sdk/index.js';
+import { ToolError, type Trust } from '../../src/sdk/index.js';
 import { isPaused, type PausedTimer, type RunningTimer, type StoredTimer } from './timer-file.js';
 
 export interface NewTimer {
@@ -14,6 +14,7 @@ export interface NewTimer {
   duration_ms: number;
   source: string;
   channel: string;
+  trust: Trust;
 }
 
 const LIST_HINT = 'timer_list shows the pending timers and their ids; a timer that already rang is gone';
@@ -79,6 +80,7 @@ export class TimerBook {
       set_at: now,
       source: fields.source,
       channel: fields.channel,
+      trust: fields.trust,
       fires_at: now + fields.duration_ms,
     };
     this.#timers.set(timer.id, timer);
@@ -165,6 +167,6 @@ export class TimerBook {
 
 /** The timer without its running or paused state, to build the other state from. */
 function fieldsOf(timer: StoredTimer): Omit<RunningTimer, 'fires_at'> {
-  const { id, message, name, duration_ms, set_at, source, channel } = timer;
-  return { id, message, ...(name === undefined ? {} : { name }), duration_ms, set_at, source, channel };
+  const { id, message, name, duration_ms, set_at, source, channel, trust } = timer;
+  return { id, message, ...(name === undefined ? {} : { name }), duration_ms, set_at, source, channel, trust };
 }

@@ -6,7 +6,7 @@
  */
 import { open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { Logger } from '../../src/sdk/index.js';
+import { isTrust, type Logger, type Trust } from '../../src/sdk/index.js';
 
 /** What every stored timer has. Times are milliseconds since the Unix epoch. */
 interface TimerFields {
@@ -20,6 +20,11 @@ interface TimerFields {
   /** Where the timer_set call came from, and the channel the expiry goes back to. */
   source: string;
   channel: string;
+  /**
+   * The trust the ringing input carries: the setting turn's, at most household (a reminder is not
+   * the owner speaking now). Files written before it was kept load as untrusted.
+   */
+  trust: Trust;
 }
 
 /** A counting timer: it rings at fires_at. */
@@ -142,11 +147,12 @@ function timerEntries(data: unknown): unknown[] {
 function toStoredTimer(value: unknown): StoredTimer | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const entry = value as Record<string, unknown>;
-  const { id, message, name, set_at, source, channel, fires_at, remaining_ms, duration_ms } = entry;
+  const { id, message, name, set_at, source, channel, fires_at, remaining_ms, duration_ms, trust } = entry;
   if (typeof id !== 'string' || id === '' || typeof message !== 'string') return undefined;
   if (!isTime(set_at) || typeof source !== 'string' || typeof channel !== 'string' || channel === '') return undefined;
   if (name !== undefined && (typeof name !== 'string' || name.trim() === '')) return undefined;
-  const fields = { id, message, ...(name === undefined ? {} : { name }), set_at, source, channel };
+  if (trust !== undefined && !isTrust(trust)) return undefined;
+  const fields = { id, message, ...(name === undefined ? {} : { name }), set_at, source, channel, trust: trust ?? 'untrusted' };
   const paused = remaining_ms !== undefined;
   if (paused === (fires_at !== undefined)) return undefined;
   if (paused) {

@@ -214,6 +214,8 @@ export class VoicePlugin implements PluginInstance {
         const area = ctx.settings.get<string>('area');
         return ctx.io.injectInput({
           channel: ctx.settings.get<string>('channel'),
+          // Anyone in the room can speak, and the speaker answers the whole room.
+          sender: { trust: 'household', id: 'voice', proof: `a voice heard through the microphone (${activation})`, shared: true },
           payload: command,
           meta: { ...(area ? { area } : {}), language, activation },
         });

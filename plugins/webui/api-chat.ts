@@ -12,7 +12,7 @@ import { CAPABILITY, type OutputEvent, type Receipt } from '../../src/sdk/index.
 import { bodyObject, invalidParams, noQuery } from './api-params.js';
 import type { EventRing } from './event-ring.js';
 import { awaitReceipt } from './receipt-wait.js';
-import type { RouteDeps } from './types.js';
+import { type RouteDeps, requestSender } from './types.js';
 
 export const OUTPUT_CHANNEL = 'webui';
 export const OUTPUT_EVENT = 'webui.output';
@@ -63,7 +63,14 @@ export function chatRoutes(app: FastifyInstance, deps: RouteDeps, options: ChatR
     noQuery(request.query);
     const chat = readChat(request.body);
     const inputId = newId();
-    const receipt = ctx.io.injectInput({ id: inputId, source: OUTPUT_CHANNEL, channel: chat.channel, payload: chat.text, meta: {} });
+    const receipt = ctx.io.injectInput({
+      id: inputId,
+      source: OUTPUT_CHANNEL,
+      channel: chat.channel,
+      sender: requestSender(request),
+      payload: chat.text,
+      meta: {},
+    });
     if (!chat.wait) {
       void receipt.then(
         (done) => {

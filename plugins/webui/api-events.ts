@@ -23,6 +23,8 @@ export const STREAMED_EVENTS = [
   'daemon.status',
   'change.state',
   'health.changed',
+  'confirmation.requested',
+  'confirmation.resolved',
 ] as const satisfies readonly EventName[];
 
 export interface EventRouteOptions {

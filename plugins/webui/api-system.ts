@@ -1,6 +1,6 @@
 /**
- * The daemon itself over /api/v1: status, health, the settings (read, change, reset, history)
- * and the recent log lines. The settings page is generated from what `config.list` answers (type,
+ * The daemon itself over /api/v1: status, health, the settings (read, change, reset, history),
+ * the dangerous actions waiting for the owner's approval, and the recent log lines. The settings page is generated from what `config.list` answers (type,
  * bounds, enum, description, ...), so there is nothing settings-specific here beyond the key check.
  */
 import type { FastifyInstance } from 'fastify';
@@ -12,6 +12,10 @@ const SETTING_KEY = /^[A-Za-z0-9_.-]+$/;
 
 function settingKey(value: unknown): string {
   return pathText(value, 'setting key', { max: 256, pattern: SETTING_KEY, hint: 'a dotted key like core.log.level' });
+}
+
+function confirmationCode(value: unknown): string {
+  return pathText(value, 'confirmation code', { max: 6, pattern: /^[A-Za-z0-9]{6}$/, hint: 'the six-character code of a waiting action' });
 }
 
 export function systemRoutes(app: FastifyInstance, deps: RouteDeps): void {
@@ -51,6 +55,24 @@ export function systemRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get('/settings-history', async (request) => {
     const query = new QueryParams(request.query, ['key', 'limit']);
     return callMethod(deps, request, 'config.history', { key: query.string('key'), limit: query.integer('limit') });
+  });
+
+  // Dangerous actions waiting for the owner (the page's approvals): only this session, the owner, decides.
+  app.get('/confirmations', async (request) => {
+    noQuery(request.query);
+    return callMethod(deps, request, 'confirm.list');
+  });
+
+  app.post<{ Params: { code: string } }>('/confirmations/:code/approve', async (request) => {
+    noQuery(request.query);
+    bodyObject(request.body, [], { optional: true });
+    return callMethod(deps, request, 'confirm.approve', { code: confirmationCode(request.params.code), channel: 'webui' });
+  });
+
+  app.post<{ Params: { code: string } }>('/confirmations/:code/deny', async (request) => {
+    noQuery(request.query);
+    bodyObject(request.body, [], { optional: true });
+    return callMethod(deps, request, 'confirm.deny', { code: confirmationCode(request.params.code) });
   });
 
   app.get('/logs', async (request) => {

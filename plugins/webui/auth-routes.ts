@@ -10,7 +10,7 @@ import type { CredentialStore } from './credentials.js';
 import { sendError } from './http-errors.js';
 import type { LoginLimiter } from './login-limiter.js';
 import { clearedSessionCookie, type SessionInfo, type SessionStore, sessionCookie, sessionIdFromCookie } from './sessions.js';
-import { ACTOR, type AuthMethod } from './types.js';
+import { type AuthMethod, ownerCaller } from './types.js';
 
 /** The caller of a public route that proved nothing. */
 export const ANONYMOUS = 'webui:anonymous';
@@ -48,7 +48,7 @@ export class WebAuth {
     const identity = this.#identify(request, isPublic);
     if (identity) {
       this.#identities.set(request, identity);
-      request.caller = { actor: ACTOR[identity.method] };
+      request.caller = ownerCaller(identity.method);
       request.authMethod = identity.method;
       return identity;
     }
@@ -116,7 +116,7 @@ export class WebAuth {
     const identity: Identity = { method: 'session', session: { created_at: session.created_at, expires_at: session.expires_at } };
     this.#identities.set(request, identity);
     // The audit record of this POST names the admin who just logged in.
-    request.caller = { actor: ACTOR.session };
+    request.caller = ownerCaller('session');
     request.authMethod = 'session';
     reply.header('set-cookie', sessionCookie(session.id, session.expires_at - session.created_at, request.protocol === 'https'));
     return reply.send({ ok: true, result: this.#describe(identity) });

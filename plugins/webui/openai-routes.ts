@@ -18,7 +18,7 @@ import { parseChatRequest } from './openai-request.js';
 import { type CompletionIdentity, completionBody, completionIdentity, openAiErrorBody, usageOf } from './openai-response.js';
 import { ChunkWriter, StreamedAnswer } from './openai-stream.js';
 import { awaitReceipt } from './receipt-wait.js';
-import type { RouteDeps, RouteModule } from './types.js';
+import { type RouteDeps, type RouteModule, requestSender } from './types.js';
 
 const OPENAI_TIMEOUT = (ms: number) =>
   `no answer within plugin.webui.chat_timeout_ms (${ms} ms); the request goes on and its answer is kept in memory`;
@@ -63,7 +63,14 @@ async function registerRoutes(scope: FastifyInstance, deps: RouteDeps): Promise<
     const chat = parseChatRequest(request.body);
     const settings = deps.settings();
     const id = newInputId();
-    const input: PluginInput = { id, source: OPENAI_SOURCE, channel: OPENAI_SOURCE, payload: chat.text, meta: { history: chat.history } };
+    const input: PluginInput = {
+      id,
+      source: OPENAI_SOURCE,
+      channel: OPENAI_SOURCE,
+      sender: requestSender(request),
+      payload: chat.text,
+      meta: { history: chat.history },
+    };
     const identity = completionIdentity(id, settings.model_name, Date.now());
     // The wait for the agent is bounded by chat_timeout_ms, not by the server's inactivity timeout: a
     // model may think for a while before the first byte. (Injected test requests have no real socket.)

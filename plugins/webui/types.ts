@@ -3,8 +3,8 @@
  * route module. The server (webui-plugin.ts) applies the security checks to every request before
  * any route module sees it; route modules only throw HomeAgentErrors and return results.
  */
-import type { FastifyInstance } from 'fastify';
-import type { Caller, PluginContext } from '../../src/sdk/index.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Caller, InputSender, PluginContext } from '../../src/sdk/index.js';
 
 /** plugin.webui.* (see src/config/schema.ts for defaults and bounds). */
 export interface WebuiSettings {
@@ -33,6 +33,20 @@ export type AuthMethod = 'session' | 'api_key';
 
 /** Actors in audit records and control calls. */
 export const ACTOR: Record<AuthMethod, string> = { session: 'webui:admin', api_key: 'webui:api' };
+const PROOF: Record<AuthMethod, string> = { session: 'a web session (the admin password)', api_key: 'the web API key' };
+
+/** The caller of a request that passed authentication: the owner, who alone has the password and the key. */
+export function ownerCaller(method: AuthMethod): Caller {
+  return { actor: ACTOR[method], owner: true, proof: PROOF[method] };
+}
+
+/** Who a request speaks for when it talks to the agent (only authenticated routes do). */
+export function requestSender(request: FastifyRequest): InputSender {
+  const { caller } = request;
+  return caller.owner === true
+    ? { trust: 'owner', id: caller.actor, proof: caller.proof ?? caller.actor }
+    : { trust: 'untrusted', id: caller.actor, proof: 'an unauthenticated web request' };
+}
 
 declare module 'fastify' {
   interface FastifyRequest {

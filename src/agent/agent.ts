@@ -25,7 +25,9 @@ import {
 } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
-import { describeError } from '../shared/errors.js';
+import { describeError, isHomeAgentError } from '../shared/errors.js';
+import { type Language, textLanguage } from '../shared/language.js';
+import { lowerTurnTrust } from '../shared/trust.js';
 import type { ConfirmationGate, PendingConfirmation } from './confirmation-gate.js';
 import type { ChannelFacts, PromptBuilder, PromptSlots } from './prompt-builder.js';
 import { DEFAULT_MAX_IMAGES_PER_TURN, MAX_IMAGE_BYTES_PER_TURN, type MediaReader, TurnImages } from './turn-images.js';
@@ -131,18 +133,22 @@ export class Agent implements TaskRunner {
     const channel = this.#o.io.channelFor(input);
     const ctx = newStageContext(control.task_id, input);
     const sent = new Set<string>();
-    const finish = (text: string) => this.#finish(ctx, input, channel, userText, text, sent);
-    await this.#record(input, ctx);
+    const unrecorded = await this.#record(input, ctx);
+    const finish = (text: string) => this.#finish(ctx, input, channel, userText, text, sent, unrecorded);
 
-    // A confirmation is the person's own decision: it runs the held call exactly, without asking the model.
+    // A confirmation is the owner's own decision: it runs the held call exactly, without asking the model.
     const confirmation = this.#o.confirmations?.match(input) ?? { kind: 'none' };
     if (confirmation.kind === 'refused') return finish(confirmation.text);
+    if (confirmation.kind === 'denied') return finish(TEXT[textLanguage(userText)].denied(confirmation.pending.tool));
     if (confirmation.kind === 'confirmed') return finish(await this.#runConfirmed(confirmation.pending, input, control, ctx));
 
     if (await this.#o.stages.run('on_input', ctx)) return finish(ctx.response ?? '');
     if (!this.#o.modelConfigured()) return finish(this.#o.offlineText());
 
     const slots = (await this.#o.slots?.(input)) ?? {};
+    // Memory holds what anyone told the house, MQTT payloads included.
+    if (Object.values(slots).some((slot) => typeof slot === 'string' && slot.trim() !== ''))
+      lowerTurnTrust(ctx.trust, 'untrusted', 'recalled memory');
     const system = this.#o.prompt.build({ source: input.source, channel, slots, now: new Date(this.#o.clock.now()) });
     ctx.messages = [
       { role: 'system', content: system },
@@ -233,13 +239,16 @@ export class Agent implements TaskRunner {
     }
   }
 
-  async #record(input: InputEvent, ctx: StageContext): Promise<void> {
-    if (!this.#o.recordInput) return;
+  /** Makes the input durable; the failure, if any, is returned so that the answer can say so. */
+  async #record(input: InputEvent, ctx: StageContext): Promise<unknown> {
+    if (!this.#o.recordInput) return undefined;
     try {
       await this.#o.recordInput(input);
+      return undefined;
     } catch (error) {
       this.#o.log.error({ input_id: input.id, err: error }, 'memory could not record the input');
       ctx.errors.push(`memory: ${describeError(error)}`);
+      return error;
     }
   }
 
@@ -284,6 +293,15 @@ export class Agent implements TaskRunner {
     }
   }
 
+  /** The approval requests this turn raised, as the requester is told of them. */
+  *#confirmationNotes(taskId: string, language: Language): Iterable<string> {
+    const gate = this.#o.confirmations;
+    if (!gate) return;
+    const requested = gate.requestedBy(taskId);
+    for (const pending of requested) if (pending.inline) yield gate.requestText(pending, language);
+    if (requested.some((pending) => !pending.inline)) yield gate.askedElsewhereText(language);
+  }
+
   async #runConfirmed(pending: PendingConfirmation, input: InputEvent, control: TaskControl, ctx: StageContext): Promise<string> {
     this.#o.log.info(
       { task_id: control.task_id, tool: pending.tool, code: pending.code, asked_by_task: pending.task_id },
@@ -300,10 +318,9 @@ export class Agent implements TaskRunner {
     );
     ctx.tool_results.push(...outcomes);
     const outcome = outcomes[0];
-    if (!outcome) return `Confirmed, but ${pending.tool} did not run.`;
-    return outcome.ok
-      ? `Confirmed: ${pending.tool} ran. Result: ${outcome.content}`
-      : `Confirmed, but ${pending.tool} failed: ${outcome.content}`;
+    const text = TEXT[textLanguage(inputText(input))];
+    if (!outcome) return text.notRun(pending.tool);
+    return outcome.ok ? text.ran(pending.tool, outcome.content) : text.failed(pending.tool, outcome.content);
   }
 
   async #finish(
@@ -313,17 +330,21 @@ export class Agent implements TaskRunner {
     userText: string,
     text: string,
     sent: Set<string>,
+    unrecorded: unknown,
   ): Promise<TaskResult> {
     ctx.final_text = text;
     delete ctx.response;
     await this.#o.stages.run('before_output', ctx);
-    // The kernel, not the model, tells the person what awaits their confirmation and how to give it.
-    const requests = (this.#o.confirmations?.requestedBy(ctx.task_id) ?? []).map((p) => this.#o.confirmations?.requestText(p) ?? '');
     const modelAnswer = ctx.response ?? ctx.final_text;
-    const answer = [modelAnswer, ...requests].filter((part) => part !== '').join('\n\n');
+    const language = textLanguage(userText);
+    // The kernel, not the model, adds what the person must know: the approval requests (shown here
+    // only to an owner who asked here; others hear that the owner was asked) and a memory failure.
+    const notes = [...this.#confirmationNotes(ctx.task_id, language)];
+    if (unrecorded !== undefined) notes.push(TEXT[language].unrecorded(unrecorded));
+    const answer = [modelAnswer, ...notes].filter((part) => part !== '').join('\n\n');
     // An asynchronous channel only shows what is sent to it: deliver the answer unless the model
-    // already did, and the confirmation requests in any case.
-    const delivery = channel && !channel.synchronous ? (sent.has(channel.name) ? requests.join('\n\n') : answer) : '';
+    // already did, and the notes in any case.
+    const delivery = channel && !channel.synchronous ? (sent.has(channel.name) ? notes.join('\n\n') : answer) : '';
     if (channel && delivery) {
       try {
         await this.#o.io.send({
@@ -386,6 +407,7 @@ export function newStageContext(task_id: string, input: InputEvent): StageContex
     stage: 'on_input',
     task_id,
     input,
+    trust: { level: input.sender.trust, lowered_by: [] },
     messages: [],
     llm_text: '',
     reasoning: '',
@@ -421,6 +443,26 @@ function suppliedHistory(input: InputEvent): ChatMessage[] | undefined {
   }
   return messages;
 }
+
+/** What the kernel itself says in a turn, in both languages. */
+const TEXT = {
+  en: {
+    denied: (tool: string) => `Refused: ${tool} will not run.`,
+    notRun: (tool: string) => `Confirmed, but ${tool} did not run.`,
+    ran: (tool: string, result: string) => `Confirmed: ${tool} ran. Result: ${result}`,
+    failed: (tool: string, result: string) => `Confirmed, but ${tool} failed: ${result}`,
+    unrecorded: (error: unknown) =>
+      `(I answered, but could not remember this: ${isHomeAgentError(error, 'HA_ERR_STORE_FULL') ? 'the disk is full' : describeError(error)}.)`,
+  },
+  zh: {
+    denied: (tool: string) => `已拒绝：${tool} 不会执行。`,
+    notRun: (tool: string) => `已确认，但 ${tool} 没有执行。`,
+    ran: (tool: string, result: string) => `已确认：${tool} 已执行。结果：${result}`,
+    failed: (tool: string, result: string) => `已确认，但 ${tool} 执行失败：${result}`,
+    unrecorded: (error: unknown) =>
+      `（我回答了，但没能记住这件事：${isHomeAgentError(error, 'HA_ERR_STORE_FULL') ? '磁盘已满' : describeError(error)}。）`,
+  },
+} satisfies Record<Language, unknown>;
 
 function llmFailureText(error: unknown): string {
   if (error instanceof LlmError && error.kind === 'unavailable') return error.message;

@@ -12,8 +12,17 @@
 import type { ToolCall } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
-import { type ToolContext, type ToolDefinition, ToolError, type ToolErrorInfo, type ToolTier, toolErrorResult } from '../shared/tool.js';
-import type { ConfirmationGate } from './confirmation-gate.js';
+import {
+  matchesToolName,
+  type ToolContext,
+  type ToolDefinition,
+  ToolError,
+  type ToolErrorInfo,
+  type ToolTier,
+  toolErrorResult,
+} from '../shared/tool.js';
+import { type InputSender, lowerTurnTrust } from '../shared/trust.js';
+import type { ConfirmationGate, PendingConfirmation } from './confirmation-gate.js';
 import type { StageRegistry } from './stage-registry.js';
 import { GET_PLUGIN_TOOLS, type ToolRegistry } from './tool-registry.js';
 import type { ExecuteOptions, StageContext, ToolOutcome } from './types.js';
@@ -35,6 +44,8 @@ export interface ToolExecutorOptions {
   log: Logger;
   /** Holds back dangerous calls until the owner confirms them; absent only in tests of other rules. */
   gate?: ConfirmationGate;
+  /** Which `act` tools inputs below the owner's trust may run (core.agent.*_act_tools); default {@link DEFAULT_ACT_POLICY}. */
+  actPolicy?: () => ActPolicy;
   /**
    * Runs around each tool's execute (the change tracker records what a call did to the plugins
    * tree). It must call `run` exactly once and hand back its result or error unchanged.
@@ -52,6 +63,15 @@ export interface ToolCallInfo {
 }
 
 export type ToolCallWrapper = (call: ToolCallInfo, run: () => Promise<unknown>) => Promise<unknown>;
+
+/** Tool-name patterns (`*` wildcard) of tier `act` that an input of each trust below the owner's may run. */
+export interface ActPolicy {
+  household: readonly string[];
+  untrusted: readonly string[];
+}
+
+/** The schema's defaults: the household may act; untrusted inputs may only switch non-critical entities. */
+export const DEFAULT_ACT_POLICY: ActPolicy = { household: ['*'], untrusted: ['entity_call'] };
 
 export type BatchMode = 'parallel' | 'serial';
 
@@ -84,9 +104,11 @@ export class ToolExecutor {
   readonly #limits: () => ToolLimits;
   readonly #log: Logger;
   readonly #gate: ConfirmationGate | undefined;
+  readonly #actPolicy: () => ActPolicy;
 
   constructor(options: ToolExecutorOptions) {
     this.#gate = options.gate;
+    this.#actPolicy = options.actPolicy ?? (() => DEFAULT_ACT_POLICY);
     this.#around = options.around;
     this.#registry = options.registry;
     this.#stages = options.stages;
@@ -100,6 +122,9 @@ export class ToolExecutor {
     const mode = batchMode(calls, definitions);
     const jobs = calls.map((call, index) => () => this.#runCall(call, definitions[index], index, state));
     const outcomes = mode === 'parallel' ? await runPool(jobs, state.limits.max_parallel_tools) : await runSerially(jobs);
+    // What a tool returned may hold anyone's words (a web page, a file, a device's name): the
+    // model reads it from now on, so the rest of the turn is trusted no further than that.
+    for (const o of outcomes) if (o.executed) lowerTurnTrust(options.stageContext.trust, 'untrusted', `the output of ${o.call.name}`);
 
     this.#log.debug(
       {
@@ -150,16 +175,21 @@ export class ToolExecutor {
           state,
         );
       } else {
+        const { input, task_id, stageContext, confirmed } = state.options;
         const check = this.#registry.validate(def, effective.arguments);
+        const notPermitted = check.ok && !confirmed ? this.#actRefusal(def, input.sender) : undefined;
         const verdict =
-          check.ok && !state.options.confirmed ? this.#gate?.check(def, effective, state.options.input, state.options.task_id) : undefined;
+          check.ok && !confirmed && !notPermitted ? this.#gate?.check(def, effective, { input, task_id, trust: stageContext.trust }) : undefined;
         if (!check.ok) outcome = failedOutcome(effective, check.error, started, state);
-        else if (verdict && !verdict.allowed) {
+        else if (notPermitted) {
+          this.#log.info({ task_id, tool: def.name, sender: input.sender.id, trust: input.sender.trust }, 'act tool refused for the sender');
+          outcome = failedOutcome(effective, notPermitted, started, state);
+        } else if (verdict && !verdict.allowed) {
           this.#log.info(
-            { task_id: state.options.task_id, tool: def.name, channel: verdict.pending.channel },
+            { task_id, tool: def.name, channel: input.channel, trust: stageContext.trust.level, inline: verdict.pending.inline },
             "dangerous tool call awaits the owner's confirmation",
           );
-          outcome = failedOutcome(effective, awaitingConfirmation(verdict.pending.channel), started, state);
+          outcome = failedOutcome(effective, awaitingConfirmation(verdict.pending), started, state);
         } else {
           if (verdict?.allowed && verdict.preauthorized)
             this.#log.info({ task_id: state.options.task_id, tool: def.name }, 'dangerous tool pre-authorised by configuration');
@@ -179,6 +209,19 @@ export class ToolExecutor {
       this.#log.error({ tool: call.name, err: error }, 'tool call failed inside the executor');
       return failedOutcome(call, { reason: 'failed', detail: describeError(error) }, started, state);
     }
+  }
+
+  /** Why the sender may not run this `act` tool, or undefined when they may (owners always may). */
+  #actRefusal(def: ToolDefinition, sender: InputSender): ToolErrorInfo | undefined {
+    if (def.tier !== 'act' || sender.trust === 'owner') return undefined;
+    const allowed = this.#actPolicy()[sender.trust];
+    if (matchesToolName(def.name, allowed)) return undefined;
+    const key = `core.agent.${sender.trust}_act_tools`;
+    return {
+      reason: 'unauthorized',
+      detail: `not run: this request came from ${sender.id} (${sender.trust}: ${sender.proof}), and ${key} does not let such requests run ${def.name}${allowed.length > 0 ? ` (it allows ${allowed.join(', ')})` : ''}`,
+      hint: 'tell the person what you would have done; the owner can do it, or allow it in that setting',
+    };
   }
 
   /**
@@ -222,6 +265,7 @@ export class ToolExecutor {
       input_id: options.input.id,
       source: options.input.source,
       channel: options.input.channel,
+      trust: options.stageContext.trust.level,
       ...(options.attachImage ? { attachImage: (image) => options.attachImage?.(def.name, image) } : {}),
     };
     const progress = { finished: false };
@@ -252,10 +296,10 @@ export class ToolExecutor {
         // A tool that honours its signal settles within a tick or two; give it one event-loop turn before calling it stuck.
         if (!progress.finished) await Promise.race([run, new Promise<void>((resolve) => setImmediate(resolve))]);
         this.#reportStopped(def, call, halt.info, progress.finished, run);
-        return failedOutcome(call, halt.info, started, state);
+        return failedOutcome(call, halt.info, started, state, true);
       }
-      if (!settled) return failedOutcome(call, { reason: 'failed', detail: 'the tool stopped without a result' }, started, state);
-      if (!settled.ok) return failedOutcome(call, errorInfo(settled.error), started, state);
+      if (!settled) return failedOutcome(call, { reason: 'failed', detail: 'the tool stopped without a result' }, started, state, true);
+      if (!settled.ok) return failedOutcome(call, errorInfo(settled.error), started, state, true);
       let content: string;
       try {
         content = renderResult(settled.value);
@@ -265,9 +309,10 @@ export class ToolExecutor {
           { reason: 'failed', detail: `the tool's result could not be turned into JSON: ${describeError(error)}` },
           started,
           state,
+          true,
         );
       }
-      return outcome(call, true, content, undefined, started, state);
+      return outcome(call, true, content, undefined, started, state, true);
     } finally {
       clearTimeout(timer);
       if (onTaskAbort) options.signal.removeEventListener('abort', onTaskAbort);
@@ -387,19 +432,26 @@ function timedOut(ms: number): ToolErrorInfo {
   };
 }
 
-function awaitingConfirmation(channel: string): ToolErrorInfo {
-  return {
-    reason: 'confirmation_required',
-    detail: `this is a dangerous action: it did not run. The person was asked on the ${channel} channel to confirm it; it runs only when they do.`,
-    hint: 'do not retry it; tell the person what you want to do and why, and that they need to confirm it',
-  };
+function awaitingConfirmation(pending: PendingConfirmation): ToolErrorInfo {
+  return pending.inline
+    ? {
+        reason: 'confirmation_required',
+        detail: `this is a dangerous action: it did not run. The person was asked on the ${pending.origin.channel} channel to confirm it; it runs only when they do.`,
+        hint: 'do not retry it; tell the person what you want to do and why, and that they need to confirm it',
+      }
+    : {
+        reason: 'confirmation_required',
+        detail: "this is a dangerous action and this request does not come from the owner: it did not run. The owner was asked to approve it on their own channels; it runs only if they do.",
+        hint: 'do not retry it; tell the person that the owner has to approve it',
+      };
 }
 
 const CANCELLED: ToolErrorInfo = { reason: 'failed', detail: 'cancelled: the task this call belongs to was cancelled' };
 const TURN_ENDED: ToolErrorInfo = { reason: 'rejected', detail: 'not run: a stage hook ended the turn' };
 
-function failedOutcome(call: ToolCall, info: ToolErrorInfo, started: number, state: BatchState): ToolOutcome {
-  return outcome(call, false, toolErrorResult(info), info, started, state);
+/** `executed`: the tool ran and this is its own failure; false for a call refused before it ran. */
+function failedOutcome(call: ToolCall, info: ToolErrorInfo, started: number, state: BatchState, executed = false): ToolOutcome {
+  return outcome(call, false, toolErrorResult(info), info, started, state, executed);
 }
 
 function outcome(
@@ -409,6 +461,7 @@ function outcome(
   error: ToolErrorInfo | undefined,
   started: number,
   state: BatchState,
+  executed: boolean,
 ): ToolOutcome {
   return {
     call,
@@ -416,5 +469,6 @@ function outcome(
     content: capOutput(content, state.limits.tool_output_max_chars),
     ...(error ? { error } : {}),
     duration_ms: Math.round(performance.now() - started),
+    executed,
   };
 }

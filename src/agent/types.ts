@@ -5,6 +5,7 @@
 import type { InputEvent } from '../io/types.js';
 import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../llm/spec/index.js';
 import type { ToolDefinition, ToolErrorInfo, ToolTier } from '../shared/tool.js';
+import type { TurnTrust } from '../shared/trust.js';
 
 /** The seven stages, in the order a turn passes them. The list is closed. */
 export const STAGES = [
@@ -29,6 +30,8 @@ export interface ToolOutcome {
   content: string;
   error?: ToolErrorInfo;
   duration_ms: number;
+  /** The tool itself ran (its output, or its own error, entered the turn); false when it was refused before running. */
+  executed: boolean;
 }
 
 /**
@@ -40,6 +43,8 @@ export interface StageContext {
   readonly stage: Stage;
   readonly task_id: string;
   readonly input: InputEvent;
+  /** The turn's trust so far; the kernel lowers it as memory and tool output enter the turn. */
+  readonly trust: TurnTrust;
   /** The messages sent to the model (pre_action may add system messages). */
   messages: ChatMessage[];
   /** post_action: the model's text and tool calls of this round (may be filtered). */

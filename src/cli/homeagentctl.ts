@@ -20,6 +20,7 @@ import {
 } from './automations.js';
 import { CHANGES_OPTIONS, type ChangesFlags, changesFlagsUsed, parseChangesCommand, runChanges } from './changes.js';
 import { runChat } from './chat.js';
+import { parseConfirmCommand, runConfirm } from './confirm.js';
 import {
   ENTITIES_OPTIONS,
   type EntitiesFlags,
@@ -146,6 +147,8 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
   models list|install SRC   local models (embedders, parsers) in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
+  confirm [list]            dangerous actions waiting for your approval: what would run, who asked, from where
+  confirm approve|deny CODE run one exactly as shown (and print what it did), or drop it
   version                   client and daemon versions
 
 The socket is --socket, $HOMEAGENT_SOCKET, or found under $HOMEAGENT_RUNTIME_DIR,
@@ -241,6 +244,13 @@ const COMMAND_MODULES: Record<string, CommandModule> = {
     parse: (args) => {
       const command = parseI2cCommand(args, 'i2c');
       return (context) => runI2c(command, context);
+    },
+  },
+  confirm: {
+    flags: [],
+    parse: (args) => {
+      const command = parseConfirmCommand(args);
+      return (context) => runConfirm(command, context);
     },
   },
 };
@@ -470,9 +480,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return EXIT_CODES.OK;
   }
-  // An agent turn with tools, or a kb import or reindex, can take minutes; other commands answer at once.
+  // An agent turn with tools (a chat, an approved action), or a kb import or reindex, can take minutes; other commands answer at once.
   const longKb = typeof invocation === 'object' && 'kb' in invocation && KB_LONG_COMMANDS.has(invocation.kb.command);
-  const defaultTimeoutMs = invocation === 'chat' ? 600_000 : longKb ? KB_LONG_TIMEOUT_MS : 30_000;
+  const turn = invocation === 'chat' || (typeof invocation === 'object' && 'module' in invocation && invocation.module === 'confirm');
+  const defaultTimeoutMs = turn ? 600_000 : longKb ? KB_LONG_TIMEOUT_MS : 30_000;
   const timeoutMs = values.timeout === undefined ? defaultTimeoutMs : Number(values.timeout);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     process.stderr.write('homeagentctl: --timeout must be a positive number of milliseconds\n');

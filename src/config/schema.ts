@@ -466,7 +466,21 @@ const AgentSchema = Type.Object(
       default: [],
       maxItems: 256,
       ...agentMeta(
-        'Dangerous tools (shell commands, file writes, plugin installs, critical outputs) that run without asking the owner first; `*` matches any run of characters. Empty: every dangerous call waits for a confirmation.',
+        "Dangerous tools (shell commands, file writes, plugin installs, critical outputs) that run without asking the owner first, in a turn the owner's own input started and nothing else entered (no recalled memory, no tool output); `*` matches any run of characters. Empty: every dangerous call waits for the owner's approval.",
+      ),
+    }),
+    household_act_tools: Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), {
+      default: ['*'],
+      maxItems: 256,
+      ...agentMeta(
+        'Tools that change something (tier act) which a request from the household may run: a voice in the room, a button, a known chat contact, an automation, a timer (docs/security.md). `*` matches any run of characters; the owner may always.',
+      ),
+    }),
+    untrusted_act_tools: Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), {
+      default: ['entity_call'],
+      maxItems: 256,
+      ...agentMeta(
+        'Tools that change something (tier act) which an untrusted request may run: MQTT payloads, group chats, external plugins (docs/security.md). The default lets them switch non-critical entities only (entity_call refuses locks, covers and valves).',
       ),
     }),
     confirmation_ttl_ms: Type.Integer({
@@ -2453,10 +2467,16 @@ const OnebotPluginSchema = Type.Object(
     }),
     owners: QqNumberList('QQ numbers of the owners: they may command the home and confirm dangerous actions.'),
     allow_users: QqNumberList('Further QQ numbers whose private messages reach the agent (owners always do).'),
-    allow_groups: QqNumberList('QQ groups whose messages reach the agent (from anyone in the group; only owners confirm).'),
+    allow_groups: QqNumberList('QQ groups whose messages reach the agent (from anyone in the group; only owners approve, and approval codes are never shown in a group).'),
     require_at_in_groups: Type.Boolean({
       default: true,
       ...onebotMeta('In groups, only messages that @-mention the bot reach the agent.'),
+    }),
+    approvals_to_owners: Type.Boolean({
+      default: true,
+      ...onebotMeta(
+        "Send each owner a private message when a dangerous action asked for elsewhere (MQTT, a group, a voice in the room) waits for the owner's approval; they approve by answering /confirm CODE.",
+      ),
     }),
     refuse_reply: Type.Boolean({
       default: true,

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '../log/logger.js';
 import type { ServiceState } from '../shared/service.js';
+import type { InputSender, TurnTrust } from '../shared/trust.js';
 
 export interface EventMap {
   /** A runtime setting changed (set or reset). The value is read through the registry, never carried here. */
@@ -51,6 +52,10 @@ export interface EventMap {
     text: string;
     usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
   };
+  /** A dangerous tool call waits for the owner's approval (src/agent/confirmation-gate.ts); the owner's channels show it. */
+  'confirmation.requested': ConfirmationRequest;
+  /** A waiting call was approved (and runs), denied, or expired. */
+  'confirmation.resolved': { code: string; tool: string; outcome: 'approved' | 'denied' | 'expired'; by: string };
   /** The daemon's one-line status changed (also sent to systemd as STATUS=). */
   'daemon.status': { state: DaemonState; text: string };
   /** An entity joined the registry (src/home). */
@@ -106,6 +111,25 @@ export interface EventMap {
     started_at: number;
     finished_at: number;
   };
+}
+
+/** A dangerous call waiting for the owner, as the owner's channels and `confirm.list` show it. */
+export interface ConfirmationRequest {
+  /** What the owner types or sends to decide (`/confirm CODE`); only owner inputs can. */
+  code: string;
+  tool: string;
+  /** The call's arguments as JSON text, exactly as they would run. */
+  arguments: string;
+  /** The input that asked for it. */
+  origin: { input_id: string; source: string; channel: string; sender: InputSender };
+  /** The asking turn's trust and what had lowered it. */
+  trust: TurnTrust;
+  /** Also shown in the asking conversation (the owner asked there, and nobody else reads it). */
+  inline: boolean;
+  created_at: number;
+  expires_at: number;
+  /** The request as the owner reads it, in the language it was asked in. */
+  text: string;
 }
 
 export type DaemonState = 'starting' | 'running' | 'degraded' | 'stopping';

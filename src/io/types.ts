@@ -4,6 +4,7 @@
  */
 import type { ErrorEnvelope } from '../shared/errors.js';
 import type { ToolDefinition } from '../shared/tool.js';
+import type { InputSender } from '../shared/trust.js';
 
 /** What an output channel can carry; a channel's `capabilities` is the OR of these bits. */
 export const CAPABILITY = {
@@ -39,6 +40,8 @@ export interface InputEvent {
   source: string;
   /** The conversation it belongs to (`cli`, a chat id, ...); answers go to the routed output channel. */
   channel: string;
+  /** Who sent it and how the transport knows: decides what the turn may cause (docs/security.md). */
+  sender: InputSender;
   type: InputType;
   /** Text for `text`; a media reference or structured object otherwise. */
   payload: unknown;

@@ -34,6 +34,12 @@ export class ControlRegistry implements ControlApi {
         `no method named ${JSON.stringify(name)}; known: ${[...this.#methods.keys()].sort().join(', ')}`,
       );
     }
+    if (method.owner_only && caller.owner !== true) {
+      throw new HomeAgentError(
+        'HA_ERR_RPC_FORBIDDEN',
+        `${name} is for the owner only (homeagentctl on this machine, or the web page logged in); ${caller.actor} may not call it`,
+      );
+    }
     const given = params ?? {};
     if (!Value.Check(method.params, given)) {
       const first = Value.Errors(method.params, given).First();

@@ -36,6 +36,7 @@ import type {
 } from '../sdk/plugin.js';
 import { HomeAgentError } from '../shared/errors.js';
 import { matchesToolName, type ToolDefinition } from '../shared/tool.js';
+import { type InputSender, isTrust, UNKNOWN_SENDER } from '../shared/trust.js';
 import type { HttpRouteRegistry, RegisteredRoute } from './http-routes.js';
 import { allowedToolPatterns, type Manifest } from './manifest.js';
 import { type HostMedia, pluginMedia } from './plugin-media.js';
@@ -361,6 +362,7 @@ export class PluginGeneration {
         id: input.id ?? kernel.newId(),
         source: input.source ?? name,
         channel: input.channel,
+        sender: inputSender(input.sender, name, external),
         type: input.type ?? 'text',
         payload: input.payload,
         meta: { ...(input.meta ?? {}), plugin: name },
@@ -575,6 +577,28 @@ export class PluginGeneration {
 
 /** Same shape as the control registry's names: dotted lower-case segments. */
 const CONTROL_METHOD_NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
+
+/**
+ * The sender a plugin's input carries. Only a built-in plugin's transport can vouch for a sender
+ * (a login, a configured owner id); an external plugin is installed code that anyone might have
+ * written, so its inputs are untrusted whatever they claim, and a sender a plugin left out is too.
+ */
+function inputSender(claimed: InputSender | undefined, plugin: string, external: boolean): InputSender {
+  const valid =
+    claimed !== null &&
+    typeof claimed === 'object' &&
+    isTrust(claimed.trust) &&
+    typeof claimed.id === 'string' &&
+    claimed.id !== '' &&
+    typeof claimed.proof === 'string';
+  if (!valid) return { ...UNKNOWN_SENDER, id: `plugin:${plugin}`, proof: `plugin ${plugin} did not say who sent it` };
+  const sender: InputSender = { trust: claimed.trust, id: claimed.id.slice(0, 128), proof: claimed.proof.slice(0, 256) };
+  if (claimed.shared === true) sender.shared = true;
+  if (external && sender.trust !== 'untrusted') {
+    return { ...sender, trust: 'untrusted', proof: `external plugin ${plugin} (it claimed: ${sender.proof})` };
+  }
+  return sender;
+}
 
 function permissionError(plugin: string, what: string): HomeAgentError {
   return new HomeAgentError('HA_ERR_PLUGIN_PERMISSION', `plugin ${plugin} (external) may not ${what}`);

@@ -3,7 +3,7 @@
  * import. Everything here is a stable contract.
  */
 export { STAGES, type Stage, type StageContext, type StageHandler, type StageScope } from '../agent/types.js';
-export type { EventMap, EventName } from '../events/event-bus.js';
+export type { ConfirmationRequest, EventMap, EventName } from '../events/event-bus.js';
 export {
   type Area,
   CRITICAL_DOMAINS,
@@ -39,6 +39,7 @@ export { findOnPath } from '../shared/find-on-path.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
 export { type AddressScope, addressScope, checkListenHost, urlHost } from '../shared/listen-address.js';
 export type { Service, ServiceState } from '../shared/service.js';
+export { type Language, textLanguage } from '../shared/language.js';
 export { slugify } from '../shared/slug.js';
 export {
   type JsonSchema,
@@ -50,6 +51,7 @@ export {
   type ToolErrorReason,
   type ToolTier,
 } from '../shared/tool.js';
+export { type InputSender, isTrust, lowerTrust, TRUST_LEVELS, type Trust, type TurnTrust, trustAtLeast } from '../shared/trust.js';
 export type { Caller, ControlApi, ControlMethod, MethodInfo } from './control.js';
 export {
   definePlugin,

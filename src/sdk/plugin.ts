@@ -21,6 +21,7 @@ import type { ChatMessage, Usage } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import type { Service } from '../shared/service.js';
 import type { ToolDefinition } from '../shared/tool.js';
+import type { InputSender } from '../shared/trust.js';
 import type { ControlApi, ControlMethod } from './control.js';
 
 /** `builtin`: shipped in plugins/ and loaded in-process. `external`: installed code (process or Lua). */
@@ -63,6 +64,13 @@ export interface PluginInput {
   source?: string;
   /** The conversation; answers go to the output channel routed for it. */
   channel: string;
+  /**
+   * Who sent it and how the plugin's transport knows (docs/security.md): `owner` only when the
+   * transport proves it (a login, a configured owner id), `household` for someone of the house not
+   * proven to be the owner, `untrusted` for what anyone could have written. Absent: untrusted.
+   * Inputs of external plugins are always untrusted, whatever they claim.
+   */
+  sender?: InputSender;
   type?: InputType;
   payload: unknown;
   /**

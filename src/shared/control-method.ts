@@ -10,6 +10,7 @@ export interface ControlMethodRegistrar {
     name: string;
     description: string;
     params: P;
-    handler(params: Static<P>, caller: { actor: string }): R | Promise<R>;
+    owner_only?: boolean;
+    handler(params: Static<P>, caller: { actor: string; owner?: boolean }): R | Promise<R>;
   }): unknown;
 }

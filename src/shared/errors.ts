@@ -21,12 +21,14 @@ export const ERROR_CODES = {
   HA_ERR_STORE_TOO_NEW: 'a database was written by a newer HomeAgent version',
   HA_ERR_STORE_BACKUP: 'a database backup failed',
   HA_ERR_STORE_RESTORE: 'a database restore failed',
+  HA_ERR_STORE_FULL: 'the disk is full: a database could not be written',
 
   HA_ERR_RPC_BAD_REQUEST: 'the request is not a valid JSON request object',
   HA_ERR_RPC_FRAME_TOO_LARGE: 'the request frame exceeds the size limit',
   HA_ERR_RPC_UNKNOWN_METHOD: 'no method with that name exists',
   HA_ERR_RPC_INVALID_PARAMS: 'the method parameters are invalid',
   HA_ERR_RPC_BUSY: 'too many connections',
+  HA_ERR_RPC_FORBIDDEN: 'only the owner may call this method',
 
   HA_ERR_DAEMON_ALREADY_RUNNING: 'another HomeAgent daemon is using this data directory',
   HA_ERR_DAEMON_NOT_RUNNING: 'the HomeAgent daemon is not running',

@@ -3,6 +3,8 @@
  * manager's output_send tools, plugins, devices, memory and knowledge) and by the agent's tool
  * registry and loop. Pure types and helpers: no registry lives here.
  */
+import type { Trust } from './trust.js';
+
 /** A JSON Schema object describing a tool's arguments (`{"type":"object","properties":...}`). */
 export type JsonSchema = Record<string, unknown>;
 
@@ -20,6 +22,11 @@ export interface ToolContext {
   source: string;
   channel: string;
   /**
+   * The turn's trust when the call was made (the lowest trust of what entered it): what a tool
+   * keeps for later (a timer's message) must not come back with more trust than it had.
+   */
+  trust: Trust;
+  /**
    * Shows a stored image to the model in its next request of this turn (sources that take images);
    * others get a line saying a picture was stored and not shown. `digest` is the media store's
    * sha256 (PluginMedia.put); the image is read from the store. Absent outside an agent turn.
@@ -31,8 +38,9 @@ export interface ToolContext {
  * What a tool may do, declared by every tool. `read` only looks; `act` changes something in the
  * house or the daemon that is easy to undo (switch a light, set a timer); `dangerous` runs
  * programs, writes files, installs code or drives an output marked critical, and needs the
- * owner's confirmation through the originating channel unless pre-authorised
- * (core.agent.preauthorized_tools).
+ * owner's approval unless pre-authorised (core.agent.preauthorized_tools) and asked for in a
+ * turn only the owner's input entered. Tools of tier `act` asked for by an input below the owner's
+ * trust run only where core.agent.household_act_tools / untrusted_act_tools allow them.
  */
 export type ToolTier = 'read' | 'act' | 'dangerous';
 export const TOOL_TIERS: readonly ToolTier[] = ['read', 'act', 'dangerous'];

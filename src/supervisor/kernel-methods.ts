@@ -11,9 +11,11 @@ import type { SourceStatus } from '../llm/provider-manager.js';
 import type { LogManager } from '../log/logger.js';
 import type { RecentLinesFilter, RecentLog } from '../log/recent-lines.js';
 import type { ControlRegistry } from '../plugin/control-registry.js';
+import type { Caller } from '../sdk/control.js';
 import type { PluginHost, PluginStatus } from '../plugin/plugin-host.js';
 import type { Clock } from '../shared/clock.js';
 import { HomeAgentError } from '../shared/errors.js';
+import type { InputSender } from '../shared/trust.js';
 import { VERSION } from '../shared/version.js';
 import { stamp } from '../store/database.js';
 import type { DatabaseStatus, Store } from '../store/store.js';
@@ -183,6 +185,7 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
           id: deps.newId(),
           source: caller.actor,
           channel: channel ?? caller.actor,
+          sender: callerSender(caller),
           type: 'text',
           payload: text,
           meta: {},
@@ -216,6 +219,13 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
       return { database: name, ...result, duration_ms: Math.round(performance.now() - started) };
     },
   });
+}
+
+/** A control caller as the sender of what it says to the agent: the owner only when its transport proved it. */
+export function callerSender(caller: Caller): InputSender {
+  return caller.owner === true
+    ? { trust: 'owner', id: caller.actor, proof: caller.proof ?? `${caller.actor}, an owner connection` }
+    : { trust: 'untrusted', id: caller.actor, proof: caller.proof ?? `${caller.actor}, not an owner connection` };
 }
 
 /** `logs.recent`: the newest log lines kept in memory (core.log.recent_lines), filtered. */

@@ -136,6 +136,7 @@ async function callTool(s: HostSetup, fixture: KindFixture): Promise<string> {
     call_id: 'c',
     source: 'test',
     channel: 'test',
+    trust: 'owner',
   });
   return typeof result === 'string' ? result : JSON.stringify(result);
 }

@@ -212,6 +212,7 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
         call_id: callContext.call_id ?? 'call-1',
         source: callContext.source ?? 'test',
         channel: callContext.channel ?? 'test',
+        trust: callContext.trust ?? 'owner',
         attachImage: callContext.attachImage ?? ((image) => void attached.push({ tool: name, digest: image.digest, mime: image.mime })),
       });
     },

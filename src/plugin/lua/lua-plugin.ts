@@ -155,7 +155,7 @@ class LuaPlugin implements PluginInstance {
   async #execute(tool: string, args: unknown, call: ToolContext): Promise<unknown> {
     const sandbox = this.#sandbox;
     if (this.#dead !== undefined || !sandbox?.alive) throw this.#deadError();
-    const info = { task_id: call.task_id, call_id: call.call_id, source: call.source, channel: call.channel };
+    const info = { task_id: call.task_id, call_id: call.call_id, source: call.source, channel: call.channel, trust: call.trust };
     let values: unknown[];
     try {
       values = await withTimeout(

@@ -270,7 +270,13 @@ export class ProcessPlugin implements PluginInstance {
       {
         name,
         args,
-        context: { task_id: toolContext.task_id, call_id: toolContext.call_id, source: toolContext.source, channel: toolContext.channel },
+        context: {
+          task_id: toolContext.task_id,
+          call_id: toolContext.call_id,
+          source: toolContext.source,
+          channel: toolContext.channel,
+          trust: toolContext.trust,
+        },
       },
       { timeoutMs: limits.call_timeout_ms, fallback: 'HA_ERR_TOOL_FAILED' },
     );

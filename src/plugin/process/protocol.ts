@@ -30,6 +30,7 @@ import type {
   PluginTrust,
 } from '../../sdk/plugin.js';
 import { TOOL_ERROR_REASONS } from '../../shared/tool.js';
+import type { Trust } from '../../shared/trust.js';
 
 export { MAX_FRAME_BYTES, PROTOCOL_VERSION } from './rpc-peer.js';
 
@@ -57,7 +58,7 @@ export interface InitParams {
 export interface ToolCallParams {
   name: string;
   args: unknown;
-  context: { task_id: string; call_id: string; source: string; channel: string };
+  context: { task_id: string; call_id: string; source: string; channel: string; trust: Trust };
 }
 
 /** `value` is absent when the tool returned nothing. */
@@ -124,6 +125,18 @@ const PluginInputSchema = Type.Object(
   {
     source: Type.Optional(Name),
     channel: Name,
+    /** What the plugin says of the sender; the host makes it untrusted (external plugins vouch for no one). */
+    sender: Type.Optional(
+      Type.Object(
+        {
+          trust: Type.Union([Type.Literal('owner'), Type.Literal('household'), Type.Literal('untrusted')]),
+          id: Text(128),
+          proof: Text(256),
+          shared: Type.Optional(Type.Boolean()),
+        },
+        strict,
+      ),
+    ),
     type: Type.Optional(Type.Union([Type.Literal('text'), Type.Literal('audio'), Type.Literal('image'), Type.Literal('structured')])),
     payload: Type.Unknown(),
     meta: Type.Optional(JsonObject),

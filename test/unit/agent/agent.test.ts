@@ -16,6 +16,7 @@ import { LlmError } from '../../../src/llm/spec/index.js';
 import { LogManager } from '../../../src/log/logger.js';
 import { MemoryService } from '../../../src/memory/memory-service.js';
 import { systemClock } from '../../../src/shared/clock.js';
+import { HomeAgentError } from '../../../src/shared/errors.js';
 import { ToolError } from '../../../src/shared/tool.js';
 import { Store } from '../../../src/store/store.js';
 import { call, MockModel } from '../../helpers/mock-model.js';
@@ -436,19 +437,24 @@ t.test('the input is recorded before the model is called, for every kind of turn
   );
 });
 
-t.test('a failing recordInput is logged and the turn goes on', async (t) => {
+t.test('a failing recordInput is logged, the turn goes on, and the answer says it was not remembered', async (t) => {
   const captured = captureLogs();
+  let failure: Error = new HomeAgentError('HA_ERR_STORE_FULL', 'memory database: database or disk is full');
   const r = rig(t, {
     logs: captured.logs,
     recordInput: async () => {
-      throw new Error('disk full');
+      throw failure;
     },
   });
   r.model.push({ text: 'Still here.' });
   const result = await r.agent.run(makeInput({ id: 'in-x', payload: 'hi' }), control());
-  t.equal(result.text, 'Still here.');
+  t.equal(result.text, 'Still here.\n\n(I answered, but could not remember this: the disk is full.)');
   const record = captured.records().find((rec) => rec.msg === 'memory could not record the input');
   t.match(record, { input_id: 'in-x' });
+  failure = new Error('the memory database is locked');
+  r.model.push({ text: '好的。' });
+  const zh = await r.agent.run(makeInput({ id: 'in-y', payload: '记住这个' }), control());
+  t.match(zh.text, /^好的。\n\n（我回答了，但没能记住这件事：the memory database is locked。）$/, 'in the language of the input, with the cause');
 });
 
 t.test('with the memory as history: follow-ups see earlier exchanges from the context window, the input once', async (t) => {

@@ -21,6 +21,7 @@ import type { GenerateRequest } from '../../../src/llm/spec/index.js';
 import { LogManager } from '../../../src/log/logger.js';
 import { systemClock } from '../../../src/shared/clock.js';
 import { MockModel } from '../../helpers/mock-model.js';
+import { OWNER } from '../../helpers/senders.js';
 
 const logs = new LogManager({ level: 'silent', levels: {} });
 
@@ -89,6 +90,7 @@ t.test('an L3 interrupt pre-empts an L1 task inside its LLM request', async (t) 
     id,
     source: 'test',
     channel: id,
+    sender: OWNER,
     type: 'text',
     payload,
     meta: {},

@@ -21,6 +21,8 @@ import { createTestPluginContext } from '../../helpers/plugin-context.js';
 import { silentLogs } from '../fixtures/support.js';
 import { openHome } from '../home/home-fixture.js';
 import { openLists } from '../lists/list-fixture.js';
+import type { InputSender } from '../../../src/shared/trust.js';
+import { OWNER } from '../../helpers/senders.js';
 
 export const NOW = Date.UTC(2026, 0, 5, 8, 30, 0);
 
@@ -136,11 +138,12 @@ export async function intentRig(t: Testdir, settings: Partial<IntentEngineSettin
       return home.registry.resolve(id);
     },
     /** Runs one input through on_input (and pre_action when the turn goes on to the model). */
-    async say(text: string, meta: Record<string, unknown> = {}, source = 'cli'): Promise<StageContext> {
+    async say(text: string, meta: Record<string, unknown> = {}, source = 'cli', sender: InputSender = OWNER): Promise<StageContext> {
       const input: InputEvent = {
         id: `in-${++seq}`,
         source,
         channel: 'cli',
+        sender,
         type: 'text',
         payload: text,
         meta,

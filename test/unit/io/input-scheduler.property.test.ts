@@ -9,6 +9,7 @@ import t from 'tap';
 import type { SubmitOptions } from '../../../src/io/input-scheduler.js';
 import type { InputEvent, Level, Receipt, TaskControl } from '../../../src/io/types.js';
 import { type Deferred, deferred, drain, Harness, ManualClock } from './scheduler-harness.js';
+import { OWNER } from '../../helpers/senders.js';
 
 /** mulberry32: small, fast, good enough to vary the schedule; the seed is in the test name. */
 function prng(seed: number): () => number {
@@ -75,6 +76,7 @@ class World {
       id,
       source: this.pick(['cli', 'mqtt', 'qq']),
       channel: 'c',
+      sender: OWNER,
       type: 'text',
       payload: r() < 0.3 ? `repeat ${Math.floor(r() * 3)}` : `unique ${id}`,
       meta: {},

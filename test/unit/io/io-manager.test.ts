@@ -38,7 +38,7 @@ function deviceTool(name: string): ToolDefinition {
 }
 
 function context(): ToolContext {
-  return { signal: new AbortController().signal, task_id: 'task-1', call_id: 'call-1', source: 'qq', channel: 'chat-42' };
+  return { signal: new AbortController().signal, task_id: 'task-1', call_id: 'call-1', source: 'qq', channel: 'chat-42', trust: 'owner' };
 }
 
 function tool(io: IoManager, name: string): ToolDefinition {

@@ -6,6 +6,7 @@ import { InputScheduler, type InputSchedulerOptions, type SchedulerLimits, type 
 import type { InputEvent, Level, Receipt, TaskControl, TaskResult } from '../../../src/io/types.js';
 import type { Clock } from '../../../src/shared/clock.js';
 import { silentLogs } from '../fixtures/support.js';
+import { OWNER } from '../../helpers/senders.js';
 
 export { type Deferred, deferred, settle as drain } from '../../helpers/deferred.js';
 
@@ -94,6 +95,7 @@ export function input(id: string, level: Level = 0, extra: Partial<InputEvent> =
     id,
     source: 'cli',
     channel: 'cli',
+    sender: OWNER,
     type: 'text',
     // Unique payloads by default so dedupe never interferes unless a test wants it to.
     payload: `text of ${id} #${inputCounter}`,

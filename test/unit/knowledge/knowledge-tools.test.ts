@@ -44,6 +44,7 @@ async function setup(t: Test, options: { inbox?: boolean; settings?: Partial<Kno
         call_id: 'c1',
         source: 'chat',
         channel: 'family',
+        trust: 'owner',
       };
       return (await tool.execute(args, context)) as Record<string, unknown>;
     },
@@ -312,7 +313,7 @@ t.test('without a hand-over folder attach and import say who has to create it', 
   t.match(error?.info.hint, /no hand-over folder exists yet: the owner creates .*inbox/);
   const none = knowledgeTools(s.kb, { settings: () => s.settings, sourceRoots: () => [] });
   const importer = none.find((d) => d.name === 'knowledge_import_dir') as ToolDefinition;
-  const context: ToolContext = { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c' };
+  const context: ToolContext = { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c', trust: 'owner' };
   await fails(
     t,
     Promise.resolve().then(() => importer.execute({ dir: '/tmp' }, context)),

@@ -40,6 +40,7 @@ function setup(t: Teardown, options: { maxSize?: number; vectorSearch?: boolean 
         call_id: 'c1',
         source: 'chat',
         channel: 'family',
+        trust: 'owner',
         ...(inputId === undefined ? {} : { input_id: inputId }),
       };
       return (await tool.execute(args, context)) as Record<string, unknown>;

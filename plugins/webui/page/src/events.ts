@@ -17,6 +17,8 @@ const NAMES: StreamEventName[] = [
   'automation.run',
   'daemon.status',
   'webui.output',
+  'confirmation.requested',
+  'confirmation.resolved',
   'reset',
 ];
 const RETRY_MS = 3000;

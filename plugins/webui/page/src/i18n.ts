@@ -175,6 +175,17 @@ const en = {
   'hl.filter': 'Filter text',
   'hl.audit': 'Audit only',
   'hl.dropped': 'One older line was dropped.|{count} older lines were dropped.',
+  'ap.title': 'Waiting for your approval',
+  'ap.wants': '{tool} with',
+  'ap.from': 'Asked on {channel} by {sender} ({trust}: {proof})',
+  'ap.after': 'after reading {what}',
+  'ap.expires': 'expires {time}',
+  'ap.approve': 'Approve and run',
+  'ap.deny': 'Refuse',
+  'ap.ran': 'Ran: {text}',
+  'ap.trust.owner': 'you',
+  'ap.trust.household': 'the household, not proven to be you',
+  'ap.trust.untrusted': 'untrusted',
 } as const;
 
 export type StringKey = keyof typeof en;
@@ -348,6 +359,17 @@ const zh: Record<StringKey, string> = {
   'hl.filter': '筛选文本',
   'hl.audit': '仅审计记录',
   'hl.dropped': '已丢弃 {count} 行较早的日志。',
+  'ap.title': '等待你批准',
+  'ap.wants': '{tool}，参数',
+  'ap.from': '请求来自 {channel} 上的 {sender}（{trust}：{proof}）',
+  'ap.after': '之前读到过 {what}',
+  'ap.expires': '{time}过期',
+  'ap.approve': '批准并运行',
+  'ap.deny': '拒绝',
+  'ap.ran': '已运行：{text}',
+  'ap.trust.owner': '你',
+  'ap.trust.household': '家里的成员，未证明是你',
+  'ap.trust.untrusted': '不可信',
 };
 
 /** The language the page speaks: Chinese for zh* browsers, else English. */

@@ -6,6 +6,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, onUnauthorized } from './api';
+import { Approvals } from './approvals';
 import { startChat } from './chat-store';
 import { connectEvents, disconnectEvents, useConnected } from './events';
 import { LANGUAGE, type StringKey, t } from './i18n';
@@ -78,6 +79,7 @@ function Shell({ onLogout }: { onLogout: () => void }) {
         ))}
       </nav>
       <main>
+        <Approvals />
         <CurrentView route={route} />
       </main>
     </div>

@@ -332,8 +332,28 @@ export interface StreamEvents {
   'automation.run': { automation_id: string; run_id: string; status: string; error?: string };
   'daemon.status': { state: string; text: string };
   'webui.output': { channel?: string; type?: string; payload?: unknown; text?: string; input_id?: string; created_at?: number };
+  'confirmation.requested': ConfirmationRequest;
+  'confirmation.resolved': { code: string; tool: string; outcome: 'approved' | 'denied' | 'expired'; by: string };
   /** The stream lost events (the client was away longer than the buffer holds): refetch. */
   reset: Record<string, unknown>;
+}
+
+/** src/events/event-bus.ts ConfirmationRequest: a dangerous call waiting for the owner. */
+export interface ConfirmationRequest {
+  code: string;
+  tool: string;
+  arguments: string;
+  origin: {
+    input_id: string;
+    source: string;
+    channel: string;
+    sender: { trust: 'owner' | 'household' | 'untrusted'; id: string; proof: string; shared?: boolean };
+  };
+  trust: { level: 'owner' | 'household' | 'untrusted'; lowered_by: string[] };
+  inline: boolean;
+  created_at: number;
+  expires_at: number;
+  text: string;
 }
 
 export type StreamEventName = keyof StreamEvents;

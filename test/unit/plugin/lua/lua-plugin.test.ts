@@ -128,15 +128,15 @@ t.test('tools registered in start() are called with arguments and results round-
     empty_object: {},
     nested: { a: { b: { c: ['deep'] } } },
   };
-  const result = await test.call('demo_echo', { value }, { task_id: 'task-9', call_id: 'call-7', source: 'cli', channel: 'cli:1' });
+  const result = await test.call('demo_echo', { value }, { task_id: 'task-9', call_id: 'call-7', source: 'cli', channel: 'cli:1', trust: 'owner' as const });
   t.same(
     result,
-    { args: { value }, call: { task_id: 'task-9', call_id: 'call-7', source: 'cli', channel: 'cli:1' }, n: 1 },
+    { args: { value }, call: { task_id: 'task-9', call_id: 'call-7', source: 'cli', channel: 'cli:1', trust: 'owner' as const }, n: 1 },
     'nested tables, arrays, empty arrays and unicode cross both ways unchanged',
   );
   t.same(await test.call('demo_echo', {}), {
     args: {},
-    call: { task_id: 'task-1', call_id: 'call-1', source: 'test', channel: 'test' },
+    call: { task_id: 'task-1', call_id: 'call-1', source: 'test', channel: 'test', trust: 'owner' as const },
     n: 2,
   });
   t.equal(await test.call('demo_nothing', {}), null, 'a handler returning nothing answers null');
@@ -254,7 +254,7 @@ t.test('stop() calls the Lua stop(), removes the tools and closes the sandbox', 
   );
   t.equal((await health()).ok, false, 'not healthy once stopped');
   const late = await rejection(
-    Promise.resolve(echo?.execute({}, { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c' })),
+    Promise.resolve(echo?.execute({}, { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c', trust: 'owner' as const })),
   );
   t.ok(
     late instanceof HomeAgentError && late.code === 'HA_ERR_PLUGIN_DEAD',

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { newStageContext } from '../../../../src/agent/agent.js';
 import { processFixture } from './fixtures/process-fixture.js';
+import { OWNER } from '../../../helpers/senders.js';
 
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 4]).toString('base64');
 
@@ -28,6 +29,7 @@ export default (ctx) => ({
     id: 'i1',
     source: 'cli',
     channel: 'cli',
+    sender: OWNER,
     type: 'text' as const,
     payload: 'hi',
     meta: {},

@@ -4,6 +4,7 @@ import { isHomeAgentError } from '../../../../src/shared/errors.js';
 import { ToolError } from '../../../../src/shared/tool.js';
 import { expectErrorAsync } from '../../fixtures/support.js';
 import { processExists, processFixture, toolPlugin, watchLogs } from './fixtures/process-fixture.js';
+import { OWNER } from '../../../helpers/senders.js';
 
 const signal = () => new AbortController().signal;
 
@@ -272,7 +273,8 @@ function stageContext(finalText: string, extra: Record<string, unknown>): StageC
   return {
     stage: 'before_output',
     task_id: 't1',
-    input: { id: 'i1', source: 'cli', channel: 'cli', type: 'text', payload: 'hi', meta: {}, received_at: 0, level: 0 },
+    input: { id: 'i1', source: 'cli', channel: 'cli', sender: OWNER, type: 'text', payload: 'hi', meta: {}, received_at: 0, level: 0 },
+    trust: { level: 'owner', lowered_by: [] },
     messages: [],
     llm_text: '',
     reasoning: '',

@@ -26,7 +26,7 @@ function withRegistry(library: SkillLibrary) {
     const check = registry.validate(def, JSON.stringify(args));
     if (!check.ok) return { invalid: check.error };
     const signal = new AbortController().signal;
-    return def.execute(check.args, { signal, task_id: 't', call_id: 'c', source: 'test', channel: 'test' });
+    return def.execute(check.args, { signal, task_id: 't', call_id: 'c', source: 'test', channel: 'test', trust: 'owner' });
   };
   return { registry, call };
 }

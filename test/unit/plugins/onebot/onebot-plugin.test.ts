@@ -10,6 +10,7 @@ import { createTestPluginContext, type TestPluginContext } from '../../../helper
 import { until } from '../../../helpers/until.js';
 
 import { DEFAULTS, TOKEN } from './settings.js';
+import { OWNER as OWNER_SENDER, UNTRUSTED } from '../../../helpers/senders.js';
 
 const OWNER = 10001001;
 const MEMBER = 10001002;
@@ -281,6 +282,7 @@ t.test('only an owner may run tools that change something; anyone allowed may be
       id: 'in1',
       source,
       channel: 'qq:group:100',
+      sender: isOwner ? { ...OWNER_SENDER, shared: true } : { ...UNTRUSTED, shared: true },
       type: 'text' as const,
       payload: 'turn on the kitchen light',
       meta: { is_owner: isOwner },

@@ -15,7 +15,7 @@ function book(): { book: TimerBook; advance(ms: number): void; now(): number } {
 }
 
 function timer(overrides: Partial<NewTimer> = {}): NewTimer {
-  return { message: 'take the pizza out', duration_ms: 600_000, source: 'voice', channel: 'voice:kitchen', ...overrides };
+  return { message: 'take the pizza out', duration_ms: 600_000, source: 'voice', channel: 'voice:kitchen', trust: 'household', ...overrides };
 }
 
 t.test('add makes a running timer that rings after its duration', async (t) => {
@@ -170,6 +170,7 @@ t.test('a book starts from stored timers as they are', async (t) => {
     message: 'm',
     duration_ms: 1000,
     set_at: START,
+    trust: 'household',
     source: 's',
     channel: 'c',
     fires_at: START + 1000,

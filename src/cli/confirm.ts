@@ -1,0 +1,74 @@
+/**
+ * `homeagentctl confirm list|approve CODE|deny CODE`: the dangerous actions waiting for the owner
+ * (src/agent/confirmation-methods.ts). Whoever can open the CLI socket is the owner, so this is
+ * where a request that came from MQTT, a group chat or a voice in the room is decided: the list
+ * shows exactly what would run and where the request came from; approve runs it and prints what
+ * it did; deny drops it.
+ */
+import type { ConfirmationRequest } from '../events/event-bus.js';
+import { EXIT_CODES } from '../shared/exit-codes.js';
+import { type CommandRunOptions, withDaemon } from './command-client.js';
+
+export type ConfirmCommand = { command: 'list' } | { command: 'approve' | 'deny'; code: string };
+
+export class ConfirmUsageError extends Error {}
+
+const CODE = /^[A-Za-z0-9]{6}$/;
+
+/** Reads `confirm [list] | approve CODE | deny CODE` (positionals after `confirm`). Throws ConfirmUsageError. */
+export function parseConfirmCommand(positionals: readonly string[]): ConfirmCommand {
+  const [sub, ...rest] = positionals;
+  if (sub === undefined || sub === 'list') {
+    if (rest.length > 0) throw new ConfirmUsageError('confirm list takes no arguments');
+    return { command: 'list' };
+  }
+  if (sub !== 'approve' && sub !== 'deny') throw new ConfirmUsageError(`unknown confirm command ${sub}; use list, approve CODE or deny CODE`);
+  const [code, ...extra] = rest;
+  if (code === undefined || extra.length > 0 || !CODE.test(code))
+    throw new ConfirmUsageError(`confirm ${sub} needs one six-character CODE (confirm list shows them)`);
+  return { command: sub, code: code.toUpperCase() };
+}
+
+interface ApproveAnswer {
+  code: string;
+  tool: string;
+  receipt: { status: string; text?: string; reason?: string; error?: { message: string } };
+}
+
+export async function runConfirm(command: ConfirmCommand, options: CommandRunOptions): Promise<number> {
+  const now = options.now ?? Date.now;
+  return withDaemon(options, undefined, async ({ call, print }) => {
+    switch (command.command) {
+      case 'list':
+        return print((await call('confirm.list', {})) as { pending: ConfirmationRequest[] }, (r) => formatPending(r.pending, now()));
+      case 'approve': {
+        const answer = (await call('confirm.approve', { code: command.code, channel: 'cli' })) as ApproveAnswer;
+        print(answer, formatApproved);
+        return answer.receipt.status === 'done' ? EXIT_CODES.OK : EXIT_CODES.FAILURE;
+      }
+      case 'deny':
+        return print((await call('confirm.deny', { code: command.code })) as { code: string; tool: string }, (r) => `refused ${r.code}: ${r.tool} will not run`);
+    }
+  });
+}
+
+export function formatPending(pending: readonly ConfirmationRequest[], now: number): string {
+  if (pending.length === 0) return 'nothing waits for your approval';
+  return pending
+    .map((p) => {
+      const sender = p.origin.sender;
+      const read = p.trust.lowered_by.length > 0 ? `; it had read ${p.trust.lowered_by.join(', ')}` : '';
+      return [
+        `${p.code}  ${p.tool} ${p.arguments}`,
+        `        asked on ${p.origin.channel} by ${sender.id} (${sender.trust}: ${sender.proof})${read}`,
+        `        expires in ${Math.max(0, Math.round((p.expires_at - now) / 1000))} s; homeagentctl confirm approve ${p.code} | deny ${p.code}`,
+      ].join('\n');
+    })
+    .join('\n');
+}
+
+function formatApproved(answer: ApproveAnswer): string {
+  const { receipt } = answer;
+  if (receipt.status === 'done') return receipt.text ?? `${answer.tool} ran`;
+  return `${answer.tool}: ${receipt.status}${receipt.error ? `: ${receipt.error.message}` : receipt.reason ? `: ${receipt.reason}` : ''}`;
+}
