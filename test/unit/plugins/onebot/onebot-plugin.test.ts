@@ -106,7 +106,7 @@ t.test('groups: only allowed groups, only with an @-mention of the bot unless th
   t.equal((await second).input.payload, '今晚吃什么[笑]');
 });
 
-t.test('strangers get one short refusal per hour and never a turn; only owners may confirm', async (t) => {
+t.test('strangers get one short refusal per hour and never a turn; each input says who sent it', async (t) => {
   const h = await harness(t);
   h.peer.push(fixture('private-message', { user_id: STRANGER, sender: { user_id: STRANGER, nickname: 'x' } }));
   const [refusal] = await h.peer.waitForActions('send_private_msg', 1);
@@ -125,12 +125,19 @@ t.test('strangers get one short refusal per hour and never a turn; only owners m
   await h.peer.waitForActions('send_private_msg', 2);
   t.equal(h.ctx.injected.length, 1, 'the stranger never reached the agent');
 
+  // The kernel decides confirmations by the sender (it refuses everyone but owners): the plugin says who it is.
+  const member = h.ctx.nextInjected();
   h.peer.push(fixture('group-message-at', { message: `[CQ:at,qq=${SELF_ID}] /confirm K7QX2M` }));
-  await h.peer.waitForActions('send_group_msg', 1);
-  t.match(h.peer.of('send_group_msg')[0]?.params.message.at(-1).data.text, /Only an owner can confirm/);
+  t.match((await member).input.sender, { trust: 'untrusted', shared: true }, 'a group member is untrusted, in a shared conversation');
   const confirm = h.ctx.nextInjected();
   h.peer.push(fixture('group-message-at', { user_id: OWNER, message: `[CQ:at,qq=${SELF_ID}] /confirm K7QX2M` }));
-  t.equal((await confirm).input.payload, '/confirm K7QX2M', "an owner's confirmation reaches the kernel");
+  const fromOwner = (await confirm).input;
+  t.equal(fromOwner.payload, '/confirm K7QX2M');
+  t.match(fromOwner.sender, { trust: 'owner', id: `qq:${OWNER}`, shared: true }, 'an owner is the owner, also in a group');
+  const privateOwner = h.ctx.nextInjected();
+  h.peer.push(fixture('private-message', { message_id: 9 }));
+  t.match((await privateOwner).input.sender, { trust: 'owner', proof: /plugin\.onebot\.owners/ });
+  t.notOk((await privateOwner).input.sender?.shared, 'a private chat is not shared');
 });
 
 t.test('requests tell the first owner and are never accepted; notices and heartbeats are only logged', async (t) => {

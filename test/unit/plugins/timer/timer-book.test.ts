@@ -30,6 +30,7 @@ t.test('add makes a running timer that rings after its duration', async (t) => {
     set_at: START,
     source: 'voice',
     channel: 'voice:kitchen',
+    trust: 'household',
     fires_at: START + 600_000,
   });
   t.notOk('name' in b.add(timer()), 'no name key when none was given');

@@ -114,6 +114,30 @@ t.test('a named timer shows its name in the list and says it when it rings', asy
   );
 });
 
+t.test("a timer rings with the trust of the turn that set it, at most household's", async (t) => {
+  const clock = new ManualTimerClock(START);
+  const { tc, file } = await startTimer(t, tempDir(t), clock);
+  await tc.call('timer_set', { duration: 60, message: 'owner' }, { channel: 'cli', source: 'cli', trust: 'owner' });
+  await tc.call('timer_set', { duration: 61, message: 'mqtt' }, { channel: 'mqtt', source: 'mqtt', trust: 'untrusted' });
+  t.same(
+    stored(file).map((timer) => [timer.message, timer.trust]),
+    [
+      ['owner', 'household'],
+      ['mqtt', 'untrusted'],
+    ],
+    'kept with the timer, so a restart does not raise it',
+  );
+  await clock.advance(61_000);
+  t.same(
+    tc.injected.map(({ input }) => [input.payload, input.sender?.trust, input.sender?.id]),
+    [
+      ['timer: owner', 'household', 'timer'],
+      ['timer: mqtt', 'untrusted', 'timer'],
+    ],
+    'a reminder is not the owner speaking now; a timer an MQTT message set stays untrusted',
+  );
+});
+
 t.test('a blank or too long name is refused and nothing is set', async (t) => {
   const clock = new ManualTimerClock(START);
   const { tc, file } = await startTimer(t, tempDir(t), clock);
@@ -358,6 +382,7 @@ t.test('a timer file from before names and pausing loads as running timers', asy
     [['timer: late', 5000]],
     'the overdue one rings right after start',
   );
+  t.match(tc.injected[0]?.input.sender, { trust: 'untrusted', id: 'timer' }, 'an old file kept no trust: its timers ring untrusted');
   t.same(await list(tc), [
     {
       id: 'told001',
@@ -381,6 +406,7 @@ t.test('a timer file from before names and pausing loads as running timers', asy
       set_at: START - 300_000,
       source: 'voice',
       channel: 'voice:kitchen',
+      trust: 'untrusted',
       remaining_ms: 300_000,
     },
   ]);
