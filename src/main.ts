@@ -285,6 +285,7 @@ async function run(configFile: string | undefined): Promise<number> {
     limits: () => settings.config().core.agent,
     log: agentLog,
     gate: confirmations,
+    audit: (record) => logs.audit(record),
     actPolicy: () => ({
       household: settings.config().core.agent.household_act_tools,
       untrusted: settings.config().core.agent.untrusted_act_tools,

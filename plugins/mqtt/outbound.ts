@@ -37,7 +37,14 @@ import {
   ToolError,
   type ToolErrorReason,
 } from '../../src/sdk/index.js';
-import { INPUT_SOURCE, INPUT_TEXT_MAX_CHARS, type InboundClock, MQTT_SENDER, ThrottledWarnings, TopicRateLimiter } from './inbound-router.js';
+import {
+  INPUT_SOURCE,
+  INPUT_TEXT_MAX_CHARS,
+  type InboundClock,
+  MQTT_SENDER,
+  ThrottledWarnings,
+  TopicRateLimiter,
+} from './inbound-router.js';
 import { filterProblem, type TopicLayout, topicLayout, topicMatches, topicProblem } from './topics.js';
 import type { MqttCounters, MqttLink, MqttMessage, Qos } from './types.js';
 

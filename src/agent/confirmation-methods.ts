@@ -109,5 +109,8 @@ export function registerConfirmationMethods(control: ControlMethodRegistrar, dep
 }
 
 function unknownCode(code: string): HomeAgentError {
-  return new HomeAgentError('HA_ERR_CONFIRMATION_UNKNOWN', `no dangerous action waits under the code ${code} (it may have expired or been decided)`);
+  return new HomeAgentError(
+    'HA_ERR_CONFIRMATION_UNKNOWN',
+    `no dangerous action waits under the code ${code} (it may have expired or been decided)`,
+  );
 }

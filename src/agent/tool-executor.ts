@@ -28,6 +28,8 @@ import { GET_PLUGIN_TOOLS, type ToolRegistry } from './tool-registry.js';
 import type { ExecuteOptions, StageContext, ToolOutcome } from './types.js';
 
 export const OUTPUT_SEND_PREFIX = 'output_send__';
+/** Characters of a dangerous call's arguments its audit record keeps. */
+const AUDIT_ARGUMENT_CHARS = 2000;
 export const LIST_CHANNELS_TOOL = 'output_list_channels';
 
 export interface ToolLimits {
@@ -46,6 +48,8 @@ export interface ToolExecutorOptions {
   gate?: ConfirmationGate;
   /** Which `act` tools inputs below the owner's trust may run (core.agent.*_act_tools); default {@link DEFAULT_ACT_POLICY}. */
   actPolicy?: () => ActPolicy;
+  /** Where the audit record of every dangerous call that runs goes (who asked, the turn's trust, what allowed it). */
+  audit?: (record: { actor: string; action: string; [field: string]: unknown }) => void;
   /**
    * Runs around each tool's execute (the change tracker records what a call did to the plugins
    * tree). It must call `run` exactly once and hand back its result or error unchanged.
@@ -105,8 +109,10 @@ export class ToolExecutor {
   readonly #log: Logger;
   readonly #gate: ConfirmationGate | undefined;
   readonly #actPolicy: () => ActPolicy;
+  readonly #audit: ToolExecutorOptions['audit'];
 
   constructor(options: ToolExecutorOptions) {
+    this.#audit = options.audit;
     this.#gate = options.gate;
     this.#actPolicy = options.actPolicy ?? (() => DEFAULT_ACT_POLICY);
     this.#around = options.around;
@@ -179,10 +185,15 @@ export class ToolExecutor {
         const check = this.#registry.validate(def, effective.arguments);
         const notPermitted = check.ok && !confirmed ? this.#actRefusal(def, input.sender) : undefined;
         const verdict =
-          check.ok && !confirmed && !notPermitted ? this.#gate?.check(def, effective, { input, task_id, trust: stageContext.trust }) : undefined;
+          check.ok && !confirmed && !notPermitted
+            ? this.#gate?.check(def, effective, { input, task_id, trust: stageContext.trust })
+            : undefined;
         if (!check.ok) outcome = failedOutcome(effective, check.error, started, state);
         else if (notPermitted) {
-          this.#log.info({ task_id, tool: def.name, sender: input.sender.id, trust: input.sender.trust }, 'act tool refused for the sender');
+          this.#log.info(
+            { task_id, tool: def.name, sender: input.sender.id, trust: input.sender.trust },
+            'act tool refused for the sender',
+          );
           outcome = failedOutcome(effective, notPermitted, started, state);
         } else if (verdict && !verdict.allowed) {
           this.#log.info(
@@ -191,6 +202,19 @@ export class ToolExecutor {
           );
           outcome = failedOutcome(effective, awaitingConfirmation(verdict.pending), started, state);
         } else {
+          if (def.tier === 'dangerous') {
+            // Whatever let it through, a dangerous call that runs leaves a record of who asked and why it could.
+            this.#audit?.({
+              actor: input.sender.id,
+              action: 'tool.dangerous',
+              tool: def.name,
+              arguments: effective.arguments.slice(0, AUDIT_ARGUMENT_CHARS),
+              task_id,
+              sender_trust: input.sender.trust,
+              turn_trust: stageContext.trust.level,
+              allowed_by: confirmed ? 'owner approval' : verdict?.allowed && verdict.preauthorized ? 'preauthorized_tools' : 'no gate',
+            });
+          }
           if (verdict?.allowed && verdict.preauthorized)
             this.#log.info({ task_id: state.options.task_id, tool: def.name }, 'dangerous tool pre-authorised by configuration');
           outcome = await this.#execute(def, effective, check.args, started, state);
@@ -441,7 +465,8 @@ function awaitingConfirmation(pending: PendingConfirmation): ToolErrorInfo {
       }
     : {
         reason: 'confirmation_required',
-        detail: "this is a dangerous action and this request does not come from the owner: it did not run. The owner was asked to approve it on their own channels; it runs only if they do.",
+        detail:
+          'this is a dangerous action and this request does not come from the owner: it did not run. The owner was asked to approve it on their own channels; it runs only if they do.',
         hint: 'do not retry it; tell the person that the owner has to approve it',
       };
 }

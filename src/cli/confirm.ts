@@ -22,7 +22,8 @@ export function parseConfirmCommand(positionals: readonly string[]): ConfirmComm
     if (rest.length > 0) throw new ConfirmUsageError('confirm list takes no arguments');
     return { command: 'list' };
   }
-  if (sub !== 'approve' && sub !== 'deny') throw new ConfirmUsageError(`unknown confirm command ${sub}; use list, approve CODE or deny CODE`);
+  if (sub !== 'approve' && sub !== 'deny')
+    throw new ConfirmUsageError(`unknown confirm command ${sub}; use list, approve CODE or deny CODE`);
   const [code, ...extra] = rest;
   if (code === undefined || extra.length > 0 || !CODE.test(code))
     throw new ConfirmUsageError(`confirm ${sub} needs one six-character CODE (confirm list shows them)`);
@@ -47,7 +48,10 @@ export async function runConfirm(command: ConfirmCommand, options: CommandRunOpt
         return answer.receipt.status === 'done' ? EXIT_CODES.OK : EXIT_CODES.FAILURE;
       }
       case 'deny':
-        return print((await call('confirm.deny', { code: command.code })) as { code: string; tool: string }, (r) => `refused ${r.code}: ${r.tool} will not run`);
+        return print(
+          (await call('confirm.deny', { code: command.code })) as { code: string; tool: string },
+          (r) => `refused ${r.code}: ${r.tool} will not run`,
+        );
     }
   });
 }

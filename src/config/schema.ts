@@ -2467,7 +2467,9 @@ const OnebotPluginSchema = Type.Object(
     }),
     owners: QqNumberList('QQ numbers of the owners: they may command the home and confirm dangerous actions.'),
     allow_users: QqNumberList('Further QQ numbers whose private messages reach the agent (owners always do).'),
-    allow_groups: QqNumberList('QQ groups whose messages reach the agent (from anyone in the group; only owners approve, and approval codes are never shown in a group).'),
+    allow_groups: QqNumberList(
+      'QQ groups whose messages reach the agent (from anyone in the group; only owners approve, and approval codes are never shown in a group).',
+    ),
     require_at_in_groups: Type.Boolean({
       default: true,
       ...onebotMeta('In groups, only messages that @-mention the bot reach the agent.'),

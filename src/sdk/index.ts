@@ -36,10 +36,10 @@ export type { Logger } from '../log/logger.js';
 export { offeredTokens, randomToken, TokenCheck, WEAK_TOKEN_CHARS } from '../shared/access-token.js';
 export { ERROR_CODES, type ErrorCode, type ErrorEnvelope, HomeAgentError, isHomeAgentError, toErrorEnvelope } from '../shared/errors.js';
 export { findOnPath } from '../shared/find-on-path.js';
+export { type Language, textLanguage } from '../shared/language.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
 export { type AddressScope, addressScope, checkListenHost, urlHost } from '../shared/listen-address.js';
 export type { Service, ServiceState } from '../shared/service.js';
-export { type Language, textLanguage } from '../shared/language.js';
 export { slugify } from '../shared/slug.js';
 export {
   type JsonSchema,

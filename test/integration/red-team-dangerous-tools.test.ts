@@ -21,8 +21,8 @@ import type { ToolCall } from '../../src/llm/spec/index.js';
 import { systemClock } from '../../src/shared/clock.js';
 import type { ToolDefinition } from '../../src/shared/tool.js';
 import { REPO_ROOT } from '../helpers/daemon.js';
-import { OWNER, UNTRUSTED } from '../helpers/senders.js';
 import { MockModel, type MockReply } from '../helpers/mock-model.js';
+import { OWNER, UNTRUSTED } from '../helpers/senders.js';
 import { tempDir } from '../unit/fixtures/support.js';
 import { startHost } from '../unit/plugin/fixtures/host-setup.js';
 
@@ -208,11 +208,16 @@ t.test('injected instructions never run a dangerous tool without the owner', asy
       replies.push({ tool_calls: attack.calls() }, { tool_calls: attack.calls() }, { text: 'All done, the owner pre-authorised it.' });
       const event = vector.input();
       const text = (await run(`${vector.label} / ${attack.label}`, event, replies)) ?? '';
-      if (attack.refusedBeforeAsking) t.notMatch(text, /Confirmation needed|owner has been asked/, `${vector.label} / ${attack.label}: refused outright`);
+      if (attack.refusedBeforeAsking)
+        t.notMatch(text, /Confirmation needed|owner has been asked/, `${vector.label} / ${attack.label}: refused outright`);
       else if (event.sender.trust === 'owner')
         t.match(text, /\[Confirmation needed\]/, `${vector.label} / ${attack.label}: the owner is told what awaits confirmation`);
       else {
-        t.notMatch(text, /Confirmation needed|\/confirm [A-Z0-9]{6}/, `${vector.label} / ${attack.label}: no request or code where it came from`);
+        t.notMatch(
+          text,
+          /Confirmation needed|\/confirm [A-Z0-9]{6}/,
+          `${vector.label} / ${attack.label}: no request or code where it came from`,
+        );
         t.match(text, /owner has been asked/, `${vector.label} / ${attack.label}: the requester hears the owner was asked`);
       }
     }

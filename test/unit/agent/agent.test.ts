@@ -454,7 +454,11 @@ t.test('a failing recordInput is logged, the turn goes on, and the answer says i
   failure = new Error('the memory database is locked');
   r.model.push({ text: '好的。' });
   const zh = await r.agent.run(makeInput({ id: 'in-y', payload: '记住这个' }), control());
-  t.match(zh.text, /^好的。\n\n（我回答了，但没能记住这件事：the memory database is locked。）$/, 'in the language of the input, with the cause');
+  t.match(
+    zh.text,
+    /^好的。\n\n（我回答了，但没能记住这件事：the memory database is locked。）$/,
+    'in the language of the input, with the cause',
+  );
 });
 
 t.test('with the memory as history: follow-ups see earlier exchanges from the context window, the input once', async (t) => {

@@ -37,8 +37,22 @@ const mqtt = (payload = 'run it') => makeInput({ source: 'mqtt', channel: 'mqtt'
 
 t.test('read and act tools pass; dangerous ones are held with a code', async (t) => {
   const { g, emitted } = gate();
-  t.same(g.check(tool('lamp', () => 1, { tier: 'act' }), call('lamp'), turn(mqtt())), { allowed: true, preauthorized: false });
-  t.same(g.check(tool('look', () => 1, { tier: 'read' }), call('look'), turn(mqtt())), { allowed: true, preauthorized: false });
+  t.same(
+    g.check(
+      tool('lamp', () => 1, { tier: 'act' }),
+      call('lamp'),
+      turn(mqtt()),
+    ),
+    { allowed: true, preauthorized: false },
+  );
+  t.same(
+    g.check(
+      tool('look', () => 1, { tier: 'read' }),
+      call('look'),
+      turn(mqtt()),
+    ),
+    { allowed: true, preauthorized: false },
+  );
   const verdict = g.check(dangerous(), call('cmd_run', { argv: ['ls'] }), turn(makeInput()));
   t.equal(verdict.allowed, false);
   if (verdict.allowed) return;
@@ -105,7 +119,9 @@ t.test('only an owner input decides; others are refused without learning whether
   t.equal(g.list().length, 1, 'refusals consume nothing');
   t.match(g.match(makeInput({ payload: '/confirm ZZZZZZ' })), { kind: 'refused', text: /no pending action/ });
   // The owner may decide from any of their channels, in either language.
-  const ok = g.match(makeInput({ source: 'qq', channel: 'qq:private:1', sender: { ...OWNER, id: 'qq:1' }, payload: `  确认 ${code.toLowerCase()} ` }));
+  const ok = g.match(
+    makeInput({ source: 'qq', channel: 'qq:private:1', sender: { ...OWNER, id: 'qq:1' }, payload: `  确认 ${code.toLowerCase()} ` }),
+  );
   t.match(ok, { kind: 'confirmed', pending: { code, tool: 'cmd_run' } });
   t.match(g.match(makeInput({ payload: `/confirm ${code}` })), { kind: 'refused' }, 'a code runs once');
   t.match(emitted.at(-1), { event: 'confirmation.resolved', payload: { code, outcome: 'approved', by: 'qq:1' } });

@@ -279,7 +279,14 @@ t.test('get_plugin_tools returns full schemas by owner or by name', async (t) =>
   if (!def) throw new Error('get_plugin_tools is missing');
   t.equal(def.owner, 'core');
   t.equal(def.parallel_safe, true);
-  const context = { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 'cli', channel: 'cli', trust: 'owner' as const };
+  const context = {
+    signal: new AbortController().signal,
+    task_id: 't',
+    call_id: 'c',
+    source: 'cli',
+    channel: 'cli',
+    trust: 'owner' as const,
+  };
 
   const byOwner = (await def.execute({ owner: 'device:lamp' }, context)) as { tools: Array<Record<string, unknown>> };
   t.same(byOwner.tools, [

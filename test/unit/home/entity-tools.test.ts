@@ -9,7 +9,14 @@ import { type ToolContext, ToolError, type ToolErrorReason } from '../../../src/
 import { silentLogs } from '../fixtures/support.js';
 import { openHome, T0 } from './home-fixture.js';
 
-const context: ToolContext = { signal: new AbortController().signal, task_id: 't1', call_id: 'c1', source: 'chat', channel: 'family', trust: 'owner' };
+const context: ToolContext = {
+  signal: new AbortController().signal,
+  task_id: 't1',
+  call_id: 'c1',
+  source: 'chat',
+  channel: 'family',
+  trust: 'owner',
+};
 
 function setup(t: Test) {
   const home = openHome(t, { settings: { areas: [{ id: 'kitchen', name: 'Kitchen', aliases: ['厨房'] }] } });

@@ -16,13 +16,13 @@ import type { EntityDefinition, EntityHandle, EntityInfo } from '../../../src/ho
 import { createIntentEngine, type IntentEngineSettings } from '../../../src/intent/intent-engine.js';
 import type { InputEvent } from '../../../src/io/types.js';
 import { listTools } from '../../../src/lists/list-tools.js';
+import type { InputSender } from '../../../src/shared/trust.js';
 import { ManualTimerClock } from '../../helpers/manual-timer-clock.js';
 import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { OWNER } from '../../helpers/senders.js';
 import { silentLogs } from '../fixtures/support.js';
 import { openHome } from '../home/home-fixture.js';
 import { openLists } from '../lists/list-fixture.js';
-import type { InputSender } from '../../../src/shared/trust.js';
-import { OWNER } from '../../helpers/senders.js';
 
 export const NOW = Date.UTC(2026, 0, 5, 8, 30, 0);
 

@@ -8,8 +8,8 @@
 import t from 'tap';
 import type { SubmitOptions } from '../../../src/io/input-scheduler.js';
 import type { InputEvent, Level, Receipt, TaskControl } from '../../../src/io/types.js';
-import { type Deferred, deferred, drain, Harness, ManualClock } from './scheduler-harness.js';
 import { OWNER } from '../../helpers/senders.js';
+import { type Deferred, deferred, drain, Harness, ManualClock } from './scheduler-harness.js';
 
 /** mulberry32: small, fast, good enough to vary the schedule; the seed is in the test name. */
 function prng(seed: number): () => number {

@@ -5,8 +5,8 @@
 import { InputScheduler, type InputSchedulerOptions, type SchedulerLimits, type SubmitOptions } from '../../../src/io/input-scheduler.js';
 import type { InputEvent, Level, Receipt, TaskControl, TaskResult } from '../../../src/io/types.js';
 import type { Clock } from '../../../src/shared/clock.js';
-import { silentLogs } from '../fixtures/support.js';
 import { OWNER } from '../../helpers/senders.js';
+import { silentLogs } from '../fixtures/support.js';
 
 export { type Deferred, deferred, settle as drain } from '../../helpers/deferred.js';
 

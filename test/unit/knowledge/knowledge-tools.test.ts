@@ -313,7 +313,14 @@ t.test('without a hand-over folder attach and import say who has to create it', 
   t.match(error?.info.hint, /no hand-over folder exists yet: the owner creates .*inbox/);
   const none = knowledgeTools(s.kb, { settings: () => s.settings, sourceRoots: () => [] });
   const importer = none.find((d) => d.name === 'knowledge_import_dir') as ToolDefinition;
-  const context: ToolContext = { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c', trust: 'owner' };
+  const context: ToolContext = {
+    signal: new AbortController().signal,
+    task_id: 't',
+    call_id: 'c',
+    source: 's',
+    channel: 'c',
+    trust: 'owner',
+  };
   await fails(
     t,
     Promise.resolve().then(() => importer.execute({ dir: '/tmp' }, context)),

@@ -7,7 +7,14 @@ import { type ToolContext, ToolError, type ToolErrorReason } from '../../../src/
 import { silentLogs } from '../fixtures/support.js';
 import { openLists, T0 } from './list-fixture.js';
 
-const context: ToolContext = { signal: new AbortController().signal, task_id: 't1', call_id: 'c1', source: 'chat', channel: 'family', trust: 'owner' };
+const context: ToolContext = {
+  signal: new AbortController().signal,
+  task_id: 't1',
+  call_id: 'c1',
+  source: 'chat',
+  channel: 'family',
+  trust: 'owner',
+};
 
 async function setup(t: Test, settings: Parameters<typeof openLists>[1] = {}) {
   const lists = await openLists(t, settings);

@@ -423,7 +423,14 @@ t.test('memory.introspect: what the model is told, plus sizes, time spans and ma
 
   const result = (await m.call('memory.introspect')) as MemoryIntrospection;
   const tool = m.memory.tools().find((d) => d.name === 'memory_introspect');
-  const context = { signal: new AbortController().signal, task_id: 'task-1', call_id: 'call-1', source: 'cli', channel: 'cli', trust: 'owner' as const };
+  const context = {
+    signal: new AbortController().signal,
+    task_id: 'task-1',
+    call_id: 'call-1',
+    source: 'cli',
+    channel: 'cli',
+    trust: 'owner' as const,
+  };
   const told = (await tool?.execute({}, context)) as Record<string, unknown>;
   t.same(
     Object.fromEntries(Object.keys(told).map((k) => [k, result[k as keyof MemoryIntrospection]])),

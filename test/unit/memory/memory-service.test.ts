@@ -345,7 +345,14 @@ t.test('similar entities become one task on the self channel; memory_block_merge
 
   const block = r.memory.tools().find((tool) => tool.name === 'memory_block_merge');
   t.ok(block, 'the tool that answers "different things" is offered');
-  const context = { signal: new AbortController().signal, task_id: 'self-1', call_id: 'c1', source: 'x', channel: SELF_CHANNEL, trust: 'household' as const };
+  const context = {
+    signal: new AbortController().signal,
+    task_id: 'self-1',
+    call_id: 'c1',
+    source: 'x',
+    channel: SELF_CHANNEL,
+    trust: 'household' as const,
+  };
   const marked = (await block?.execute(
     { a: 'Grandmother Ingrid Larsen', b: 'Grandmother Ingrid Larson', reason: 'two people' },
     context,

@@ -33,7 +33,14 @@ function versioned(name: string, version: string, delayMs = 0, extraStart = ''):
   };
 }
 
-const callContext = () => ({ signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 'test', channel: 'test', trust: 'owner' as const });
+const callContext = () => ({
+  signal: new AbortController().signal,
+  task_id: 't',
+  call_id: 'c',
+  source: 'test',
+  channel: 'test',
+  trust: 'owner' as const,
+});
 
 t.beforeEach(() => {
   pluginLog().length = 0;

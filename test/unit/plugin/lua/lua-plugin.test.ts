@@ -128,7 +128,11 @@ t.test('tools registered in start() are called with arguments and results round-
     empty_object: {},
     nested: { a: { b: { c: ['deep'] } } },
   };
-  const result = await test.call('demo_echo', { value }, { task_id: 'task-9', call_id: 'call-7', source: 'cli', channel: 'cli:1', trust: 'owner' as const });
+  const result = await test.call(
+    'demo_echo',
+    { value },
+    { task_id: 'task-9', call_id: 'call-7', source: 'cli', channel: 'cli:1', trust: 'owner' as const },
+  );
   t.same(
     result,
     { args: { value }, call: { task_id: 'task-9', call_id: 'call-7', source: 'cli', channel: 'cli:1', trust: 'owner' as const }, n: 1 },
@@ -254,7 +258,12 @@ t.test('stop() calls the Lua stop(), removes the tools and closes the sandbox', 
   );
   t.equal((await health()).ok, false, 'not healthy once stopped');
   const late = await rejection(
-    Promise.resolve(echo?.execute({}, { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c', trust: 'owner' as const })),
+    Promise.resolve(
+      echo?.execute(
+        {},
+        { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c', trust: 'owner' as const },
+      ),
+    ),
   );
   t.ok(
     late instanceof HomeAgentError && late.code === 'HA_ERR_PLUGIN_DEAD',

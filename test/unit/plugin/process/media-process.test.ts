@@ -1,7 +1,7 @@
 import t from 'tap';
 import { newStageContext } from '../../../../src/agent/agent.js';
-import { processFixture } from './fixtures/process-fixture.js';
 import { OWNER } from '../../../helpers/senders.js';
+import { processFixture } from './fixtures/process-fixture.js';
 
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 4]).toString('base64');
 

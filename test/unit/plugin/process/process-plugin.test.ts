@@ -2,9 +2,9 @@ import t from 'tap';
 import type { StageContext } from '../../../../src/agent/types.js';
 import { isHomeAgentError } from '../../../../src/shared/errors.js';
 import { ToolError } from '../../../../src/shared/tool.js';
+import { OWNER } from '../../../helpers/senders.js';
 import { expectErrorAsync } from '../../fixtures/support.js';
 import { processExists, processFixture, toolPlugin, watchLogs } from './fixtures/process-fixture.js';
-import { OWNER } from '../../../helpers/senders.js';
 
 const signal = () => new AbortController().signal;
 

@@ -124,7 +124,10 @@ t.test('refusals: a ToolError naming the problem, audited, nothing runs', async 
     Promise.resolve().then(() =>
       tc.tools
         .get('cmd_run')
-        ?.execute({ argv: 'ls -l' }, { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c', trust: 'owner' }),
+        ?.execute(
+          { argv: 'ls -l' },
+          { signal: new AbortController().signal, task_id: 't', call_id: 'c', source: 's', channel: 'c', trust: 'owner' },
+        ),
     ),
   );
   t.match(direct.info, { reason: 'rejected', detail: /must be an array/ });

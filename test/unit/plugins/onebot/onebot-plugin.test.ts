@@ -7,10 +7,9 @@ import { ToolError } from '../../../../src/shared/tool.js';
 import { ManualTimerClock } from '../../../helpers/manual-timer-clock.js';
 import { connectReversePeer, fixture, type OneBotPeer, SELF_ID } from '../../../helpers/onebot-peer.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
-import { until } from '../../../helpers/until.js';
-
-import { DEFAULTS, TOKEN } from './settings.js';
 import { OWNER as OWNER_SENDER, UNTRUSTED } from '../../../helpers/senders.js';
+import { until } from '../../../helpers/until.js';
+import { DEFAULTS, TOKEN } from './settings.js';
 
 const OWNER = 10001001;
 const MEMBER = 10001002;

@@ -15,7 +15,14 @@ function book(): { book: TimerBook; advance(ms: number): void; now(): number } {
 }
 
 function timer(overrides: Partial<NewTimer> = {}): NewTimer {
-  return { message: 'take the pizza out', duration_ms: 600_000, source: 'voice', channel: 'voice:kitchen', trust: 'household', ...overrides };
+  return {
+    message: 'take the pizza out',
+    duration_ms: 600_000,
+    source: 'voice',
+    channel: 'voice:kitchen',
+    trust: 'household',
+    ...overrides,
+  };
 }
 
 t.test('add makes a running timer that rings after its duration', async (t) => {
