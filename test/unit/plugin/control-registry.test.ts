@@ -102,3 +102,19 @@ t.test('handler errors reach the caller unchanged', async (t) => {
   });
   await t.rejects(control.call('fails', {}, caller), { message: 'handler broke' });
 });
+
+t.test('a method for the owner only refuses every caller the transport did not prove to be the owner', async (t) => {
+  const control = new ControlRegistry();
+  control.register({
+    name: 'confirm.approve',
+    description: 'Approve.',
+    owner_only: true,
+    params: Type.Object({}),
+    handler: (_params, who) => who.actor,
+  });
+  t.equal(await control.call('confirm.approve', {}, { actor: 'cli', owner: true }), 'cli');
+  for (const who of [{ actor: 'cli' }, { actor: 'plugin:pluginmgr' }, { actor: 'webui:admin', owner: false }]) {
+    const error = await expectErrorAsync(t, () => control.call('confirm.approve', {}, who), 'HA_ERR_RPC_FORBIDDEN');
+    t.match(error.message, `${who.actor} may not call it`);
+  }
+});

@@ -386,7 +386,7 @@ t.test('external plugins get the restricted SDK, enforced by the host', async (t
       probe('foreign setting', "ctx.settings.set('../core.name', 'x')"),
       "log.push('greeting ' + ctx.settings.get('greeting'));",
       "log.push('trust ' + ctx.trust);",
-      "await ctx.io.injectInterrupt({ channel: 'test', payload: 'alarm!' }, 4);",
+      "await ctx.io.injectInterrupt({ channel: 'test', payload: 'alarm!', sender: { trust: 'owner', id: 'me', proof: 'trust me' } }, 4);",
     ].join('\n'),
   });
   const { host, inputs, tools, settings } = await startHost(t, { dir });
@@ -413,6 +413,11 @@ t.test('external plugins get the restricted SDK, enforced by the host', async (t
   t.equal(tools.get('cmd_run'), undefined);
   t.equal(inputs.at(-1)?.level, 3, 'an L4 interrupt from an external plugin runs as L3');
   t.equal(inputs.at(-1)?.meta.plugin, 'guest', 'inputs carry the plugin that injected them');
+  t.same(
+    inputs.at(-1)?.sender,
+    { trust: 'untrusted', id: 'me', proof: 'external plugin guest (it claimed: trust me)' },
+    'an external plugin vouches for no one, whatever it claims',
+  );
 });
 
 t.test('built-in plugins get the whole SDK: publish, routes, control, L4', async (t) => {
@@ -426,7 +431,7 @@ t.test('built-in plugins get the whole SDK: publish, routes, control, L4', async
       "log.push('methods ' + ctx.control.methods().length);",
       "ctx.http.route({ method: 'GET', path: '/who', handler: () => ({ body: ctx.http.match('GET', '/plugins/web/status')?.owner + ' ' + ctx.http.match('GET', '/plugins/web/nothing') }) });",
       "await ctx.io.injectInterrupt({ channel: 'test', payload: 'fire!' }, 4);",
-      "await ctx.io.injectInput({ id: 'chosen_id_1', channel: 'test', payload: 'mine' });",
+      "await ctx.io.injectInput({ id: 'chosen_id_1', channel: 'test', payload: 'mine', sender: { trust: 'owner', id: 'web:admin', proof: 'a login' } });",
       "try { await ctx.io.injectInput({ id: 'x y', channel: 'test', payload: 'bad' }); } catch (e) { log.push('bad id ' + e.code); }",
     ].join('\n'),
   });
@@ -450,6 +455,16 @@ t.test('built-in plugins get the whole SDK: publish, routes, control, L4', async
     },
   );
   t.equal(inputs.find((i) => i.payload === 'fire!')?.level, 4);
+  t.same(
+    inputs.find((i) => i.payload === 'mine')?.sender,
+    { trust: 'owner', id: 'web:admin', proof: 'a login' },
+    'a built-in transport vouches',
+  );
+  t.match(
+    inputs.find((i) => i.payload === 'fire!')?.sender,
+    { trust: 'untrusted', id: 'plugin:web' },
+    'an input whose plugin said nothing of its sender is untrusted',
+  );
 });
 
 t.test('install from .tgz and .zip, upgrade, uninstall; bad archives change nothing', async (t) => {
