@@ -37,7 +37,7 @@ function setup() {
     senderOf: callerSender,
     audit: (record) => void audits.push(record),
     events,
-    clock: { now: () => now },
+    clock: { now: () => now, monotonic: () => now },
   });
   const hold = () => {
     const verdict = gate.check(
