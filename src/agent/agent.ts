@@ -57,6 +57,7 @@ export interface AgentTools {
       signal: AbortSignal;
       stageContext: StageContext;
       confirmed?: boolean;
+      answer_channel?: string;
       attachImage?: (tool: string, image: { digest: string; mime: string }) => void;
     },
   ): Promise<{
@@ -201,6 +202,7 @@ export class Agent implements TaskRunner {
           signal: control.signal,
           stageContext: ctx,
           attachImage: pictures.attach,
+          ...(channel ? { answer_channel: channel.name } : {}),
         }),
       );
       for (const outcome of outcomes) {

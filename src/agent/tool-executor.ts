@@ -183,7 +183,7 @@ export class ToolExecutor {
       } else {
         const { input, task_id, stageContext, confirmed } = state.options;
         const check = this.#registry.validate(def, effective.arguments);
-        const notPermitted = check.ok && !confirmed ? this.#actRefusal(def, input.sender) : undefined;
+        const notPermitted = check.ok && !confirmed ? this.#actRefusal(def, input.sender, state.options.answer_channel) : undefined;
         const verdict =
           check.ok && !confirmed && !notPermitted
             ? this.#gate?.check(def, effective, { input, task_id, trust: stageContext.trust })
@@ -235,9 +235,10 @@ export class ToolExecutor {
     }
   }
 
-  /** Why the sender may not run this `act` tool, or undefined when they may (owners always may). */
-  #actRefusal(def: ToolDefinition, sender: InputSender): ToolErrorInfo | undefined {
+  /** Why the sender may not run this `act` tool, or undefined when they may (owners always may, and anyone may answer). */
+  #actRefusal(def: ToolDefinition, sender: InputSender, answerChannel: string | undefined): ToolErrorInfo | undefined {
     if (def.tier !== 'act' || sender.trust === 'owner') return undefined;
+    if (answerChannel !== undefined && def.name === `${OUTPUT_SEND_PREFIX}${answerChannel}`) return undefined;
     const allowed = this.#actPolicy()[sender.trust];
     if (matchesToolName(def.name, allowed)) return undefined;
     const key = `core.agent.${sender.trust}_act_tools`;

@@ -109,6 +109,8 @@ export interface ExecuteOptions {
   stageContext: StageContext;
   /** The owner confirmed these calls (`/confirm <code>`): dangerous tools run without asking again. */
   confirmed?: boolean;
+  /** The output channel that answers the input: sending to it is answering, which anyone who may talk may have. */
+  answer_channel?: string;
   /** Receives the pictures tools attach (ToolContext.attachImage), with the attaching tool's name; absent: tools get no attachImage. */
   attachImage?: (tool: string, image: { digest: string; mime: string }) => void;
 }

@@ -260,6 +260,35 @@ t.test('the web page in a browser', { skip: skip ?? false }, async (t) => {
     t.equal(saved.source, 'runtime', 'as a runtime change');
   });
 
+  await t.test('a dangerous action waits on the page: who asked and what would run; Refuse drops it, Approve runs it', async (t) => {
+    const ask = async () => {
+      home.llm.enqueue(toolCall('cmd_run', { argv: ['id'] }), streamedAnswer(['That needs your approval.']));
+      return home.call<{ text?: string }>('agent.chat', { text: 'Which user do you run as?' });
+    };
+    await step(t, page, 'approvals', async () => {
+      await page.getByRole('link', { name: 'Home' }).click();
+      await ask();
+      const card = page.locator('[data-testid=approvals] article.approval');
+      await card.waitFor();
+      t.match(
+        await card.textContent(),
+        /cmd_run with.*"id".*Asked on cli by cli \(you: the CLI socket\)/s,
+        'the exact call and its origin',
+      );
+      await card.getByTestId('deny').click();
+      await card.waitFor({ state: 'detached' });
+      t.same((await home.call<{ pending: unknown[] }>('confirm.list')).pending, [], 'refused: nothing waits');
+
+      await ask();
+      await card.waitFor();
+      await card.getByTestId('approve').click();
+      const outcome = page.getByTestId('approval-outcome');
+      await outcome.waitFor();
+      t.match(await outcome.textContent(), /Ran: Confirmed: cmd_run ran/, 'the page shows what the approval ran');
+      t.equal(await card.count(), 0, 'and the request is gone');
+    });
+  });
+
   await t.test('a Chinese browser gets the Chinese page', async (t) => {
     const zh = await browser.newContext({ viewport: PHONE, locale: 'zh-CN' });
     t.teardown(() => zh.close());
