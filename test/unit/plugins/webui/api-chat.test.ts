@@ -14,7 +14,14 @@ t.test('a chat message becomes an input on the webui channel; the answer is its 
   t.same(reply.json, { ok: true, result: { input_id: id } }, 'no receipt without wait');
   t.equal(h.tc.injected.length, 1);
   t.same(h.tc.injected[0], {
-    input: { id, source: 'webui', channel: 'webui', payload: 'turn on the kitchen light', meta: {} },
+    input: {
+      id,
+      source: 'webui',
+      channel: 'webui',
+      sender: { trust: 'owner', id: 'webui:api', proof: 'the web API key' },
+      payload: 'turn on the kitchen light',
+      meta: {},
+    },
     level: 0,
   });
 

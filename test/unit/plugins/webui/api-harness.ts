@@ -11,7 +11,7 @@ import { type ApiRouteOptions, createApiRoutes } from '../../../../plugins/webui
 import type { EventRing } from '../../../../plugins/webui/event-ring.js';
 import type { EventStreams } from '../../../../plugins/webui/event-stream.js';
 import { frameworkErrorHandler, installErrorHandlers } from '../../../../plugins/webui/http-errors.js';
-import type { WebuiSettings } from '../../../../plugins/webui/types.js';
+import { ownerCaller, type WebuiSettings } from '../../../../plugins/webui/types.js';
 import type { Caller } from '../../../../src/sdk/control.js';
 import { createTestPluginContext, type TestPluginContext, type TestPluginContextOptions } from '../../../helpers/plugin-context.js';
 import { webuiSettings } from './webui-setup.js';
@@ -62,7 +62,8 @@ export async function apiHarness(t: Test, options: HarnessOptions = {}): Promise
   app.decorateRequest('authMethod', null as unknown as 'api_key');
   app.addHook('onRequest', async (request) => {
     const actor = request.headers['x-test-actor'];
-    request.caller = { actor: typeof actor === 'string' ? actor : 'webui:api' };
+    // As the real auth hook does for a request with the API key: the owner.
+    request.caller = { ...ownerCaller('api_key'), ...(typeof actor === 'string' ? { actor } : {}) };
     request.authMethod = 'api_key';
   });
   installErrorHandlers(app, tc.context.log);

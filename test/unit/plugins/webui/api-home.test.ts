@@ -131,7 +131,11 @@ t.test('automations: list, runs, one, run now', async (t) => {
   await h.request({ method: 'GET', url: '/api/v1/automations/runs?id=night_lights&limit=3' });
   t.same(
     h.calls.at(-1),
-    { method: 'automations.runs', params: { id: 'night_lights', limit: 3 }, caller: { actor: 'webui:api' } },
+    {
+      method: 'automations.runs',
+      params: { id: 'night_lights', limit: 3 },
+      caller: { actor: 'webui:api', owner: true, proof: 'the web API key' },
+    },
     'runs is not an automation id',
   );
   t.match((await h.request({ method: 'GET', url: '/api/v1/automations/night_lights' })).json, { ok: true, result: { id: 'night_lights' } });

@@ -47,7 +47,11 @@ t.test('list, enable, disable, reload and uninstall by name, as the caller', asy
     ok: true,
     result: { state: 'disabled' },
   });
-  t.same(h.calls.at(-1), { method: 'plugins.disable', params: { name: 'mqtt' }, caller: { actor: 'webui:admin' } });
+  t.same(h.calls.at(-1), {
+    method: 'plugins.disable',
+    params: { name: 'mqtt' },
+    caller: { actor: 'webui:admin', owner: true, proof: 'the web API key' },
+  });
   t.equal(state.get('mqtt'), 'disabled');
   t.equal((await h.request({ method: 'POST', url: '/api/v1/plugins/mqtt/enable' })).status, 200);
   t.equal((await h.request({ method: 'POST', url: '/api/v1/plugins/mqtt/reload' })).status, 200);
@@ -208,7 +212,11 @@ t.test('changes: list, status, show, diff, commit and rollback reach the tracker
 
   const commit = await h.request({ method: 'POST', url: '/api/v1/changes/3/commit', headers: { 'x-test-actor': 'webui:admin' } });
   t.match(commit.json, { ok: true, result: [{ id: 3, status: 'committed', decided_by: 'webui:admin' }] });
-  t.same(h.calls.at(-1), { method: 'changes.commit', params: { id: 3 }, caller: { actor: 'webui:admin' } });
+  t.same(h.calls.at(-1), {
+    method: 'changes.commit',
+    params: { id: 3 },
+    caller: { actor: 'webui:admin', owner: true, proof: 'the web API key' },
+  });
   const revert = await h.request({ method: 'POST', url: '/api/v1/changes/1/rollback' });
   t.match(revert.json, { ok: true, result: [{ id: 4, reverts: 1, status: 'trial', actor: 'webui:api' }] });
 });

@@ -53,7 +53,7 @@ t.test('status and health answer what their control methods answer, as the reque
   const status = await h.request({ method: 'GET', url: '/api/v1/status', headers: { 'x-test-actor': 'webui:admin' } });
   t.equal(status.status, 200);
   t.same(status.json, { ok: true, result: { state: 'running', uptime_s: 3 } });
-  t.same(h.calls[0], { method: 'status', params: {}, caller: { actor: 'webui:admin' } });
+  t.same(h.calls[0], { method: 'status', params: {}, caller: { actor: 'webui:admin', owner: true, proof: 'the web API key' } });
   t.same((await h.request({ method: 'GET', url: '/api/v1/health' })).json, { ok: true, result: { ok: true, checks: [] } });
 });
 
@@ -102,7 +102,11 @@ t.test('settings: list by prefix, read, change, reset, history', async (t) => {
   });
   t.equal(set.status, 200);
   t.match(set.json, { ok: true, result: { value: 12 } });
-  t.same(h.calls.at(-1), { method: 'config.set', params: { key: 'core.agent.max_turns', value: 12 }, caller: { actor: 'webui:admin' } });
+  t.same(h.calls.at(-1), {
+    method: 'config.set',
+    params: { key: 'core.agent.max_turns', value: 12 },
+    caller: { actor: 'webui:admin', owner: true, proof: 'the web API key' },
+  });
 
   const reset = await h.request({ method: 'DELETE', url: '/api/v1/settings/core.agent.max_turns' });
   t.match(reset.json, { ok: true, result: { value: 8 } });

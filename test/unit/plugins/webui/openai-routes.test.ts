@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import t, { type Test } from 'tap';
 import { installErrorHandlers } from '../../../../plugins/webui/http-errors.js';
 import { openaiRoutes } from '../../../../plugins/webui/openai-routes.js';
-import type { WebuiSettings } from '../../../../plugins/webui/types.js';
+import { ownerCaller, type WebuiSettings } from '../../../../plugins/webui/types.js';
 import type { Receipt } from '../../../../src/io/types.js';
 import type { PluginContext, PluginInput } from '../../../../src/sdk/plugin.js';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
@@ -99,6 +99,7 @@ async function setup(t: Test, answer: Answer, settings: Partial<WebuiSettings> =
   // Stand-ins for the server's security hook and its envelope handlers: /v1 must answer in its own shape.
   s.app.addHook('onRequest', async (request) => {
     if (request.headers.authorization !== KEY) throw new HomeAgentError('HA_ERR_HTTP_AUTH', 'the API key is wrong');
+    request.caller = ownerCaller('api_key');
   });
   installErrorHandlers(s.app, tc.context.log);
   await openaiRoutes(s.app, { ctx, settings: () => ({ ...SETTINGS, ...settings }) });
