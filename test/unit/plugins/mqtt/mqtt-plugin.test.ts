@@ -4,7 +4,7 @@
 // started in order and stopped in reverse, the embedded broker started before the connection.
 import { Type } from '@sinclair/typebox';
 import t, { type Test } from 'tap';
-import { EmbeddedBroker } from '../../../../plugins/mqtt/embedded-broker.js';
+import { EmbeddedBrokerService } from '../../../../plugins/mqtt/embedded-broker-service.js';
 import {
   MQTT_OFF_DETAIL,
   type MqttFeature,
@@ -186,13 +186,13 @@ t.test('feature modules start in order after the connection and stop in reverse;
   t.same(failing.health(), { ok: false, detail: 'MQTT is not running' });
 });
 
-t.test('the embedded broker starts before the connection, which uses its address and login', async (t) => {
+t.test('the embedded broker starts before the connection, which uses its address and its own generated login', async (t) => {
   const atEnd = cleanups(t);
   const order: string[] = [];
   const running = await startPlugin(
     t,
     atEnd,
-    { broker_enabled: true, broker_port: 0, broker_username: 'ha', broker_password: 'pw' },
+    { broker_enabled: true, broker_port: 0 },
     {
       features: [
         {
@@ -200,15 +200,17 @@ t.test('the embedded broker starts before the connection, which uses its address
           create: (c) => ({ start: async () => void order.push(`feature sees connected=${c.link.connected}`), stop: async () => {} }),
         },
       ],
-      broker: (settings, ctx) => {
-        const real = new EmbeddedBroker({
-          host: settings.broker_host,
-          port: settings.broker_port,
-          username: settings.broker_username,
-          password: settings.broker_password,
-          maxConnections: settings.broker_max_connections,
-          dataDir: `${ctx.paths.data}/broker`,
-          log: ctx.log,
+      broker: (setup) => {
+        const real = new EmbeddedBrokerService({
+          settings: setup.settings,
+          ownClientId: setup.ownClientId,
+          baseTopic: setup.baseTopic,
+          nodeId: setup.nodeId,
+          dataDir: setup.ctx.paths.data,
+          brokerDir: `${setup.ctx.paths.data}/broker`,
+          log: setup.ctx.log,
+          audit: setup.ctx.audit,
+          counters: setup.counters,
         });
         return {
           start: async () => {
@@ -228,7 +230,7 @@ t.test('the embedded broker starts before the connection, which uses its address
   await eventually(() => running.plugin.health().ok, 'connected to the embedded broker');
   const status = running.plugin.status();
   t.match(status.url, /^mqtt:\/\/127\.0\.0\.1:\d+/);
-  t.match(status.broker, { clients: 1 });
+  t.match(status.broker, { clients: 1, login: 'required' });
   await running.stop();
   t.equal(order.at(-1), 'broker stop', 'the broker stops last');
 });
