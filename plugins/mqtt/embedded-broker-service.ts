@@ -6,6 +6,7 @@
  *
  * Logs say where the logins are kept, never what they are.
  */
+import { readFile } from 'node:fs/promises';
 import { type Caller, HomeAgentError, type Logger, type PluginContext } from '../../src/sdk/index.js';
 import { BrokerAccess, type BrokerLogin, ownTopics } from './broker-access.js';
 import { BrokerCredentialStore, type BrokerCredentials, DEVICES_USER, HOMEAGENT_USER } from './broker-credentials.js';
@@ -16,6 +17,9 @@ import type { MqttCounters } from './types.js';
 export interface EmbeddedBrokerSettings {
   broker_host: string;
   broker_port: number;
+  broker_tls_cert_file: string;
+  broker_tls_key_file: string;
+  broker_tls_port: number;
   broker_allow_anonymous: boolean;
   broker_username: string;
   broker_password: string;
@@ -46,7 +50,10 @@ export interface EmbeddedBrokerServiceOptions {
 export interface MqttCredentials {
   /** plugin.mqtt.broker_host (0.0.0.0 / ::: any address of this machine). */
   host: string;
+  /** Plain MQTT (on 127.0.0.1 only when TLS is on). */
   port: number;
+  /** MQTT over TLS on host, or null without plugin.mqtt.broker_tls_cert_file. */
+  tls_port: number | null;
   username: string;
   password: string;
   /** plugin.mqtt.broker_username when set (its password is in the configuration, not shown here). */
@@ -81,6 +88,7 @@ export class EmbeddedBrokerService {
   async start(): Promise<{ url: string; username: string; password: string }> {
     const { settings, log } = this.#o;
     const extra = extraLogin(settings);
+    const tls = await readTls(settings);
     const { credentials, created } = await this.#store.load();
     log.info(
       { file: this.#store.file },
@@ -107,6 +115,7 @@ export class EmbeddedBrokerService {
       maxConnections: settings.broker_max_connections,
       maxPayloadBytes: settings.broker_max_payload_bytes,
       loginTimeoutMs: settings.broker_login_timeout_ms,
+      ...(tls === undefined ? {} : { tls }),
       limits: { maxQueuedPerClient: settings.broker_max_queued_messages, maxStoredBytes: settings.broker_max_stored_mb * 1024 * 1024 },
       dataDir: this.#o.brokerDir,
       log,
@@ -164,6 +173,7 @@ export class EmbeddedBrokerService {
     return {
       host: settings.broker_host,
       port: portOf(broker.url) ?? settings.broker_port,
+      tls_port: portOf(broker.status().tls_url ?? undefined) ?? null,
       username: credentials.devices.username,
       password: credentials.devices.password,
       extra_username: settings.broker_username === '' ? null : settings.broker_username,
@@ -198,6 +208,32 @@ function extraLogin(settings: EmbeddedBrokerSettings): BrokerLogin | undefined {
     );
   }
   return { username, password, role: 'device' };
+}
+
+/** plugin.mqtt.broker_tls_cert_file / broker_tls_key_file read at start (a missing file is said at once), or undefined for no TLS. */
+async function readTls(settings: EmbeddedBrokerSettings): Promise<{ cert: Buffer; key: Buffer; port: number } | undefined> {
+  const { broker_tls_cert_file: certFile, broker_tls_key_file: keyFile } = settings;
+  if (certFile === '' && keyFile === '') return undefined;
+  if (certFile === '' || keyFile === '') {
+    throw new HomeAgentError(
+      'HA_ERR_MQTT_BROKER',
+      'plugin.mqtt.broker_tls_cert_file and broker_tls_key_file go together: a TLS certificate needs its key',
+    );
+  }
+  const read = async (key: string, file: string): Promise<Buffer> => {
+    try {
+      return await readFile(file);
+    } catch (error) {
+      throw new HomeAgentError('HA_ERR_MQTT_BROKER', `plugin.mqtt.${key} ${file} cannot be read: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  };
+  return {
+    cert: await read('broker_tls_cert_file', certFile),
+    key: await read('broker_tls_key_file', keyFile),
+    port: settings.broker_tls_port,
+  };
 }
 
 function portOf(url: string | undefined): number | undefined {

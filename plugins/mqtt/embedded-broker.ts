@@ -11,6 +11,11 @@
  * A client that publishes there anyway is disconnected (MQTT 3.1.1 has no negative PUBACK); a
  * refused subscription gets the failure code 128 and keeps its connection.
  *
+ * TLS (plugin.mqtt.broker_tls_cert_file / broker_tls_key_file): MQTT over TLS on broker_host at
+ * broker_tls_port, and plain MQTT only on loopback (HomeAgent's own client and programs on this
+ * machine), so no password crosses the network in clear. A TLS handshake that fails or stalls
+ * (no more than the login timeout) ends that socket only.
+ *
  * Connection storms: at most `maxConnections` clients logged in at once (HomeAgent's own client
  * always gets in); one more is refused with CONNACK "server unavailable" (it learns why, instead of
  * seeing the socket drop), sockets beyond a small margin are closed by the server right away, and
@@ -27,6 +32,7 @@
 import type { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { createServer, isIP, type Server, type Socket } from 'node:net';
+import { createSecureContext, createServer as createTlsServer } from 'node:tls';
 import { Aedes, type AedesOptions, type AuthenticateError, type Client } from 'aedes';
 import { addressScope, HomeAgentError, type Logger } from '../../src/sdk/index.js';
 import { type BrokerAccess, type BrokerIdentity, CONNACK } from './broker-access.js';
@@ -41,6 +47,11 @@ export interface EmbeddedBrokerOptions {
   port: number;
   /** Who may log in and publish where (the logins, anonymous or not, HomeAgent's topics). */
   access: BrokerAccess;
+  /**
+   * MQTT over TLS on `host`:`tls.port` (plugin.mqtt.broker_tls_*); plain MQTT then listens on
+   * loopback only. The certificate chain and key are PEM.
+   */
+  tls?: { cert: Buffer; key: Buffer; port: number };
   /** Clients at once (plugin.mqtt.broker_max_connections). */
   maxConnections: number;
   /** Where the state is kept: `<ctx.paths.data>/broker`. */
@@ -57,7 +68,10 @@ export interface EmbeddedBrokerOptions {
 }
 
 export interface EmbeddedBrokerStatus {
+  /** Plain MQTT (on loopback when TLS is on). */
   url: string | undefined;
+  /** MQTT over TLS on broker_host, when plugin.mqtt.broker_tls_* are set. */
+  tls_url: string | null;
   /** `required`, or `anonymous allowed` (plugin.mqtt.broker_allow_anonymous). */
   login: 'required' | 'anonymous allowed';
   clients: number;
@@ -80,7 +94,8 @@ export class EmbeddedBroker {
   readonly #options: EmbeddedBrokerOptions;
   readonly #warnings: ThrottledWarnings;
   #broker: Aedes | undefined;
-  #server: Server | undefined;
+  /** The plain listener, and the TLS one when configured. */
+  readonly #servers: Server[] = [];
   #persistence: FilePersistence | undefined;
   readonly #sockets = new Set<Socket>();
   /** Connections whose client logged in (the ones maxConnections counts), with their client id. */
@@ -91,6 +106,7 @@ export class EmbeddedBroker {
   #willTopics = new WeakMap<Client, string>();
   readonly #refused = { logins: 0, publishes: 0, subscriptions: 0 };
   #url: string | undefined;
+  #tlsUrl: string | undefined;
 
   constructor(options: EmbeddedBrokerOptions) {
     this.#options = options;
@@ -106,6 +122,7 @@ export class EmbeddedBroker {
     const stored = this.#persistence?.stats() ?? { retained: 0, sessions: 0, queued: 0, stored_bytes: 0 };
     return {
       url: this.#url,
+      tls_url: this.#tlsUrl ?? null,
       login: this.#options.access.allowAnonymous ? 'anonymous allowed' : 'required',
       clients: this.#admitted.size,
       ...stored,
@@ -118,6 +135,7 @@ export class EmbeddedBroker {
     if (this.#broker) throw new HomeAgentError('HA_ERR_MQTT_BROKER', 'the embedded MQTT broker is already running');
     const { host, port, log, access } = this.#options;
     this.#checkAnonymous();
+    this.#checkTls();
     try {
       await mkdir(this.#options.dataDir, { recursive: true });
       this.#persistence = new FilePersistence({
@@ -148,48 +166,54 @@ export class EmbeddedBroker {
       log.debug({ remote: remoteOf(client), err: error.message }, 'MQTT connection error before login'),
     );
 
-    const server = createServer((socket) => this.#accept(socket));
-    this.#server = server;
-    server.maxConnections = this.#options.maxConnections + REFUSAL_MARGIN;
-    try {
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          resolve();
-        });
-      });
-    } catch (error) {
-      await this.stop();
-      throw new HomeAgentError('HA_ERR_MQTT_BROKER', listenProblem(error, host, port), { cause: error, details: { host, port } });
-    }
-    server.on('error', (error) => log.error({ err: error }, 'embedded MQTT broker listener error'));
-    const address = server.address();
-    const boundPort = typeof address === 'object' && address !== null ? address.port : port;
-    this.#url = `mqtt://${clientHost(host)}:${boundPort}`;
-    log.info(
-      { host, port: boundPort, login: access.allowAnonymous ? 'anonymous allowed' : 'required', data_dir: this.#options.dataDir },
-      'embedded MQTT broker listening',
+    // With TLS, plain MQTT (HomeAgent's own client, programs on this machine) stays on loopback and
+    // the network gets TLS: a login never crosses the network in clear.
+    const tls = this.#options.tls;
+    const plainHost = tls === undefined || addressScope(host) === 'loopback' ? host : '127.0.0.1';
+    const boundPort = await this.#listen(
+      createServer((socket) => this.#accept(socket)),
+      plainHost,
+      port,
     );
+    this.#url = `mqtt://${clientHost(plainHost)}:${boundPort}`;
+    if (tls !== undefined) {
+      const secure = createTlsServer({ cert: tls.cert, key: tls.key, handshakeTimeout: this.#loginTimeoutMs() }, (socket) =>
+        this.#accept(socket),
+      );
+      // Sockets still in their handshake are not handed to #accept yet; stop() must end them too.
+      secure.on('connection', (socket: Socket) => this.#track(socket));
+      // A failed handshake (garbage, a client that distrusts our certificate, a reset, the handshake
+      // timeout) ends that socket only. Node reports it here but leaves the socket open: destroy it.
+      secure.on('tlsClientError', (error, socket) => {
+        log.debug({ remote: socket.remoteAddress, err: error.message }, 'MQTT TLS handshake failed');
+        socket.destroy();
+      });
+      const tlsPort = await this.#listen(secure, host, tls.port);
+      this.#tlsUrl = `mqtts://${clientHost(host)}:${tlsPort}`;
+    }
+    const login = access.allowAnonymous ? 'anonymous allowed' : 'required';
+    log.info({ url: this.#url, tls_url: this.#tlsUrl ?? null, login, data_dir: this.#options.dataDir }, 'embedded MQTT broker listening');
     if (access.allowAnonymous) {
       log.warn(
         { host, port: boundPort },
-        `embedded MQTT broker: plugin.mqtt.broker_allow_anonymous lets any program on this machine connect without a login and switch HomeAgent's entities through ${host}:${boundPort}`,
+        `embedded MQTT broker: plugin.mqtt.broker_allow_anonymous lets any program on this machine connect without a login and switch HomeAgent's entities through ${plainHost}:${boundPort}`,
       );
     }
     return { url: this.#url };
   }
 
-  /** Closes the clients (their wills are published, as after any lost connection), the listener, and saves the state. */
+  /** Closes the clients (their wills are published, as after any lost connection), the listeners, and saves the state. */
   async stop(): Promise<void> {
-    const server = this.#server;
+    const servers = this.#servers.splice(0);
     const broker = this.#broker;
     const persistence = this.#persistence;
-    this.#server = undefined;
     this.#broker = undefined;
     this.#persistence = undefined;
     this.#url = undefined;
-    const closed = server?.listening ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+    this.#tlsUrl = undefined;
+    const closed = Promise.all(
+      servers.filter((server) => server.listening).map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+    );
     if (broker) await new Promise<void>((resolve) => broker.close(() => resolve()));
     for (const socket of this.#sockets) socket.destroy();
     this.#sockets.clear();
@@ -214,18 +238,47 @@ export class EmbeddedBroker {
     return count;
   }
 
+  /** Listens (HA_ERR_MQTT_BROKER naming the address when it cannot); answers the port. */
+  async #listen(server: Server, host: string, port: number): Promise<number> {
+    this.#servers.push(server);
+    server.maxConnections = this.#options.maxConnections + REFUSAL_MARGIN;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (error) {
+      await this.stop();
+      throw new HomeAgentError('HA_ERR_MQTT_BROKER', listenProblem(error, host, port), { cause: error, details: { host, port } });
+    }
+    server.on('error', (error) => this.#options.log.error({ err: error }, 'embedded MQTT broker listener error'));
+    const address = server.address();
+    return typeof address === 'object' && address !== null ? address.port : port;
+  }
+
+  #loginTimeoutMs(): number {
+    return this.#options.loginTimeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS;
+  }
+
   #accept(socket: Socket): void {
     const broker = this.#broker;
     if (!broker) {
       socket.destroy();
       return;
     }
+    this.#track(socket);
+    broker.handle(socket);
+  }
+
+  #track(socket: Socket): void {
     this.#sockets.add(socket);
-    socket.on('close', () => {
+    socket.once('close', () => {
       this.#sockets.delete(socket);
       this.#admitted.delete(socket);
     });
-    broker.handle(socket);
   }
 
   /** Anonymous access only where nobody but this machine can reach the broker. */
@@ -237,6 +290,21 @@ export class EmbeddedBroker {
       `the embedded MQTT broker would let anyone on the network reach ${host} without a login: plugin.mqtt.broker_allow_anonymous is only allowed with broker_host 127.0.0.1 (devices log in with the credentials from homeagentctl mqtt credentials)`,
       { details: { host } },
     );
+  }
+
+  /** A certificate and key that do not make a TLS context fail the start before anything listens. */
+  #checkTls(): void {
+    const tls = this.#options.tls;
+    if (tls === undefined) return;
+    try {
+      createSecureContext({ cert: tls.cert, key: tls.key });
+    } catch (error) {
+      throw new HomeAgentError(
+        'HA_ERR_MQTT_BROKER',
+        `plugin.mqtt.broker_tls_cert_file and broker_tls_key_file do not make a TLS certificate (PEM certificate chain and its private key): ${describe(error)}`,
+        { cause: error },
+      );
+    }
   }
 
   /** Wills on HomeAgent's topics that its own client did not leave can only come from before these rules: never publish them. */
@@ -257,7 +325,7 @@ export class EmbeddedBroker {
     const { access } = this.#options;
     return {
       persistence: this.#persistence,
-      connectTimeout: this.#options.loginTimeoutMs ?? DEFAULT_LOGIN_TIMEOUT_MS,
+      connectTimeout: this.#loginTimeoutMs(),
       preConnect: (client, packet, done) => {
         if (packet.will?.topic !== undefined) this.#willTopics.set(client, packet.will.topic);
         done(null, true);

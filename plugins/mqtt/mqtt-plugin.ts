@@ -72,6 +72,9 @@ export interface MqttSettings {
   broker_enabled: boolean;
   broker_host: string;
   broker_port: number;
+  broker_tls_cert_file: string;
+  broker_tls_key_file: string;
+  broker_tls_port: number;
   broker_allow_anonymous: boolean;
   broker_username: string;
   broker_password: string;
@@ -116,6 +119,9 @@ const SETTING_KEYS: ReadonlyArray<keyof MqttSettings> = [
   'broker_enabled',
   'broker_host',
   'broker_port',
+  'broker_tls_cert_file',
+  'broker_tls_key_file',
+  'broker_tls_port',
   'broker_allow_anonymous',
   'broker_username',
   'broker_password',

@@ -101,6 +101,7 @@ export interface MqttStatusAnswer {
 export interface MqttCredentialsAnswer {
   host: string;
   port: number;
+  tls_port: number | null;
   username: string;
   password: string;
   extra_username: string | null;
@@ -147,20 +148,24 @@ export function formatMqttCredentials(a: MqttCredentialsAnswer): string {
     : loopback
       ? 'this machine only: devices elsewhere cannot reach it (set plugin.mqtt.broker_host, e.g. 0.0.0.0)'
       : 'this address';
-  const server = `mqtt://${host.includes(':') ? `[${host}]` : host}:${a.port}`;
+  const shown = host.includes(':') ? `[${host}]` : host;
+  const tls = a.tls_port !== null;
+  const server = tls ? `mqtts://${shown}:${a.tls_port}` : `mqtt://${shown}:${a.port}`;
+  const port = tls ? a.tls_port : a.port;
   return [
     ...(a.disconnected === undefined
       ? []
       : [`new password made for ${a.username}; the old one no longer works (${a.disconnected} client(s) using it were disconnected)`]),
-    `embedded broker: ${server} (${where})`,
+    `embedded broker: ${server} (${tls ? 'TLS, ' : ''}${where})`,
+    ...(tls ? [`plain MQTT:      mqtt://127.0.0.1:${a.port} (this machine only)`] : []),
     `user name: ${a.username}`,
     `password:  ${a.password}`,
     ...(a.extra_username === null
       ? []
       : [`also:      ${a.extra_username} (plugin.mqtt.broker_username; its password is in the configuration)`]),
     ...(a.anonymous_allowed ? ['WARNING:   clients without a login are let in too (plugin.mqtt.broker_allow_anonymous)'] : []),
-    `Home Assistant: Settings > Devices & services > Add integration > MQTT: broker ${host}, port ${a.port}, this user name and password`,
-    `Zigbee2MQTT (configuration.yaml): mqtt: { server: "${server}", user: ${a.username}, password: "${a.password}" }`,
+    `Home Assistant: Settings > Devices & services > Add integration > MQTT: broker ${host}, port ${port}, this user name and password${tls ? ', advanced options: TLS with the CA of the broker certificate' : ''}`,
+    `Zigbee2MQTT (configuration.yaml): mqtt: { server: "${server}", user: ${a.username}, password: "${a.password}"${tls ? ', ca: <the CA file>' : ''} }`,
     `kept in ${a.file} (mode 0600), made ${a.created_at}${a.updated_at === a.created_at ? '' : `, changed ${a.updated_at}`}`,
   ].join('\n');
 }

@@ -1892,6 +1892,25 @@ const MqttPluginSchema = Type.Object(
       maximum: 65535,
       ...mqttMeta('Embedded broker: port.', { requires_restart: true }),
     }),
+    broker_tls_cert_file: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...mqttMeta(
+        'Embedded broker: TLS certificate (PEM, with its chain), with broker_tls_key_file. Set: MQTT over TLS on broker_host:broker_tls_port, and plain MQTT only on 127.0.0.1:broker_port.',
+        { requires_restart: true },
+      ),
+    }),
+    broker_tls_key_file: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...mqttMeta("Embedded broker: the TLS certificate's private key (PEM).", { requires_restart: true }),
+    }),
+    broker_tls_port: Type.Integer({
+      default: 8883,
+      minimum: 1,
+      maximum: 65535,
+      ...mqttMeta('Embedded broker: port of MQTT over TLS (when broker_tls_cert_file is set).', { requires_restart: true }),
+    }),
     broker_allow_anonymous: Type.Boolean({
       default: false,
       ...mqttMeta(

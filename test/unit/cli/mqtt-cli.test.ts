@@ -122,6 +122,7 @@ t.test('formatMqttStatus and formatMqttPublish say what matters first', async (t
 const CREDENTIALS: MqttCredentialsAnswer = {
   host: '0.0.0.0',
   port: 1883,
+  tls_port: null,
   username: 'devices',
   password: 'Zq3-secret-0123456789abcdefghijk',
   extra_username: null,
@@ -159,6 +160,13 @@ t.test('formatMqttCredentials: the login, where it reaches, and where Home Assis
   t.match(local, /also: +zigbee2mqtt \(plugin\.mqtt\.broker_username; its password is in the configuration\)/);
   t.match(local, /WARNING: +clients without a login are let in too \(plugin\.mqtt\.broker_allow_anonymous\)/);
   t.match(local, /, changed 2025-02-01T00:00:00\.000Z$/);
+  const secure = formatMqttCredentials({ ...CREDENTIALS, host: '192.168.1.5', tls_port: 8883 });
+  t.match(
+    secure,
+    /^embedded broker: mqtts:\/\/192\.168\.1\.5:8883 \(TLS, this address\)\nplain MQTT: +mqtt:\/\/127\.0\.0\.1:1883 \(this machine only\)\n/,
+  );
+  t.match(secure, /MQTT: broker 192\.168\.1\.5, port 8883, this user name and password, advanced options: TLS/);
+  t.match(secure, /server: "mqtts:\/\/192\.168\.1\.5:8883", user: devices, password: "[^"]+", ca: <the CA file> \}/);
 });
 
 t.test('runMqtt credentials against a plugin running the embedded broker; --reset devices', async (t) => {
@@ -187,7 +195,7 @@ t.test('runMqtt credentials against a plugin running the embedded broker; --rese
   const stdout = { write: (text: string) => out.push(text) };
   t.equal(await runMqtt({ command: 'credentials' }, { connect, json: true, timeoutMs: 1000, stdout }), 0);
   const first = JSON.parse(out[0] ?? '') as MqttCredentialsAnswer;
-  t.match(first, { host: '127.0.0.1', username: 'devices', password: /^[A-Za-z0-9_-]{32}$/ });
+  t.match(first, { host: '127.0.0.1', tls_port: null, username: 'devices', password: /^[A-Za-z0-9_-]{32}$/ });
   t.equal(await runMqtt({ command: 'credentials', reset: 'devices' }, { connect, json: false, timeoutMs: 1000, stdout }), 0);
   t.match(out[1], /^new password made for devices; the old one no longer works \(0 client\(s\)/);
   t.notMatch(out[1], first.password, 'a new password is shown');

@@ -4,7 +4,8 @@
 // health, the configured extra login, and the outside tester's path: a client on the broker that
 // drives the agent through notify cannot forge HomeAgent's retained last_reply, steal its
 // session, or get in without a login.
-import { readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import t, { type Test } from 'tap';
@@ -15,6 +16,7 @@ import { emptyCounters } from '../../../../plugins/mqtt/types.js';
 import { defaultConfig } from '../../../../src/config/loader.js';
 import { LogManager } from '../../../../src/log/logger.js';
 import type { Caller } from '../../../../src/sdk/index.js';
+import { makeCertificates, opensslMissing } from '../../../helpers/mosquitto.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
 import { expectErrorAsync } from '../../fixtures/support.js';
 import { cleanups, eventually } from './mqtt-test-kit.js';
@@ -257,6 +259,73 @@ t.test(
     await hass.publishAsync(`${BASE}/agent/notify`, 'still there?', { qos: 1 });
     t.match((await next).input, { payload: 'still there?' });
     t.equal(running.plugin.status().reconnects, 0, "HomeAgent's connection was never cut");
+  },
+);
+
+t.test(
+  'TLS: devices log in over TLS on broker_host; plain MQTT stays on loopback for HomeAgent',
+  { skip: opensslMissing() ?? false },
+  async (t) => {
+    const atEnd = cleanups(t);
+    // One test folder (each t.testdir() call empties it): certificates and data dirs side by side.
+    const base = t.testdir();
+    const certs = makeCertificates(join(base, 'certs'));
+    const running = await startPlugin(
+      t,
+      atEnd,
+      { broker_host: '0.0.0.0', broker_tls_cert_file: certs.serverCert, broker_tls_key_file: certs.serverKey, broker_tls_port: 0 },
+      { dataDir: join(base, 'data') },
+    );
+    t.match(running.url, /^mqtt:\/\/127\.0\.0\.1:\d+$/, "HomeAgent's own client is on plain MQTT on loopback");
+    const devices = await running.credentials();
+    t.type(devices.tls_port, 'number');
+    const tlsUrl = `mqtts://127.0.0.1:${devices.tls_port}`;
+    const ca = readFileSync(certs.ca);
+    t.equal(await refusedWith(tlsUrl, { ...login(devices), ca }), undefined, 'a device with the login and the CA gets in over TLS');
+    t.equal(await refusedWith(tlsUrl, { username: 'devices', password: 'wrong', ca }), 4, 'a wrong login over TLS: CONNACK 4');
+    t.equal(
+      await refusedWith(tlsUrl, { ...login(devices), ca: readFileSync(certs.otherCa) }),
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'a client that does not trust the certificate does not talk',
+    );
+    const lan = Object.values(networkInterfaces())
+      .flat()
+      .find((i) => i !== undefined && i.family === 'IPv4' && !i.internal);
+    if (lan === undefined) t.comment('no network address besides loopback here: the plain listener cannot be tried from one');
+    else {
+      t.equal(
+        await refusedWith(`mqtt://${lan.address}:${devices.port}`, login(devices)),
+        'ECONNREFUSED',
+        `plain MQTT is not on ${lan.address}`,
+      );
+      // The test certificate names 127.0.0.1 only: this checks the listener and the login, not the name.
+      t.equal(
+        await refusedWith(`mqtts://${lan.address}:${devices.tls_port}`, { ...login(devices), ca, rejectUnauthorized: false }),
+        undefined,
+        `TLS is on ${lan.address}`,
+      );
+    }
+    t.ok(running.plugin.health().ok);
+
+    const bad = join(base, 'not-a-cert.pem');
+    writeFileSync(bad, 'not a certificate');
+    for (const [settings, message] of [
+      [{ broker_tls_cert_file: certs.serverCert }, /broker_tls_cert_file and broker_tls_key_file go together/],
+      [
+        { broker_tls_cert_file: certs.serverCert, broker_tls_key_file: join(base, 'missing.key') },
+        /plugin\.mqtt\.broker_tls_key_file .*missing\.key cannot be read/,
+      ],
+      [{ broker_tls_cert_file: bad, broker_tls_key_file: certs.serverKey }, /do not make a TLS certificate/],
+    ] as const) {
+      const dataDir = join(base, `refused-${Math.random().toString(16).slice(2)}`);
+      mkdirSync(dataDir);
+      const tc = createTestPluginContext({ name: 'mqtt', dataDir, settings: { ...DEFAULTS, broker_tls_port: 0, ...settings } });
+      atEnd(() => tc.close());
+      await t.rejects(new MqttPlugin(tc.context, { features: [] }).start(new AbortController().signal), {
+        code: 'HA_ERR_MQTT_BROKER',
+        message,
+      });
+    }
   },
 );
 

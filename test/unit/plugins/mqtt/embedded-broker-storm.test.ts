@@ -1,16 +1,21 @@
 // Connection storms against the MQTT plugin's real embedded broker (aedes, through real loopback
 // sockets): random bytes, half-open CONNECTs, resets at every point of the handshake, 500
-// connect/close cycles, and CONNECTs with wrong logins. After each, the plugin must be up and
+// connect/close cycles, and CONNECTs with wrong logins; and the same kinds on its TLS listener
+// (garbage ClientHellos, stalled and reset handshakes, wrong logins over TLS). After each, the plugin must be up and
 // unchanged: healthy, HomeAgent's own client still on its first connection, a long-lived device
 // still connected, a new device able to log in and get its own message back, and no exception
 // having escaped anywhere in the process. The packets are written by hand (MQTT 3.1.1) so every
 // cut point of the handshake can be reached; the same bytes sent whole must log in (checked first).
+import { readFileSync } from 'node:fs';
 import { type Socket, connect as tcpConnect } from 'node:net';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 import mqtt, { type MqttClient } from 'mqtt';
 import t from 'tap';
 import type { MqttCredentials } from '../../../../plugins/mqtt/embedded-broker-service.js';
 import { MqttPlugin } from '../../../../plugins/mqtt/mqtt-plugin.js';
 import { defaultConfig } from '../../../../src/config/loader.js';
+import { makeCertificates, opensslMissing } from '../../../helpers/mosquitto.js';
 import { createTestPluginContext } from '../../../helpers/plugin-context.js';
 import { cleanups, eventually, withDeadline } from './mqtt-test-kit.js';
 
@@ -271,4 +276,127 @@ t.test('the embedded broker and the plugin stay up through connection storms', a
   // Every storm connection is gone again: only HomeAgent's client and the probe are logged in.
   await eventually(() => (plugin.status().broker as { clients: number }).clients === 2, 'the storm connections to be released');
   t.equal(escaped.length, 0, 'no exception escaped, start to end');
+});
+
+t.test('the TLS listener takes the same storms', { skip: opensslMissing() ?? false }, async (t) => {
+  const atEnd = cleanups(t);
+  const escaped: unknown[] = [];
+  const onEscape = (error: unknown) => void escaped.push(error);
+  process.on('uncaughtException', onEscape);
+  process.on('unhandledRejection', onEscape);
+  atEnd(() => {
+    process.off('uncaughtException', onEscape);
+    process.off('unhandledRejection', onEscape);
+  });
+  const base = t.testdir();
+  const certs = makeCertificates(join(base, 'certs'));
+  const tc = createTestPluginContext({
+    name: 'mqtt',
+    dataDir: join(base, 'data'),
+    settings: {
+      ...defaultConfig().plugin.mqtt,
+      node_id: 'testnode',
+      broker_enabled: true,
+      broker_port: 0,
+      broker_tls_port: 0,
+      broker_tls_cert_file: certs.serverCert,
+      broker_tls_key_file: certs.serverKey,
+      broker_login_timeout_ms: 1000,
+    },
+  });
+  atEnd(() => tc.close());
+  const plugin = new MqttPlugin(tc.context, { features: [] });
+  await plugin.start(new AbortController().signal);
+  atEnd(() => plugin.stop());
+  await eventually(() => plugin.status().connected, "HomeAgent's client connected");
+  const devices = (await tc.control.call('mqtt.credentials', {}, { actor: 'cli' })) as MqttCredentials;
+  const tlsPort = devices.tls_port ?? 0;
+  const ca = readFileSync(certs.ca);
+  const login = { username: devices.username, password: devices.password };
+
+  /** A TLS session over a raw socket the test can reset at any moment. */
+  const secure = async () => {
+    const socket = await raw(tlsPort);
+    const session = tlsConnect({ socket: socket.socket, ca, servername: 'localhost' });
+    session.on('error', () => {});
+    return { socket, session };
+  };
+  const answerOf = (session: ReturnType<typeof tlsConnect>, bytes: number) =>
+    new Promise<Buffer>((resolve) => {
+      const chunks: Buffer[] = [];
+      session.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        if (Buffer.concat(chunks).length >= bytes) resolve(Buffer.concat(chunks));
+      });
+      session.once('close', () => resolve(Buffer.concat(chunks)));
+    });
+
+  const serving = async (after: string) => {
+    t.equal(escaped.length, 0, `${after}: no exception escaped`);
+    t.ok(plugin.health().ok, `${after}: healthy`);
+    t.equal(plugin.status().reconnects, 0, `${after}: HomeAgent's client on its first connection`);
+    const client = await mqtt.connectAsync(`mqtts://127.0.0.1:${tlsPort}`, { ...login, ca, reconnectPeriod: 0, connectTimeout: 5000 });
+    await client.endAsync();
+    t.pass(`${after}: a device logs in over TLS`);
+  };
+
+  // Random bytes where a ClientHello belongs, ended or reset or left for the broker to close.
+  const next = random(8883);
+  await inBatches(90, 30, async (i) => {
+    const socket = await raw(tlsPort);
+    socket.socket.write(randomBytes(next, 1 + Math.floor(next() * 512)));
+    if (i % 3 === 0) socket.socket.end();
+    else if (i % 3 === 1) socket.socket.resetAndDestroy();
+    await socket.closed;
+  });
+  await serving('random bytes on TLS');
+
+  // Half-open: a TLS handshake begun (the ClientHello sent), never finished; the handshake timeout (the login timeout) ends it.
+  const stalled = await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      const socket = await raw(tlsPort);
+      socket.socket.write(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01])); // a record header and a ClientHello's first byte
+      return socket;
+    }),
+  );
+  await withDeadline(Promise.all(stalled.map((s) => s.closed)), 'the broker to end the stalled handshakes', 5000);
+  await serving('stalled TLS handshakes');
+
+  // Resets: before the ClientHello, after the server's first answer, after the handshake, inside a CONNECT, after CONNACK.
+  for (let point = 0; point < 5; point++) {
+    for (let n = 0; n < 10; n++) {
+      if (point === 0) {
+        const socket = await raw(tlsPort);
+        socket.socket.resetAndDestroy();
+        await socket.closed;
+        continue;
+      }
+      const { socket, session } = await secure();
+      if (point === 1) await socket.until(1);
+      else {
+        await new Promise<void>((resolve) => session.once('secureConnect', () => resolve()));
+        if (point === 3) session.write(connectPacket(`tls-cut-${n}`, login).subarray(0, 5 + n));
+        if (point === 4) {
+          const connack = answerOf(session, 4);
+          session.write(connectPacket(`tls-cut-${n}`, login));
+          t.same([...(await connack).subarray(0, 4)], [0x20, 2, 0, 0], 'CONNACK over TLS');
+        }
+      }
+      socket.socket.resetAndDestroy();
+      await socket.closed;
+    }
+  }
+  await serving('resets during the TLS handshake');
+
+  // Wrong logins over TLS.
+  await inBatches(40, 20, async (i) => {
+    const { socket, session } = await secure();
+    await new Promise<void>((resolve) => session.once('secureConnect', () => resolve()));
+    const answer = answerOf(session, 4);
+    session.write(connectPacket(`tls-wrong-${i}`, { username: login.username, password: 'wrong' }));
+    t.equal((await answer)[3], 4, 'CONNACK 4');
+    await socket.closed;
+  });
+  await serving('wrong logins over TLS');
+  t.equal(escaped.length, 0);
 });

@@ -2,9 +2,9 @@
 // when allowed, and only on loopback), only HomeAgent's own client publishes on HomeAgent's topics
 // (retained messages and wills included) and uses its client id, persistent sessions and retained
 // messages across a restart, the connection limit, a login timeout, a busy port, an unreadable
-// state file.
+// state file, and a TLS listener's handshakes at stop.
 import { once } from 'node:events';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
@@ -14,6 +14,7 @@ import { FilePersistence } from '../../../../plugins/mqtt/broker-persistence.js'
 import { EmbeddedBroker, type EmbeddedBrokerOptions } from '../../../../plugins/mqtt/embedded-broker.js';
 import { LogManager } from '../../../../src/log/logger.js';
 import { isHomeAgentError } from '../../../../src/shared/errors.js';
+import { makeCertificates, opensslMissing } from '../../../helpers/mosquitto.js';
 
 interface LogRecord {
   level: string;
@@ -558,3 +559,36 @@ t.test('a second start while running is refused', async (t) => {
   const error = await broker.start().catch((e: unknown) => e);
   t.ok(isHomeAgentError(error) && error.code === 'HA_ERR_MQTT_BROKER');
 });
+
+t.test(
+  'TLS: stop() ends connections still in their handshake; a stalled handshake ends at the login timeout',
+  { skip: opensslMissing() ?? false },
+  async (t) => {
+    const base = t.testdir();
+    const certs = makeCertificates(join(base, 'certs'));
+    const tls = { cert: readFileSync(certs.serverCert), key: readFileSync(certs.serverKey), port: 0 };
+    const broker = brokerOn(join(base, 'state'), { tls, loginTimeoutMs: 300 });
+    await broker.start();
+    const tlsUrl = broker.status().tls_url ?? '';
+    t.match(tlsUrl, /^mqtts:\/\/127\.0\.0\.1:\d+$/);
+    const port = Number(new URL(tlsUrl).port);
+    const open = (): Promise<import('node:net').Socket> =>
+      new Promise((resolve) => {
+        const socket = tcpConnect(port, '127.0.0.1', () => {
+          socket.write(Buffer.from([0x16, 0x03, 0x01])); // a TLS record begun, never finished
+          resolve(socket);
+        });
+        socket.on('error', () => {});
+      });
+    // events.once would reject on the reset that ends them; only the close matters here.
+    const closedOf = (socket: import('node:net').Socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    const stalled = await open();
+    await closedOf(stalled);
+    t.pass('the handshake timeout closed it');
+    const pending = await open();
+    const closed = closedOf(pending);
+    await broker.stop();
+    await closed;
+    t.pass('stop() returned and closed the socket still in its handshake');
+  },
+);
