@@ -11,6 +11,7 @@ import { type Caller, HomeAgentError, type Logger, type PluginContext } from '..
 import { BrokerAccess, type BrokerLogin, ownTopics } from './broker-access.js';
 import { BrokerCredentialStore, type BrokerCredentials, DEVICES_USER, HOMEAGENT_USER } from './broker-credentials.js';
 import { EmbeddedBroker, type EmbeddedBrokerStatus } from './embedded-broker.js';
+import { requireOwner } from './owner-caller.js';
 import type { MqttCounters } from './types.js';
 
 /** plugin.mqtt.* as the embedded broker reads it. */
@@ -66,12 +67,6 @@ export interface MqttCredentials {
   /** After a reset: the clients that were logged in with the old password, now disconnected. */
   disconnected?: number;
 }
-
-/**
- * Callers that may read the broker's passwords: homeagentctl on the control socket (whoever can use
- * it is the machine's admin already), or any caller the kernel marks as the owner.
- */
-const OWNER_ACTOR = 'cli';
 
 export class EmbeddedBrokerService {
   readonly #o: EmbeddedBrokerServiceOptions;
@@ -147,12 +142,7 @@ export class EmbeddedBrokerService {
 
   /** `mqtt.credentials`: the devices' login (owner callers only); `reset` replaces its password and disconnects its clients. */
   async credentials(params: { reset?: 'devices' }, caller: Caller): Promise<MqttCredentials> {
-    if (!isOwner(caller)) {
-      throw new HomeAgentError(
-        'HA_ERR_PLUGIN_PERMISSION',
-        `mqtt.credentials answers only the owner (homeagentctl on the control socket), not ${JSON.stringify(caller.actor)}`,
-      );
-    }
+    requireOwner(caller, 'mqtt.credentials');
     const broker = this.#broker;
     const access = this.#access;
     if (broker === undefined || access === undefined)
@@ -184,11 +174,6 @@ export class EmbeddedBrokerService {
       ...(disconnected === undefined ? {} : { disconnected }),
     };
   }
-}
-
-function isOwner(caller: Caller): boolean {
-  // `owner` is the kernel's mark for an owner-authenticated caller, where the daemon sets it.
-  return caller.actor === OWNER_ACTOR || (caller as Caller & { owner?: unknown }).owner === true;
 }
 
 /** plugin.mqtt.broker_username / broker_password: both or neither, and not a generated login's name. */

@@ -31,6 +31,7 @@ import { InboundRouter } from './inbound-router.js';
 // cost start-up time and memory on a Pi.
 import type { ConnectionStatus, ConnectionTimers, MqttConnection } from './mqtt-connection.js';
 import { Outbound } from './outbound.js';
+import { requireOwner } from './owner-caller.js';
 import { RemoteNodes } from './remote-nodes.js';
 import { StatePublisher } from './state-publisher.js';
 import { type TopicLayout, topicLayout, topicProblem } from './topics.js';
@@ -459,8 +460,12 @@ export class MqttPlugin implements PluginInstance {
     };
   }
 
-  /** `mqtt.publish`: the owner's own hand on the broker (homeagentctl), so plugin.mqtt.publish_allow does not apply; audited. */
+  /**
+   * `mqtt.publish`: the owner's own hand on the broker (homeagentctl), so plugin.mqtt.publish_allow
+   * does not apply; owner callers only (it reaches HomeAgent's command topics too); audited.
+   */
   async publish(params: { topic: string; payload: string; qos?: Qos; retain?: boolean }, caller: Caller): Promise<MqttPublishResult> {
+    requireOwner(caller, 'mqtt.publish');
     const connection = this.#connection;
     if (this.#off || connection === undefined) {
       throw new HomeAgentError(
@@ -524,7 +529,8 @@ export class MqttPlugin implements PluginInstance {
       this.#undo.push(
         control.register({
           name: 'mqtt.publish',
-          description: 'Publishes a message (any valid topic: plugin.mqtt.publish_allow limits the agent, not the owner); audited.',
+          description:
+            'Publishes a message (any valid topic: plugin.mqtt.publish_allow limits the agent, not the owner); answers the owner only; audited.',
           params: Type.Object(
             {
               topic: Type.String({ minLength: 1, maxLength: 65535 }),

@@ -1,6 +1,6 @@
 // The MQTT plugin shell (plugins/mqtt/mqtt-plugin.ts) with a real test plugin context (control
 // registry, audit records) and real brokers (aedes in-process; the embedded broker): MQTT off,
-// mqtt.status and mqtt.publish, an absent broker that is not a start failure, feature modules
+// mqtt.status and mqtt.publish (the owner's only), an absent broker that is not a start failure, feature modules
 // started in order and stopped in reverse, the embedded broker started before the connection.
 import { Type } from '@sinclair/typebox';
 import t, { type Test } from 'tap';
@@ -107,9 +107,16 @@ t.test('connected: mqtt.status and mqtt.publish (audited, any valid topic), heal
   t.same(observer.inbox[0], { topic: 'elsewhere/light', text: 'ON', retain: false, qos: 1 });
   t.same(tc.audits, [{ action: 'mqtt.publish', details: { topic: 'elsewhere/light', qos: 1, retain: true, bytes: 2, actor: 'cli' } }]);
 
+  for (const actor of ['webui:session', 'plugin:onebot', 'agent']) {
+    await expectErrorAsync(
+      t,
+      () => tc.control.call('mqtt.publish', { topic: 'homeagent/testnode/lock.front_door/set', payload: 'UNLOCK' }, { actor }),
+      'HA_ERR_PLUGIN_PERMISSION',
+    );
+  }
   await expectErrorAsync(t, () => call('mqtt.publish', { topic: 'bad/#', payload: 'x' }), 'HA_ERR_MQTT_TOPIC');
   await expectErrorAsync(t, () => call('mqtt.publish', { topic: 'a/b', payload: 'x', qos: 3 }), 'HA_ERR_RPC_INVALID_PARAMS');
-  t.equal(tc.audits.length, 1, 'refused calls publish nothing and are not audited as publishes');
+  t.equal(tc.audits.length, 1, 'refused calls (not the owner, bad topic, bad QoS) publish nothing and are not audited as publishes');
 });
 
 t.test('an unreachable broker is not a start failure: the plugin runs, retries, and health says so', async (t) => {
