@@ -25,8 +25,8 @@ const PRIVATE_MODE = 0o600;
 /** Shorter stored passwords are refused: the file was edited by hand or damaged. */
 const MIN_PASSWORD_CHARS = 16;
 
-export const HOMEAGENT_USER = 'homeagent';
-export const DEVICES_USER = 'devices';
+const HOMEAGENT_USER = 'homeagent';
+const DEVICES_USER = 'devices';
 
 export interface UserPassword {
   username: string;

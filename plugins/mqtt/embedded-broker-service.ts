@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { type Caller, HomeAgentError, type Logger, type PluginContext } from '../../src/sdk/index.js';
 import { BrokerAccess, type BrokerLogin, ownTopics } from './broker-access.js';
-import { BrokerCredentialStore, type BrokerCredentials, DEVICES_USER, HOMEAGENT_USER } from './broker-credentials.js';
+import { BrokerCredentialStore, type BrokerCredentials } from './broker-credentials.js';
 import { EmbeddedBroker, type EmbeddedBrokerStatus } from './embedded-broker.js';
 import { requireOwner } from './owner-caller.js';
 import type { MqttCounters } from './types.js';
@@ -82,9 +82,9 @@ export class EmbeddedBrokerService {
   /** Loads (or makes) the logins and starts the broker; answers where and as whom HomeAgent's own client connects. */
   async start(): Promise<{ url: string; username: string; password: string }> {
     const { settings, log } = this.#o;
-    const extra = extraLogin(settings);
     const tls = await readTls(settings);
     const { credentials, created } = await this.#store.load();
+    const extra = extraLogin(settings, [credentials.homeagent.username, credentials.devices.username]);
     log.info(
       { file: this.#store.file },
       created
@@ -177,7 +177,7 @@ export class EmbeddedBrokerService {
 }
 
 /** plugin.mqtt.broker_username / broker_password: both or neither, and not a generated login's name. */
-function extraLogin(settings: EmbeddedBrokerSettings): BrokerLogin | undefined {
+function extraLogin(settings: EmbeddedBrokerSettings, generated: readonly string[]): BrokerLogin | undefined {
   const { broker_username: username, broker_password: password } = settings;
   if (username === '' && password === '') return undefined;
   if (username === '' || password === '') {
@@ -186,7 +186,7 @@ function extraLogin(settings: EmbeddedBrokerSettings): BrokerLogin | undefined {
       `the extra login of the embedded MQTT broker needs both plugin.mqtt.broker_username and broker_password (only the ${username === '' ? 'password' : 'user name'} is set)`,
     );
   }
-  if (username === HOMEAGENT_USER || username === DEVICES_USER) {
+  if (generated.includes(username)) {
     throw new HomeAgentError(
       'HA_ERR_MQTT_BROKER',
       `plugin.mqtt.broker_username ${JSON.stringify(username)} is a login the embedded broker makes itself; choose another name (or leave it empty and use the devices login)`,

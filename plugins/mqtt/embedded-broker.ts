@@ -100,10 +100,10 @@ export class EmbeddedBroker {
   readonly #sockets = new Set<Socket>();
   /** Connections whose client logged in (the ones maxConnections counts), with their client id. */
   readonly #admitted = new Map<unknown, string>();
-  /** Who each logged-in client is. */
-  #identities = new WeakMap<Client, BrokerIdentity>();
+  /** Who each logged-in client is (kept past stop(): aedes may still publish a closing client's will). */
+  readonly #identities = new WeakMap<Client, BrokerIdentity>();
   /** The will topic each CONNECT carried (seen in preConnect, decided in authenticate). */
-  #willTopics = new WeakMap<Client, string>();
+  readonly #willTopics = new WeakMap<Client, string>();
   readonly #refused = { logins: 0, publishes: 0, subscriptions: 0 };
   #url: string | undefined;
   #tlsUrl: string | undefined;
@@ -218,8 +218,6 @@ export class EmbeddedBroker {
     for (const socket of this.#sockets) socket.destroy();
     this.#sockets.clear();
     this.#admitted.clear();
-    this.#identities = new WeakMap();
-    this.#willTopics = new WeakMap();
     this.#warnings.clear();
     await closed;
     await persistence?.close();

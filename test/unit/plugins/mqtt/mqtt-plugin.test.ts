@@ -1,7 +1,8 @@
 // The MQTT plugin shell (plugins/mqtt/mqtt-plugin.ts) with a real test plugin context (control
 // registry, audit records) and real brokers (aedes in-process; the embedded broker): MQTT off,
-// mqtt.status and mqtt.publish (the owner's only), an absent broker that is not a start failure, feature modules
-// started in order and stopped in reverse, the embedded broker started before the connection.
+// mqtt.status and mqtt.publish (the owner's only), an absent broker that is not a start failure,
+// feature modules started in order and stopped in reverse, the embedded broker started before the
+// connection.
 import { Type } from '@sinclair/typebox';
 import t, { type Test } from 'tap';
 import { EmbeddedBrokerService } from '../../../../plugins/mqtt/embedded-broker-service.js';
