@@ -57,7 +57,10 @@ export interface BrokerAccessOptions {
 /** CONNACK return codes (MQTT 3.1.1 §3.2.2.3). */
 export const CONNACK = { SERVER_UNAVAILABLE: 3, BAD_USERNAME_OR_PASSWORD: 4, NOT_AUTHORIZED: 5 } as const;
 
-export type LoginResult = { ok: true; identity: BrokerIdentity } | { ok: false; returnCode: number; reason: string };
+/** Why a CONNECT was refused, as a word (the refusal warnings are throttled per kind). */
+export type RefusalKind = 'no_login' | 'bad_login' | 'client_id' | 'will';
+
+export type LoginResult = { ok: true; identity: BrokerIdentity } | { ok: false; returnCode: number; kind: RefusalKind; reason: string };
 
 /** What a CONNECT offers. */
 export interface ConnectOffer {
@@ -112,15 +115,21 @@ export class BrokerAccess {
     const { role } = identity.identity;
     const own = this.#options.ownClientId;
     if (role === 'homeagent' && offer.clientId !== own) {
-      return { ok: false, returnCode: CONNACK.NOT_AUTHORIZED, reason: `HomeAgent's login is only for its own client id ${own}` };
+      return {
+        ok: false,
+        returnCode: CONNACK.NOT_AUTHORIZED,
+        kind: 'client_id',
+        reason: `HomeAgent's login is only for its own client id ${own}`,
+      };
     }
     if (role !== 'homeagent' && offer.clientId === own) {
-      return { ok: false, returnCode: CONNACK.NOT_AUTHORIZED, reason: `the client id ${own} is HomeAgent's own` };
+      return { ok: false, returnCode: CONNACK.NOT_AUTHORIZED, kind: 'client_id', reason: `the client id ${own} is HomeAgent's own` };
     }
     if (offer.willTopic !== undefined && !this.mayPublish(identity.identity, offer.clientId, offer.willTopic)) {
       return {
         ok: false,
         returnCode: CONNACK.NOT_AUTHORIZED,
+        kind: 'will',
         reason: `its last will is on ${offer.willTopic}, one of HomeAgent's own topics`,
       };
     }
@@ -151,10 +160,15 @@ export class BrokerAccess {
   #identify(offer: ConnectOffer): LoginResult {
     if (offer.username === undefined || offer.username === '') {
       if (offer.password !== undefined && offer.password.length > 0) {
-        return { ok: false, returnCode: CONNACK.BAD_USERNAME_OR_PASSWORD, reason: 'a password without a user name' };
+        return { ok: false, returnCode: CONNACK.BAD_USERNAME_OR_PASSWORD, kind: 'bad_login', reason: 'a password without a user name' };
       }
       if (this.#options.allowAnonymous) return { ok: true, identity: { role: 'device', username: '', anonymous: true } };
-      return { ok: false, returnCode: CONNACK.NOT_AUTHORIZED, reason: 'no login (this broker needs a user name and password)' };
+      return {
+        ok: false,
+        returnCode: CONNACK.NOT_AUTHORIZED,
+        kind: 'no_login',
+        reason: 'no login (this broker needs a user name and password)',
+      };
     }
     const user = digest(offer.username);
     const password = digest(offer.password ?? Buffer.alloc(0));
@@ -165,7 +179,9 @@ export class BrokerAccess {
       const passwordOk = timingSafeEqual(password, login.password);
       if (userOk && passwordOk) found = login;
     }
-    if (found === undefined) return { ok: false, returnCode: CONNACK.BAD_USERNAME_OR_PASSWORD, reason: 'bad user name or password' };
+    if (found === undefined) {
+      return { ok: false, returnCode: CONNACK.BAD_USERNAME_OR_PASSWORD, kind: 'bad_login', reason: 'bad user name or password' };
+    }
     return { ok: true, identity: { role: found.role, username: found.username, anonymous: false } };
   }
 }

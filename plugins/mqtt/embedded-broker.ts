@@ -334,7 +334,7 @@ export class EmbeddedBroker {
         if (!result.ok) {
           this.#refused.logins++;
           this.#warnings.warn(
-            `login\u0000${result.returnCode}\u0000${remoteOf(client)}`,
+            `login\u0000${result.kind}\u0000${remoteOf(client)}`,
             { client: client.id, username, remote: remoteOf(client) },
             `MQTT client refused: ${result.reason}`,
           );

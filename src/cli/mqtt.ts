@@ -146,7 +146,7 @@ export function formatMqttCredentials(a: MqttCredentialsAnswer): string {
   const where = everywhere
     ? 'every address of this machine'
     : loopback
-      ? 'this machine only: devices elsewhere cannot reach it (set plugin.mqtt.broker_host, e.g. 0.0.0.0)'
+      ? 'this machine only; devices elsewhere need plugin.mqtt.broker_host, e.g. 0.0.0.0'
       : 'this address';
   const shown = host.includes(':') ? `[${host}]` : host;
   const tls = a.tls_port !== null;

@@ -155,7 +155,7 @@ t.test('formatMqttCredentials: the login, where it reaches, and where Home Assis
   t.match(local, /^new password made for devices; the old one no longer works \(2 client\(s\) using it were disconnected\)\n/);
   t.match(
     local,
-    /embedded broker: mqtt:\/\/127\.0\.0\.1:1883 \(this machine only: devices elsewhere cannot reach it \(set plugin\.mqtt\.broker_host/,
+    /embedded broker: mqtt:\/\/127\.0\.0\.1:1883 \(this machine only; devices elsewhere need plugin\.mqtt\.broker_host, e\.g\. 0\.0\.0\.0\)\n/,
   );
   t.match(local, /also: +zigbee2mqtt \(plugin\.mqtt\.broker_username; its password is in the configuration\)/);
   t.match(local, /WARNING: +clients without a login are let in too \(plugin\.mqtt\.broker_allow_anonymous\)/);

@@ -290,7 +290,8 @@ t.test("only HomeAgent's client publishes on HomeAgent's topics; devices keep th
 });
 
 t.test("HomeAgent's client id is its login's alone, and its login uses only that client id", async (t) => {
-  const broker = brokerOn(t.testdir());
+  const { log, records } = recordingLog();
+  const broker = brokerOn(t.testdir(), { log });
   const { url } = await broker.start();
   t.teardown(() => broker.stop());
   const homeagent = await connect(url, { ...HOMEAGENT, clean: false });
@@ -308,6 +309,15 @@ t.test("HomeAgent's client id is its login's alone, and its login uses only that
   await device.publishAsync(`${BASE}/switch.kitchen/set`, 'ON', { qos: 1 });
   t.same(await arrived, [[`${BASE}/switch.kitchen/set`, 'ON']], "HomeAgent's session was not taken over: it still gets its commands");
   t.notOk(kicked, 'and its connection was never cut');
+  t.equal(await refusedWith(url, { username: undefined, password: undefined }), 5);
+  t.same(
+    records.filter((r) => r.level === 'warn').map((r) => r.msg),
+    [
+      "MQTT client refused: the client id homeagent-testnode is HomeAgent's own",
+      'MQTT client refused: no login (this broker needs a user name and password)',
+    ],
+    'each kind of refusal has its own warning (the second client-id refusal within the minute is counted, not logged)',
+  );
 });
 
 t.test("wills: none on HomeAgent's topics but HomeAgent's own; stored ones from before the rules are deleted", async (t) => {
