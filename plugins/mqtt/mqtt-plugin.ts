@@ -6,8 +6,10 @@
  * stays idle and healthy, and says so) → the embedded broker when plugin.mqtt.broker_enabled (it
  * must listen before our own client connects to it) → the connection (it does not wait for the
  * broker: an absent broker is retried with backoff and reported by health, not a start failure)
- * → the feature modules in MQTT_FEATURES order → control methods `mqtt.status` and `mqtt.publish`.
- * stop() undoes it in reverse.
+ * → the feature modules in MQTT_FEATURES order → control methods `mqtt.status`, `mqtt.publish` and
+ * `mqtt.credentials` (the embedded broker's login for devices). stop() undoes it in reverse.
+ * With the embedded broker and no plugin.mqtt.url, HomeAgent's own client logs in to it with its
+ * generated login (embedded-broker-service.ts): the only one that may publish on HomeAgent's topics.
  */
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
@@ -22,12 +24,14 @@ import {
   slugify,
 } from '../../src/sdk/index.js';
 import type { ConnectionSettings } from './connection-options.js';
+import type { MqttCredentials } from './embedded-broker-service.js';
 import { HaDiscovery } from './ha-discovery.js';
 import { InboundRouter } from './inbound-router.js';
 // mqtt.js and aedes load only when MQTT is configured: most homes start without it, and they
 // cost start-up time and memory on a Pi.
 import type { ConnectionStatus, ConnectionTimers, MqttConnection } from './mqtt-connection.js';
 import { Outbound } from './outbound.js';
+import { requireOwner } from './owner-caller.js';
 import { RemoteNodes } from './remote-nodes.js';
 import { StatePublisher } from './state-publisher.js';
 import { type TopicLayout, topicLayout, topicProblem } from './topics.js';
@@ -69,8 +73,13 @@ export interface MqttSettings {
   broker_enabled: boolean;
   broker_host: string;
   broker_port: number;
+  broker_tls_cert_file: string;
+  broker_tls_key_file: string;
+  broker_tls_port: number;
+  broker_allow_anonymous: boolean;
   broker_username: string;
   broker_password: string;
+  broker_login_timeout_ms: number;
   broker_max_connections: number;
   broker_max_queued_messages: number;
   broker_max_stored_mb: number;
@@ -111,8 +120,13 @@ const SETTING_KEYS: ReadonlyArray<keyof MqttSettings> = [
   'broker_enabled',
   'broker_host',
   'broker_port',
+  'broker_tls_cert_file',
+  'broker_tls_key_file',
+  'broker_tls_port',
+  'broker_allow_anonymous',
   'broker_username',
   'broker_password',
+  'broker_login_timeout_ms',
   'broker_max_connections',
   'broker_max_queued_messages',
   'broker_max_stored_mb',
@@ -203,16 +217,32 @@ export const MQTT_FEATURES: readonly MqttFeatureFactory[] = [
 
 /** The embedded broker as the plugin drives it. */
 export interface BrokerHandle {
-  start(): Promise<{ url: string }>;
+  /** Listens; answers its address and the login HomeAgent's own client uses there. */
+  start(): Promise<{ url: string; username: string; password: string }>;
   stop(): Promise<void>;
   status?(): unknown;
+  /** Something health should say while it runs (anonymous access allowed), or undefined. */
+  warning?(): string | undefined;
+  /** `mqtt.credentials`: the login for devices (owner callers only). */
+  credentials?(params: { reset?: 'devices' }, caller: Caller): Promise<MqttCredentials>;
+}
+
+/** What the embedded broker is built from. */
+export interface BrokerSetup {
+  settings: MqttSettings;
+  ctx: PluginContext;
+  counters: MqttCounters;
+  /** HomeAgent's own client id, base topic and node id, resolved. */
+  ownClientId: string;
+  baseTopic: string;
+  nodeId: string;
 }
 
 export interface MqttPluginOptions {
   /** Feature modules (default MQTT_FEATURES). */
   features?: readonly MqttFeatureFactory[];
-  /** Builds the embedded broker (default EmbeddedBroker). */
-  broker?: (settings: MqttSettings, ctx: PluginContext, counters: MqttCounters) => BrokerHandle | Promise<BrokerHandle>;
+  /** Builds the embedded broker (default EmbeddedBrokerService). */
+  broker?: (setup: BrokerSetup) => BrokerHandle | Promise<BrokerHandle>;
   /** The connection's reconnect timers and jitter (tests). */
   timers?: ConnectionTimers;
   random?: () => number;
@@ -296,26 +326,31 @@ export class MqttPlugin implements PluginInstance {
       this.#baseTopic = settings.base_topic.trim() === '' ? `homeagent/${this.#nodeId}` : settings.base_topic.trim();
       this.#featureSettings = this.#resolved(settings);
       signal.throwIfAborted();
+      const clientId = settings.client_id.trim() === '' ? `homeagent-${this.#nodeId}` : settings.client_id.trim();
       let url = settings.url.trim();
       let username = settings.username;
       let password = settings.password;
       if (settings.broker_enabled) {
-        const broker = await (this.#options.broker ?? defaultBroker)(settings, ctx, this.#counters);
+        const setup: BrokerSetup = {
+          settings,
+          ctx,
+          counters: this.#counters,
+          ownClientId: clientId,
+          baseTopic: this.#baseTopic,
+          nodeId: this.#nodeId,
+        };
+        const broker = await (this.#options.broker ?? defaultBroker)(setup);
         this.#broker = broker;
         const started = await broker.start();
         signal.throwIfAborted();
-        if (url === '') {
-          url = started.url;
-          username = settings.broker_username;
-          password = settings.broker_password;
-        }
+        if (url === '') ({ url, username, password } = started);
       }
       this.#connectionSettings = {
         ...liveConnectionSettings(settings),
         url,
         username,
         password,
-        client_id: settings.client_id.trim() === '' ? `homeagent-${this.#nodeId}` : settings.client_id.trim(),
+        client_id: clientId,
         ca_file: settings.ca_file,
         cert_file: settings.cert_file,
         key_file: settings.key_file,
@@ -378,6 +413,12 @@ export class MqttPlugin implements PluginInstance {
   }
 
   health(): PluginHealth {
+    const health = this.#health();
+    const warning = this.#broker?.warning?.();
+    return warning === undefined ? health : { ...health, detail: `${health.detail}; WARNING: ${warning}` };
+  }
+
+  #health(): PluginHealth {
     if (!this.#running) return { ok: false, detail: 'MQTT is not running' };
     if (this.#off) return { ok: true, detail: MQTT_OFF_DETAIL };
     const status = this.#connection?.status();
@@ -419,8 +460,12 @@ export class MqttPlugin implements PluginInstance {
     };
   }
 
-  /** `mqtt.publish`: the owner's own hand on the broker (homeagentctl), so plugin.mqtt.publish_allow does not apply; audited. */
+  /**
+   * `mqtt.publish`: the owner's own hand on the broker (homeagentctl), so plugin.mqtt.publish_allow
+   * does not apply; owner callers only (it reaches HomeAgent's command topics too); audited.
+   */
   async publish(params: { topic: string; payload: string; qos?: Qos; retain?: boolean }, caller: Caller): Promise<MqttPublishResult> {
+    requireOwner(caller, 'mqtt.publish');
     const connection = this.#connection;
     if (this.#off || connection === undefined) {
       throw new HomeAgentError(
@@ -438,6 +483,18 @@ export class MqttPlugin implements PluginInstance {
     this.#ctx.audit('mqtt.publish', { topic: params.topic, qos, retain, bytes, actor: caller.actor });
     await connection.publish(params.topic, params.payload, { qos, retain });
     return { topic: params.topic, qos, retain, bytes, delivery };
+  }
+
+  /** `mqtt.credentials`: the embedded broker's login for devices, for the owner. */
+  async credentials(params: { reset?: 'devices' }, caller: Caller): Promise<MqttCredentials> {
+    const broker = this.#broker;
+    if (broker?.credentials === undefined) {
+      throw new HomeAgentError(
+        'HA_ERR_MQTT_UNAVAILABLE',
+        'the embedded MQTT broker is off: set plugin.mqtt.broker_enabled and restart (with another broker, its own logins apply)',
+      );
+    }
+    return broker.credentials(params, caller);
   }
 
   /** core.name (the node's friendly name; the node id when plugin.mqtt.node_id is empty), through the kernel's config.get. */
@@ -472,7 +529,8 @@ export class MqttPlugin implements PluginInstance {
       this.#undo.push(
         control.register({
           name: 'mqtt.publish',
-          description: 'Publishes a message (any valid topic: plugin.mqtt.publish_allow limits the agent, not the owner); audited.',
+          description:
+            'Publishes a message (any valid topic: plugin.mqtt.publish_allow limits the agent, not the owner); answers the owner only; audited.',
           params: Type.Object(
             {
               topic: Type.String({ minLength: 1, maxLength: 65535 }),
@@ -483,6 +541,13 @@ export class MqttPlugin implements PluginInstance {
             { additionalProperties: false },
           ),
           handler: (params, caller) => this.publish(params, caller),
+        }),
+        control.register({
+          name: 'mqtt.credentials',
+          description:
+            "The embedded broker's login for devices (Home Assistant, Zigbee2MQTT, ...); reset: 'devices' makes a new password and disconnects the clients using the old one (answers the owner only).",
+          params: Type.Object({ reset: Type.Optional(Type.Literal('devices')) }, { additionalProperties: false }),
+          handler: (params, caller) => this.credentials(params, caller),
         }),
       );
     } catch (error) {
@@ -517,19 +582,19 @@ export function nodeIdFrom(name: string): string {
   return slugify(name) || NODE_ID_FALLBACK;
 }
 
-async function defaultBroker(settings: MqttSettings, ctx: PluginContext, counters: MqttCounters): Promise<BrokerHandle> {
-  const { EmbeddedBroker } = await import('./embedded-broker.js');
-  return new EmbeddedBroker({
-    host: settings.broker_host,
-    port: settings.broker_port,
-    username: settings.broker_username,
-    password: settings.broker_password,
-    maxConnections: settings.broker_max_connections,
-    maxPayloadBytes: settings.broker_max_payload_bytes,
-    limits: { maxQueuedPerClient: settings.broker_max_queued_messages, maxStoredBytes: settings.broker_max_stored_mb * 1024 * 1024 },
-    dataDir: join(ctx.paths.data, BROKER_DIR),
+async function defaultBroker(setup: BrokerSetup): Promise<BrokerHandle> {
+  const { EmbeddedBrokerService } = await import('./embedded-broker-service.js');
+  const { ctx } = setup;
+  return new EmbeddedBrokerService({
+    settings: setup.settings,
+    ownClientId: setup.ownClientId,
+    baseTopic: setup.baseTopic,
+    nodeId: setup.nodeId,
+    dataDir: ctx.paths.data,
+    brokerDir: join(ctx.paths.data, BROKER_DIR),
     log: ctx.log,
-    counters,
+    audit: (action, details) => ctx.audit(action, details),
+    counters: setup.counters,
   });
 }
 

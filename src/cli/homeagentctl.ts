@@ -129,6 +129,8 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
   mqtt [status]             the MQTT connection: broker, since when, last error, outbox, message counters
   mqtt publish TOPIC PAYLOAD [--qos 0|1|2] [--retain]
                             publish a message (any valid topic; audited)
+  mqtt credentials [--reset devices]
+                            the embedded broker's login for Home Assistant, Zigbee2MQTT and other devices (or a new password)
   webui credentials [--reset password|api_key]
                             the web page's address, admin password and API key (or make a new one)
   lists [list]              shopping and to-do lists with their open and done item counts

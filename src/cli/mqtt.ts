@@ -1,8 +1,10 @@
 /**
- * `homeagentctl mqtt status | publish TOPIC PAYLOAD [--qos N] [--retain]`: the MQTT connection of a
- * running daemon (the `mqtt.*` control methods of the mqtt plugin). `publish` is the owner's own
- * hand on the broker: any valid topic (plugin.mqtt.publish_allow limits the agent, not the owner),
- * audited by the daemon. A QoS 0 message dropped because the broker is away exits 1.
+ * `homeagentctl mqtt status | publish TOPIC PAYLOAD [--qos N] [--retain] | credentials [--reset devices]`:
+ * the MQTT connection of a running daemon (the `mqtt.*` control methods of the mqtt plugin).
+ * `publish` is the owner's own hand on the broker: any valid topic (plugin.mqtt.publish_allow
+ * limits the agent, not the owner), audited by the daemon. A QoS 0 message dropped because the
+ * broker is away exits 1. `credentials` shows the embedded broker's login for devices (Home
+ * Assistant, Zigbee2MQTT, ...) and how they connect; `--reset devices` replaces a leaked password.
  */
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
@@ -11,15 +13,21 @@ import { type CommandRunOptions, withDaemon } from './command-client.js';
 export const MQTT_OPTIONS = {
   qos: { type: 'string' },
   retain: { type: 'boolean' },
+  reset: { type: 'string' },
 } as const;
 
-export type MqttFlags = { qos?: string | undefined; retain?: boolean | undefined };
+export type MqttFlags = { qos?: string | undefined; retain?: boolean | undefined; reset?: string | undefined };
 
-export type MqttCommand = { command: 'status' } | { command: 'publish'; topic: string; payload: string; qos?: 0 | 1 | 2; retain: boolean };
+export type MqttCommand =
+  | { command: 'status' }
+  | { command: 'publish'; topic: string; payload: string; qos?: 0 | 1 | 2; retain: boolean }
+  | { command: 'credentials'; reset?: 'devices' };
 
 export class MqttUsageError extends Error {}
 
-const COMMANDS = 'status or publish';
+const COMMANDS = 'status, publish or credentials';
+/** Which sub-command each flag belongs to. */
+const FLAG_OWNER: Record<keyof MqttFlags, string> = { qos: 'publish', retain: 'publish', reset: 'credentials' };
 
 /** The mqtt flags given on the command line (homeagentctl refuses them on other commands). */
 export function mqttFlagsUsed(flags: MqttFlags): Array<keyof MqttFlags> {
@@ -29,12 +37,20 @@ export function mqttFlagsUsed(flags: MqttFlags): Array<keyof MqttFlags> {
 /** Reads `mqtt <sub> …` (positionals after `mqtt`); no sub-command means status. Throws MqttUsageError. */
 export function parseMqttCommand(positionals: readonly string[], flags: MqttFlags): MqttCommand {
   const [sub = 'status', ...rest] = positionals;
+  const stray = mqttFlagsUsed(flags).find((flag) => FLAG_OWNER[flag] !== sub);
+  if (stray !== undefined && ['status', 'publish', 'credentials'].includes(sub)) {
+    throw new MqttUsageError(`--${stray} belongs to mqtt ${FLAG_OWNER[stray]}, not mqtt ${sub}`);
+  }
   switch (sub) {
     case 'status': {
-      const stray = mqttFlagsUsed(flags);
-      if (stray.length > 0) throw new MqttUsageError(`--${stray[0]} belongs to mqtt publish, not mqtt status`);
       if (rest.length > 0) throw new MqttUsageError('mqtt status takes no arguments');
       return { command: 'status' };
+    }
+    case 'credentials': {
+      if (rest.length > 0) throw new MqttUsageError('mqtt credentials takes no arguments (--reset devices makes a new password)');
+      if (flags.reset === undefined) return { command: 'credentials' };
+      if (flags.reset !== 'devices') throw new MqttUsageError(`--reset must be devices, not ${JSON.stringify(flags.reset)}`);
+      return { command: 'credentials', reset: 'devices' };
     }
     case 'publish': {
       if (rest.length !== 2) {
@@ -81,6 +97,21 @@ export interface MqttStatusAnswer {
   features: Array<{ name: string; status: unknown }>;
 }
 
+/** What mqtt.credentials answers (the plugin's MqttCredentials; the CLI may not import plugins). */
+export interface MqttCredentialsAnswer {
+  host: string;
+  port: number;
+  tls_port: number | null;
+  username: string;
+  password: string;
+  extra_username: string | null;
+  anonymous_allowed: boolean;
+  file: string;
+  created_at: string;
+  updated_at: string;
+  disconnected?: number;
+}
+
 export interface MqttPublishAnswer {
   topic: string;
   qos: number;
@@ -93,6 +124,10 @@ export interface MqttPublishAnswer {
 export async function runMqtt(command: MqttCommand, options: CommandRunOptions): Promise<number> {
   return withDaemon(options, { plugin: 'mqtt' }, async ({ call, print }) => {
     if (command.command === 'status') return print((await call('mqtt.status', {})) as MqttStatusAnswer, formatMqttStatus);
+    if (command.command === 'credentials') {
+      const params = command.reset === undefined ? {} : { reset: command.reset };
+      return print((await call('mqtt.credentials', params)) as MqttCredentialsAnswer, formatMqttCredentials);
+    }
     const params: Record<string, unknown> = { topic: command.topic, payload: command.payload, retain: command.retain };
     if (command.qos !== undefined) params.qos = command.qos;
     const answer = (await call('mqtt.publish', params)) as MqttPublishAnswer;
@@ -102,6 +137,38 @@ export async function runMqtt(command: MqttCommand, options: CommandRunOptions):
 }
 
 // ---- readable output ----
+
+/** The devices' login, and where Home Assistant and Zigbee2MQTT put it. */
+export function formatMqttCredentials(a: MqttCredentialsAnswer): string {
+  const everywhere = a.host === '0.0.0.0' || a.host === '::';
+  const loopback = a.host === 'localhost' || a.host.startsWith('127.') || a.host === '::1';
+  const host = everywhere ? "<this machine's address>" : a.host;
+  const where = everywhere
+    ? 'every address of this machine'
+    : loopback
+      ? 'this machine only; devices elsewhere need plugin.mqtt.broker_host, e.g. 0.0.0.0'
+      : 'this address';
+  const shown = host.includes(':') ? `[${host}]` : host;
+  const tls = a.tls_port !== null;
+  const server = tls ? `mqtts://${shown}:${a.tls_port}` : `mqtt://${shown}:${a.port}`;
+  const port = tls ? a.tls_port : a.port;
+  return [
+    ...(a.disconnected === undefined
+      ? []
+      : [`new password made for ${a.username}; the old one no longer works (${a.disconnected} client(s) using it were disconnected)`]),
+    `embedded broker: ${server} (${tls ? 'TLS, ' : ''}${where})`,
+    ...(tls ? [`plain MQTT:      mqtt://127.0.0.1:${a.port} (this machine only)`] : []),
+    `user name: ${a.username}`,
+    `password:  ${a.password}`,
+    ...(a.extra_username === null
+      ? []
+      : [`also:      ${a.extra_username} (plugin.mqtt.broker_username; its password is in the configuration)`]),
+    ...(a.anonymous_allowed ? ['WARNING:   clients without a login are let in too (plugin.mqtt.broker_allow_anonymous)'] : []),
+    `Home Assistant: Settings > Devices & services > Add integration > MQTT: broker ${host}, port ${port}, this user name and password${tls ? ', advanced options: TLS with the CA of the broker certificate' : ''}`,
+    `Zigbee2MQTT (configuration.yaml): mqtt: { server: "${server}", user: ${a.username}, password: "${a.password}"${tls ? ', ca: <the CA file>' : ''} }`,
+    `kept in ${a.file} (mode 0600), made ${a.created_at}${a.updated_at === a.created_at ? '' : `, changed ${a.updated_at}`}`,
+  ].join('\n');
+}
 
 export function formatMqttPublish(a: MqttPublishAnswer): string {
   const what = `QoS ${a.qos}${a.retain ? ', retained' : ''}, ${a.bytes} byte(s)`;
@@ -141,8 +208,9 @@ export function formatMqttStatus(s: MqttStatusAnswer): string {
   lines.push(`subscriptions: ${s.subscriptions.length === 0 ? 'none' : s.subscriptions.join(', ')}`);
   lines.push(`features: ${s.features.length === 0 ? 'none' : s.features.map((f) => f.name).join(', ')}`);
   if (s.broker !== null && typeof s.broker === 'object') {
-    const b = s.broker as { url?: unknown; clients?: unknown };
-    lines.push(`embedded broker: ${String(b.url ?? 'running')}${typeof b.clients === 'number' ? `, ${b.clients} client(s)` : ''}`);
+    const b = s.broker as { url?: unknown; clients?: unknown; login?: unknown };
+    const login = b.login === 'anonymous allowed' ? ', ANONYMOUS CLIENTS ALLOWED' : b.login === 'required' ? ', login required' : '';
+    lines.push(`embedded broker: ${String(b.url ?? 'running')}${typeof b.clients === 'number' ? `, ${b.clients} client(s)` : ''}${login}`);
   }
   return lines.join('\n');
 }

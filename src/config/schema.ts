@@ -1885,15 +1885,20 @@ const MqttPluginSchema = Type.Object(
     }),
     broker_enabled: Type.Boolean({
       default: false,
-      ...mqttMeta('Run an embedded MQTT broker (for a house without one); its messages persist in <data>/plugin-data/mqtt.', {
-        requires_restart: true,
-      }),
+      ...mqttMeta(
+        'Run an embedded MQTT broker (for a house without one); its messages persist in <data>/plugin-data/mqtt. Clients log in: the devices login is shown by homeagentctl mqtt credentials.',
+        {
+          requires_restart: true,
+        },
+      ),
     }),
     broker_host: Type.String({
       default: '127.0.0.1',
       minLength: 1,
       maxLength: 255,
-      ...mqttMeta('Embedded broker: address to listen on.', { requires_restart: true }),
+      ...mqttMeta('Embedded broker: address to listen on (127.0.0.1: this machine only; 0.0.0.0: the network too).', {
+        requires_restart: true,
+      }),
     }),
     broker_port: Type.Integer({
       default: 1883,
@@ -1901,23 +1906,61 @@ const MqttPluginSchema = Type.Object(
       maximum: 65535,
       ...mqttMeta('Embedded broker: port.', { requires_restart: true }),
     }),
+    broker_tls_cert_file: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...mqttMeta(
+        'Embedded broker: TLS certificate (PEM, with its chain), with broker_tls_key_file. Set: MQTT over TLS on broker_host:broker_tls_port, and plain MQTT only on 127.0.0.1:broker_port.',
+        { requires_restart: true },
+      ),
+    }),
+    broker_tls_key_file: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...mqttMeta("Embedded broker: the TLS certificate's private key (PEM).", { requires_restart: true }),
+    }),
+    broker_tls_port: Type.Integer({
+      default: 8883,
+      minimum: 1,
+      maximum: 65535,
+      ...mqttMeta('Embedded broker: port of MQTT over TLS (when broker_tls_cert_file is set).', { requires_restart: true }),
+    }),
+    broker_allow_anonymous: Type.Boolean({
+      default: false,
+      ...mqttMeta(
+        "Embedded broker: let clients in without a login (only with broker_host on loopback; a warning at start and in health). They may then switch HomeAgent's entities and talk to the agent.",
+        { requires_restart: true },
+      ),
+    }),
     broker_username: Type.String({
       default: '',
       maxLength: 256,
-      ...mqttMeta('Embedded broker: the one user name clients log in with; empty with an empty password: no login (only on 127.0.0.1).', {
-        requires_restart: true,
-      }),
+      ...mqttMeta(
+        'Embedded broker: an extra device login besides the generated one (homeagentctl mqtt credentials), with broker_password; empty: none.',
+        { requires_restart: true },
+      ),
     }),
     broker_password: Type.String({
       default: '',
       maxLength: 1024,
-      ...mqttMeta('Embedded broker: its password.', { requires_restart: true, secret: true }),
+      ...mqttMeta("Embedded broker: the extra login's password.", { requires_restart: true, secret: true }),
+    }),
+    broker_login_timeout_ms: Type.Integer({
+      default: 10000,
+      minimum: 1000,
+      maximum: 120000,
+      ...mqttMeta(
+        'Embedded broker: a connection that has not logged in after this time is closed (half-open connections cannot hold the slots).',
+        {
+          requires_restart: true,
+        },
+      ),
     }),
     broker_max_connections: Type.Integer({
       default: 64,
       minimum: 1,
       maximum: 10000,
-      ...mqttMeta('Embedded broker: clients at once.', { requires_restart: true }),
+      ...mqttMeta("Embedded broker: clients at once (HomeAgent's own client always gets in).", { requires_restart: true }),
     }),
     broker_max_queued_messages: Type.Integer({
       default: 1000,

@@ -251,7 +251,7 @@ function accepts(port: number): Promise<boolean> {
 }
 
 /** A test CA, a server certificate for 127.0.0.1/localhost, a client certificate, and an unrelated CA (EC keys: fast). */
-function makeCertificates(dir: string): TlsFiles {
+export function makeCertificates(dir: string): TlsFiles {
   mkdirSync(dir, { recursive: true });
   const file = (name: string) => join(dir, name);
   const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });

@@ -4,8 +4,10 @@ import t from 'tap';
 import { MqttPlugin } from '../../../plugins/mqtt/mqtt-plugin.js';
 import type { CommandClient } from '../../../src/cli/command-client.js';
 import {
+  formatMqttCredentials,
   formatMqttPublish,
   formatMqttStatus,
+  type MqttCredentialsAnswer,
   type MqttStatusAnswer,
   MqttUsageError,
   mqttFlagsUsed,
@@ -13,6 +15,7 @@ import {
   runMqtt,
 } from '../../../src/cli/mqtt.js';
 import { RemoteError } from '../../../src/cli/rpc-client.js';
+import { defaultConfig } from '../../../src/config/loader.js';
 import { toErrorEnvelope } from '../../../src/shared/errors.js';
 import { startTestBroker } from '../../helpers/mqtt-test-broker.js';
 import { createTestPluginContext } from '../../helpers/plugin-context.js';
@@ -29,12 +32,20 @@ t.test('parseMqttCommand reads each command and refuses what does not fit', asyn
     retain: true,
     qos: 2,
   });
+  t.same(parseMqttCommand(['credentials'], {}), { command: 'credentials' });
+  t.same(parseMqttCommand(['credentials'], { reset: 'devices' }), { command: 'credentials', reset: 'devices' });
   t.same(mqttFlagsUsed({ qos: '0' }), ['qos']);
+  t.same(mqttFlagsUsed({ reset: 'devices' }), ['reset']);
   t.same(mqttFlagsUsed({}), []);
-  const refused: Array<[string[], { qos?: string; retain?: boolean }, RegExp]> = [
-    [['subscribe', 'x'], {}, /unknown mqtt command subscribe; use status or publish/],
+  const refused: Array<[string[], { qos?: string; retain?: boolean; reset?: string }, RegExp]> = [
+    [['subscribe', 'x'], {}, /unknown mqtt command subscribe; use status, publish or credentials/],
     [['status', 'x'], {}, /mqtt status takes no arguments/],
     [['status'], { retain: true }, /--retain belongs to mqtt publish, not mqtt status/],
+    [['status'], { reset: 'devices' }, /--reset belongs to mqtt credentials, not mqtt status/],
+    [['publish', 'a', 'b'], { reset: 'devices' }, /--reset belongs to mqtt credentials, not mqtt publish/],
+    [['credentials'], { qos: '1' }, /--qos belongs to mqtt publish, not mqtt credentials/],
+    [['credentials', 'x'], {}, /mqtt credentials takes no arguments/],
+    [['credentials'], { reset: 'homeagent' }, /--reset must be devices, not "homeagent"/],
     [['publish', 'only-topic'], {}, /mqtt publish needs a TOPIC and a PAYLOAD/],
     [['publish', 'a', 'b', 'c'], {}, /needs a TOPIC and a PAYLOAD/],
     [['publish', ' ', 'x'], {}, /the TOPIC is empty/],
@@ -90,7 +101,15 @@ t.test('formatMqttStatus and formatMqttPublish say what matters first', async (t
   t.match(down, /^NOT connected to mqtt:\/\/ha:\*\*\*@broker\.local:1883 \(disconnected since .*\); next attempt in 4 s/);
   t.match(down, /4 failed attempt\(s\); last error: nothing accepts connections/);
   t.match(down, /outbox: 12 waiting \(max 10000\), 2 dropped \(full\); NOT DURABLE: disk full/);
-  t.match(down, /embedded broker: mqtt:\/\/127\.0\.0\.1:1883, 3 client\(s\)/);
+  t.match(down, /embedded broker: mqtt:\/\/127\.0\.0\.1:1883, 3 client\(s\)$/m);
+  t.match(
+    formatMqttStatus({ ...STATUS, broker: { url: 'mqtt://127.0.0.1:1883', clients: 1, login: 'required' } }),
+    /embedded broker: mqtt:\/\/127\.0\.0\.1:1883, 1 client\(s\), login required$/m,
+  );
+  t.match(
+    formatMqttStatus({ ...STATUS, broker: { url: 'mqtt://127.0.0.1:1883', clients: 1, login: 'anonymous allowed' } }),
+    /, ANONYMOUS CLIENTS ALLOWED$/m,
+  );
   t.match(formatMqttStatus({ ...STATUS, state: 'off' }), /^MQTT off: no broker configured/);
   t.equal(
     formatMqttPublish({ topic: 'a/b', qos: 1, retain: true, bytes: 2, delivery: 'sent' }),
@@ -98,6 +117,92 @@ t.test('formatMqttStatus and formatMqttPublish say what matters first', async (t
   );
   t.match(formatMqttPublish({ topic: 'a/b', qos: 1, retain: false, bytes: 2, delivery: 'queued' }), /it is sent when the broker is back/);
   t.match(formatMqttPublish({ topic: 'a/b', qos: 0, retain: false, bytes: 2, delivery: 'dropped' }), /QoS 0 messages are not kept/);
+});
+
+const CREDENTIALS: MqttCredentialsAnswer = {
+  host: '0.0.0.0',
+  port: 1883,
+  tls_port: null,
+  username: 'devices',
+  password: 'Zq3-secret-0123456789abcdefghijk',
+  extra_username: null,
+  anonymous_allowed: false,
+  file: '/var/lib/homeagent/plugin-data/mqtt/broker-credentials.json',
+  created_at: '2025-01-01T00:00:00.000Z',
+  updated_at: '2025-01-01T00:00:00.000Z',
+};
+
+t.test('formatMqttCredentials: the login, where it reaches, and where Home Assistant and Zigbee2MQTT take it', async (t) => {
+  t.equal(
+    formatMqttCredentials(CREDENTIALS),
+    [
+      "embedded broker: mqtt://<this machine's address>:1883 (every address of this machine)",
+      'user name: devices',
+      'password:  Zq3-secret-0123456789abcdefghijk',
+      "Home Assistant: Settings > Devices & services > Add integration > MQTT: broker <this machine's address>, port 1883, this user name and password",
+      `Zigbee2MQTT (configuration.yaml): mqtt: { server: "mqtt://<this machine's address>:1883", user: devices, password: "Zq3-secret-0123456789abcdefghijk" }`,
+      'kept in /var/lib/homeagent/plugin-data/mqtt/broker-credentials.json (mode 0600), made 2025-01-01T00:00:00.000Z',
+    ].join('\n'),
+  );
+  const local = formatMqttCredentials({
+    ...CREDENTIALS,
+    host: '127.0.0.1',
+    extra_username: 'zigbee2mqtt',
+    anonymous_allowed: true,
+    disconnected: 2,
+    updated_at: '2025-02-01T00:00:00.000Z',
+  });
+  t.match(local, /^new password made for devices; the old one no longer works \(2 client\(s\) using it were disconnected\)\n/);
+  t.match(
+    local,
+    /embedded broker: mqtt:\/\/127\.0\.0\.1:1883 \(this machine only; devices elsewhere need plugin\.mqtt\.broker_host, e\.g\. 0\.0\.0\.0\)\n/,
+  );
+  t.match(local, /also: +zigbee2mqtt \(plugin\.mqtt\.broker_username; its password is in the configuration\)/);
+  t.match(local, /WARNING: +clients without a login are let in too \(plugin\.mqtt\.broker_allow_anonymous\)/);
+  t.match(local, /, changed 2025-02-01T00:00:00\.000Z$/);
+  const secure = formatMqttCredentials({ ...CREDENTIALS, host: '192.168.1.5', tls_port: 8883 });
+  t.match(
+    secure,
+    /^embedded broker: mqtts:\/\/192\.168\.1\.5:8883 \(TLS, this address\)\nplain MQTT: +mqtt:\/\/127\.0\.0\.1:1883 \(this machine only\)\n/,
+  );
+  t.match(secure, /MQTT: broker 192\.168\.1\.5, port 8883, this user name and password, advanced options: TLS/);
+  t.match(secure, /server: "mqtts:\/\/192\.168\.1\.5:8883", user: devices, password: "[^"]+", ca: <the CA file> \}/);
+});
+
+t.test('runMqtt credentials against a plugin running the embedded broker; --reset devices', async (t) => {
+  const tc = createTestPluginContext({
+    name: 'mqtt',
+    dataDir: t.testdir(),
+    settings: { ...defaultConfig().plugin.mqtt, node_id: 'cli', broker_enabled: true, broker_port: 0 },
+  });
+  const plugin = new MqttPlugin(tc.context, { features: [] });
+  await plugin.start(new AbortController().signal);
+  t.teardown(async () => {
+    await plugin.stop();
+    await tc.close();
+  });
+  const connect = async (): Promise<CommandClient> => ({
+    call: async (method, params) => {
+      try {
+        return await tc.control.call(method, params, { actor: 'cli' });
+      } catch (error) {
+        throw new RemoteError(toErrorEnvelope(error));
+      }
+    },
+    close: () => {},
+  });
+  const out: string[] = [];
+  const stdout = { write: (text: string) => out.push(text) };
+  t.equal(await runMqtt({ command: 'credentials' }, { connect, json: true, timeoutMs: 1000, stdout }), 0);
+  const first = JSON.parse(out[0] ?? '') as MqttCredentialsAnswer;
+  t.match(first, { host: '127.0.0.1', tls_port: null, username: 'devices', password: /^[A-Za-z0-9_-]{32}$/ });
+  t.equal(await runMqtt({ command: 'credentials', reset: 'devices' }, { connect, json: false, timeoutMs: 1000, stdout }), 0);
+  t.match(out[1], /^new password made for devices; the old one no longer works \(0 client\(s\)/);
+  t.notMatch(out[1], first.password, 'a new password is shown');
+  t.same(
+    tc.audits.map((a) => a.action),
+    ['mqtt.credentials.read', 'mqtt.credentials.reset'],
+  );
 });
 
 t.test('runMqtt against a running mqtt plugin: status, publish, JSON, and a missing plugin', async (t) => {

@@ -1,15 +1,20 @@
-// The embedded broker with real mqtt.js clients on loopback: login, anonymous only on loopback,
-// persistent sessions and retained messages across a restart, the connection limit, a busy port,
-// an unreadable state file.
+// The embedded broker with real mqtt.js clients on loopback: a login is required (anonymous only
+// when allowed, and only on loopback), only HomeAgent's own client publishes on HomeAgent's topics
+// (retained messages and wills included) and uses its client id, persistent sessions and retained
+// messages across a restart, the connection limit, a login timeout, a busy port, an unreadable
+// state file, and a TLS listener's handshakes at stop.
 import { once } from 'node:events';
-import { existsSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer, connect as tcpConnect } from 'node:net';
 import { join } from 'node:path';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import t from 'tap';
+import { BrokerAccess, type BrokerAccessOptions, ownTopics } from '../../../../plugins/mqtt/broker-access.js';
+import { FilePersistence } from '../../../../plugins/mqtt/broker-persistence.js';
 import { EmbeddedBroker, type EmbeddedBrokerOptions } from '../../../../plugins/mqtt/embedded-broker.js';
 import { LogManager } from '../../../../src/log/logger.js';
 import { isHomeAgentError } from '../../../../src/shared/errors.js';
+import { makeCertificates, opensslMissing } from '../../../helpers/mosquitto.js';
 
 interface LogRecord {
   level: string;
@@ -27,26 +32,55 @@ function recordingLog() {
   return { log: logs.child('mqtt.broker'), records };
 }
 
-function brokerOn(dataDir: string, options: Partial<EmbeddedBrokerOptions> = {}): EmbeddedBroker {
-  return new EmbeddedBroker({
-    host: '127.0.0.1',
-    port: 0,
-    username: '',
-    password: '',
-    maxConnections: 64,
-    dataDir,
-    log: new LogManager({ level: 'silent', levels: {} }).child('mqtt.broker'),
+const silent = () => new LogManager({ level: 'silent', levels: {} }).child('mqtt.broker');
+
+/** Client options where an explicit undefined user name or password leaves it out (the devices' login is the default). */
+type ClientOptions = Omit<IClientOptions, 'username' | 'password'> & { username?: string | undefined; password?: string | undefined };
+
+const BASE = 'homeagent/testnode';
+const OWN_ID = 'homeagent-testnode';
+/** HomeAgent's own login and the devices' one, as broker-credentials.ts would make them. */
+const HOMEAGENT: ClientOptions = { username: 'homeagent', password: 'own-secret-0123456789', clientId: OWN_ID };
+const DEVICE: ClientOptions = { username: 'devices', password: 'device-secret-0123456789' };
+
+function access(options: Partial<BrokerAccessOptions> = {}): BrokerAccess {
+  return new BrokerAccess({
+    logins: [
+      { username: 'homeagent', password: 'own-secret-0123456789', role: 'homeagent' },
+      { username: 'devices', password: 'device-secret-0123456789', role: 'device' },
+    ],
+    allowAnonymous: false,
+    ownClientId: OWN_ID,
+    ...ownTopics(BASE, 'homeassistant', 'testnode'),
     ...options,
   });
 }
 
-/** Connects once (no reconnects, so that a refusal is an error here rather than a retry loop). */
-async function connect(url: string, options: IClientOptions = {}): Promise<MqttClient> {
-  return mqtt.connectAsync(url, { reconnectPeriod: 0, connectTimeout: 5000, ...options });
+function brokerOn(dataDir: string, options: Partial<EmbeddedBrokerOptions> = {}): EmbeddedBroker {
+  return new EmbeddedBroker({
+    host: '127.0.0.1',
+    port: 0,
+    access: access(),
+    maxConnections: 64,
+    dataDir,
+    log: silent(),
+    ...options,
+  });
+}
+
+/** Connects once (no reconnects, so that a refusal is an error here rather than a retry loop); a device unless told otherwise. */
+async function connect(url: string, options: ClientOptions = {}): Promise<MqttClient> {
+  const merged: Record<string, unknown> = { reconnectPeriod: 0, connectTimeout: 5000, ...DEVICE, ...options };
+  for (const key of ['username', 'password']) if (merged[key] === undefined) delete merged[key];
+  return mqtt.connectAsync(url, merged as IClientOptions);
+}
+
+function closedOf(client: MqttClient): Promise<void> {
+  return new Promise((resolve) => client.once('close', () => resolve()));
 }
 
 /** The CONNACK return code (or socket error code) a refused connection got; undefined when it connected. */
-async function refusedWith(url: string, options: IClientOptions = {}): Promise<number | string | undefined> {
+async function refusedWith(url: string, options: ClientOptions = {}): Promise<number | string | undefined> {
   try {
     const client = await connect(url, options);
     await client.endAsync();
@@ -74,10 +108,28 @@ function collect(client: MqttClient, count: number, deadlineMs = 5000): Promise<
   });
 }
 
-t.test('anonymous on loopback: starts on a free port, carries messages, stops', async (t) => {
+/** The retained messages under `filter` a new subscriber gets, once a marker published after them has arrived. */
+async function retainedUnder(url: string, filter: string, marker: MqttClient): Promise<Array<[string, string]>> {
+  const reader = await connect(url);
+  const seen: Array<[string, string]> = [];
+  const done = new Promise<void>((resolve) =>
+    reader.on('message', (topic, payload, packet) => {
+      if (topic === 'test/marker') resolve();
+      else if (packet.retain) seen.push([topic, payload.toString()]);
+    }),
+  );
+  await reader.subscribeAsync([filter, 'test/marker'], { qos: 1 });
+  await marker.publishAsync('test/marker', 'x', { qos: 1 });
+  await done;
+  await reader.endAsync();
+  return seen.sort();
+}
+
+t.test('a device with the login: starts on a free port, carries messages, stops', async (t) => {
   const broker = brokerOn(t.testdir());
   const { url } = await broker.start();
   t.match(url, /^mqtt:\/\/127\.0\.0\.1:\d+$/);
+  t.match(broker.status(), { login: 'required', refused: { logins: 0, publishes: 0, subscriptions: 0 } });
   const subscriber = await connect(url);
   await subscriber.subscribeAsync('home/+', { qos: 1 });
   const arrived = collect(subscriber, 1);
@@ -91,60 +143,272 @@ t.test('anonymous on loopback: starts on a free port, carries messages, stops', 
   t.equal(broker.url, undefined);
 });
 
-t.test('with a login: only the right user name and password get in', async (t) => {
+t.test('logins: only a right user name and password get in; no login is "not authorized"', async (t) => {
   const { log, records } = recordingLog();
-  const broker = brokerOn(t.testdir(), { username: 'house', password: 'correct horse', log });
+  let now = 0;
+  const broker = brokerOn(t.testdir(), { log, clock: { now: () => now } });
   const { url } = await broker.start();
   t.teardown(() => broker.stop());
-  t.equal(await refusedWith(url), 4, 'no login: CONNACK 4 (bad user name or password)');
-  t.equal(await refusedWith(url, { username: 'house', password: 'wrong horse' }), 4, 'wrong password');
-  t.equal(await refusedWith(url, { username: 'House', password: 'correct horse' }), 4, 'wrong user name');
-  t.equal(await refusedWith(url, { username: 'house' }), 4, 'user name only');
-  t.equal(await refusedWith(url, { username: 'house', password: 'correct horse' }), undefined, 'right login');
-  t.ok(
-    records.some((r) => r.level === 'warn' && /bad user name or password/.test(r.msg)),
-    'refusals are logged',
+  t.equal(await refusedWith(url, { username: undefined, password: undefined }), 5, 'no login: CONNACK 5 (not authorized)');
+  t.equal(await refusedWith(url, { password: 'wrong horse' }), 4, 'wrong password: CONNACK 4');
+  t.equal(await refusedWith(url, { username: 'Devices' }), 4, 'wrong user name');
+  t.equal(await refusedWith(url, { password: undefined }), 4, 'user name only');
+  t.equal(await refusedWith(url, { username: 'homeagent' }), 4, "one login's user name with another's password");
+  t.equal(await refusedWith(url), undefined, 'the right login');
+  t.equal(broker.status().refused.logins, 5, 'counted');
+  const refusals = records.filter((r) => r.level === 'warn' && /MQTT client refused/.test(r.msg));
+  t.same(
+    refusals.map((r) => r.msg),
+    ['MQTT client refused: no login (this broker needs a user name and password)', 'MQTT client refused: bad user name or password'],
+    'one warning per kind and address a minute: a storm of wrong logins does not flood the log',
+  );
+  now += 61_000;
+  t.equal(await refusedWith(url, { password: 'wrong again' }), 4);
+  t.match(
+    records.at(-1),
+    { level: 'warn', msg: 'MQTT client refused: bad user name or password', suppressed: 3 },
+    'then the count left out',
   );
   t.notOk(JSON.stringify(records).includes('wrong horse'), 'passwords never reach the log');
+  t.notOk(JSON.stringify(records).includes('device-secret'), 'nor the right ones');
 });
 
-t.test('no login is allowed only on a loopback address; half a login never', async (t) => {
-  for (const host of ['127.0.0.1', '::1', 'localhost']) {
-    const broker = brokerOn(t.testdir(), { host });
-    const started = await broker.start().then(
-      (r) => r,
-      (error: unknown) => error as Error,
-    );
-    // ::1 may be missing on a machine without IPv6; only the decision about the login matters here
-    if (started instanceof Error) t.notMatch(started.message, /login/, `${host}: not refused for the missing login`);
-    else t.pass(`${host}: started without a login`);
-    await broker.stop();
-  }
+t.test('anonymous clients only when allowed, only on loopback, and with no more rights than a device', async (t) => {
+  const { log, records } = recordingLog();
+  const broker = brokerOn(t.testdir(), { access: access({ allowAnonymous: true }), log });
+  const { url } = await broker.start();
+  t.teardown(() => broker.stop());
+  t.match(broker.status(), { login: 'anonymous allowed' });
+  t.ok(
+    records.some(
+      (r) => r.level === 'warn' && /broker_allow_anonymous lets any program on this machine connect without a login/.test(r.msg),
+    ),
+    'a warning at start',
+  );
+  const anonymous = await connect(url, { username: undefined, password: undefined });
+  await anonymous.publishAsync('home/hall', 'fine', { qos: 1 });
+  t.equal(await refusedWith(url, { password: 'wrong' }), 4, 'a wrong login is still refused (no fallback to anonymous)');
+  const closed = closedOf(anonymous);
+  anonymous.publish(`${BASE}/status`, 'online', { qos: 1, retain: true });
+  await closed;
+  t.equal(broker.status().refused.publishes, 1, "an anonymous client may not publish on HomeAgent's topics either");
+  await anonymous.endAsync(true);
+
   for (const host of ['0.0.0.0', '::', '192.168.1.10']) {
     const dataDir = join(t.testdir(), 'state');
-    const broker = brokerOn(dataDir, { host });
+    const refused = brokerOn(dataDir, { host, access: access({ allowAnonymous: true }) });
     await t.rejects(
-      broker.start(),
-      { code: 'HA_ERR_MQTT_BROKER', message: /without a login.*broker_username.*127\.0\.0\.1/ },
+      refused.start(),
+      {
+        code: 'HA_ERR_MQTT_BROKER',
+        message: /without a login: plugin\.mqtt\.broker_allow_anonymous is only allowed with broker_host 127\.0\.0\.1/,
+      },
       `${host}: refused`,
     );
     t.notOk(existsSync(dataDir), `${host}: nothing written`);
   }
-  await t.rejects(brokerOn(t.testdir(), { username: 'house' }).start(), {
-    code: 'HA_ERR_MQTT_BROKER',
-    message: /both .*only the user name/,
+});
+
+t.test('on every address of the machine a login is required', async (t) => {
+  const broker = brokerOn(t.testdir(), { host: '0.0.0.0' });
+  const { url } = await broker.start();
+  t.teardown(() => broker.stop());
+  t.equal(await refusedWith(url, { username: undefined, password: undefined }), 5, 'anonymous refused');
+  t.equal(await refusedWith(url), undefined, 'the login gets in');
+});
+
+t.test("only HomeAgent's client publishes on HomeAgent's topics; devices keep the rest and the topics HomeAgent listens to", async (t) => {
+  const { log, records } = recordingLog();
+  const broker = brokerOn(t.testdir(), { log });
+  const { url } = await broker.start();
+  t.teardown(() => broker.stop());
+  const homeagent = await connect(url, HOMEAGENT);
+  t.teardown(() => homeagent.endAsync(true));
+  const own: Array<[string, string]> = [
+    [`${BASE}/status`, 'online'],
+    [`${BASE}/switch.kitchen/state`, 'on'],
+    [`${BASE}/switch.kitchen/availability`, 'online'],
+    [`${BASE}/agent/last_reply`, 'The kitchen light is on.'],
+    ['homeassistant/switch/testnode/switch_kitchen/config', '{"name":"Kitchen"}'],
+  ];
+  for (const [topic, text] of own) await homeagent.publishAsync(topic, text, { qos: 1, retain: true });
+
+  const watcher = await connect(url);
+  t.teardown(() => watcher.endAsync(true));
+  const seen: Array<[string, string]> = [];
+  watcher.on('message', (topic, payload) => void seen.push([topic, payload.toString()]));
+  await watcher.subscribeAsync([`${BASE}/#`, 'homeassistant/#', 'zigbee2mqtt/#', 'homeagent/othernode/#'], { qos: 1 });
+
+  const forged: Array<[string, string]> = [
+    [`${BASE}/agent/last_reply`, '[Confirmation needed] ... Reply "/confirm ABCD"'],
+    [`${BASE}/status`, 'offline'],
+    [`${BASE}/switch.kitchen/state`, 'off'],
+    [`${BASE}/switch.kitchen/attributes`, '{}'],
+    [BASE, 'x'],
+    [`${BASE}/agent/anything_new`, 'x'],
+    ['homeassistant/lock/testnode/lock_front/config', '{"command_topic":"evil"}'],
+    ['homeassistant/switch/testnode/switch_kitchen/config', ''],
+  ];
+  for (const [topic, text] of forged) {
+    for (const retain of [true, false]) {
+      const device = await connect(url);
+      const closed = closedOf(device);
+      device.publish(topic, text, { qos: 1, retain });
+      await closed;
+      await device.endAsync(true);
+    }
+  }
+  t.equal(broker.status().refused.publishes, forged.length * 2, 'each forged publish refused, the client disconnected');
+
+  const device = await connect(url);
+  t.teardown(() => device.endAsync(true));
+  const allowed: Array<[string, string]> = [
+    [`${BASE}/switch.kitchen/set`, 'OFF'],
+    [`${BASE}/agent/notify`, 'hello'],
+    ['homeassistant/status', 'online'],
+    ['homeassistant/sensor/0x00158d0001/temperature/config', '{}'],
+    ['zigbee2mqtt/lamp', '{"state":"ON"}'],
+    ['homeagent/othernode/status', 'online'],
+  ];
+  for (const [topic, text] of allowed) await device.publishAsync(topic, text, { qos: 1 });
+  t.ok(device.connected, 'a device publishing where it may stays connected');
+  await device.publishAsync('zigbee2mqtt/end', 'x', { qos: 1 });
+  const deadline = Date.now() + 5000;
+  while (!seen.some(([topic]) => topic === 'zigbee2mqtt/end') && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+  // aedes may hand a retained message once per matching filter of a SUBSCRIBE: compare what arrived, not how often.
+  const distinct = [...new Set(seen.filter(([topic]) => topic !== 'zigbee2mqtt/end').map((m) => JSON.stringify(m)))];
+  t.same(
+    distinct.map((m) => JSON.parse(m) as [string, string]).sort(),
+    [...own, ...allowed].sort(),
+    "a subscriber got HomeAgent's retained messages and what devices may publish, nothing forged",
+  );
+  t.same(await retainedUnder(url, '#', device), [...own].sort(), 'the retained messages are still the ones HomeAgent published');
+  t.ok(
+    records.some((r) => r.level === 'warn' && /agent\/last_reply is one of HomeAgent's own topics/.test(r.msg)),
+    'refusals are logged with the topic',
+  );
+});
+
+t.test("HomeAgent's client id is its login's alone, and its login uses only that client id", async (t) => {
+  const { log, records } = recordingLog();
+  const broker = brokerOn(t.testdir(), { log });
+  const { url } = await broker.start();
+  t.teardown(() => broker.stop());
+  const homeagent = await connect(url, { ...HOMEAGENT, clean: false });
+  t.teardown(() => homeagent.endAsync(true));
+  await homeagent.subscribeAsync(`${BASE}/+/set`, { qos: 1 });
+  let kicked = false;
+  homeagent.on('close', () => {
+    kicked = true;
   });
-  await t.rejects(brokerOn(t.testdir(), { password: 'secret' }).start(), {
-    code: 'HA_ERR_MQTT_BROKER',
-    message: /both .*only the password/,
+  t.equal(await refusedWith(url, { clientId: OWN_ID, clean: false }), 5, 'a device with the client id: CONNACK 5');
+  t.equal(await refusedWith(url, { ...HOMEAGENT, clientId: 'something-else' }), 5, 'the login with another client id: CONNACK 5');
+  const device = await connect(url);
+  t.teardown(() => device.endAsync(true));
+  const arrived = collect(homeagent, 1);
+  await device.publishAsync(`${BASE}/switch.kitchen/set`, 'ON', { qos: 1 });
+  t.same(await arrived, [[`${BASE}/switch.kitchen/set`, 'ON']], "HomeAgent's session was not taken over: it still gets its commands");
+  t.notOk(kicked, 'and its connection was never cut');
+  t.equal(await refusedWith(url, { username: undefined, password: undefined }), 5);
+  t.same(
+    records.filter((r) => r.level === 'warn').map((r) => r.msg),
+    [
+      "MQTT client refused: the client id homeagent-testnode is HomeAgent's own",
+      'MQTT client refused: no login (this broker needs a user name and password)',
+    ],
+    'each kind of refusal has its own warning (the second client-id refusal within the minute is counted, not logged)',
+  );
+});
+
+t.test("wills: none on HomeAgent's topics but HomeAgent's own; stored ones from before the rules are deleted", async (t) => {
+  const dataDir = t.testdir();
+  // A will stored by an older version without these rules (written straight into the broker's state).
+  const old = new FilePersistence({ dir: dataDir, log: silent() });
+  await old.setup({ id: 'old-broker' });
+  const packet = (topic: string) => ({ cmd: 'publish', topic, payload: Buffer.from('offline'), qos: 1, retain: true });
+  await old.putWill({ id: 'intruder' }, packet(`${BASE}/status`));
+  await old.putWill({ id: OWN_ID }, packet(`${BASE}/status`));
+  await old.putWill({ id: 'lamp' }, packet('lamps/kitchen/status'));
+  await old.close();
+
+  const { log, records } = recordingLog();
+  const broker = brokerOn(dataDir, { log });
+  const { url } = await broker.start();
+  t.ok(
+    records.some((r) => r.level === 'warn' && r.client === 'intruder' && /stored will on HomeAgent's own topic/.test(r.msg)),
+    'the forged will was deleted at start, and said so',
+  );
+  t.notOk(
+    records.some((r) => r.client === OWN_ID || r.client === 'lamp'),
+    "HomeAgent's own and a device's own were kept",
+  );
+
+  t.equal(
+    await refusedWith(url, { will: { topic: `${BASE}/status`, payload: Buffer.from('offline'), qos: 1, retain: true } }),
+    5,
+    "a device with a will on HomeAgent's status: CONNACK 5",
+  );
+  const watcher = await connect(url);
+  t.teardown(() => watcher.endAsync(true));
+  await watcher.subscribeAsync(['lamps/#', `${BASE}/status`], { qos: 1 });
+  const wills = collect(watcher, 2);
+  const lamp = await connect(url, {
+    clientId: 'lamp2',
+    will: { topic: 'lamps/hall/status', payload: Buffer.from('gone'), qos: 1, retain: false },
   });
+  const homeagent = await connect(url, {
+    ...HOMEAGENT,
+    will: { topic: `${BASE}/status`, payload: Buffer.from('offline'), qos: 1, retain: true },
+  });
+  (lamp.stream as import('node:net').Socket).destroy();
+  (homeagent.stream as import('node:net').Socket).destroy();
+  t.same(
+    (await wills).sort(),
+    [
+      [`${BASE}/status`, 'offline'],
+      ['lamps/hall/status', 'gone'],
+    ],
+    'allowed wills are published when the connection dies',
+  );
+  await Promise.all([lamp.endAsync(true), homeagent.endAsync(true)]);
+  await broker.stop();
+
+  const after = new FilePersistence({ dir: dataDir, log: silent() });
+  await after.setup({ id: 'check' });
+  const left: string[] = [];
+  for await (const will of after.streamWill()) left.push(String((will as { clientId: string }).clientId));
+  await after.close();
+  // HomeAgent's stored will was replaced by its new connection's, published when that died.
+  t.same(left, ['lamp'], "the stored will left: the lamp's, not the intruder's");
+});
+
+t.test('only HomeAgent reads $SYS; a refused subscription keeps the connection', async (t) => {
+  const broker = brokerOn(t.testdir());
+  const { url } = await broker.start();
+  t.teardown(() => broker.stop());
+  const device = await connect(url);
+  t.teardown(() => device.endAsync(true));
+  // mqtt.js rejects a SUBACK carrying a failure; the codes are in the packet it rejects with.
+  const suback = await device.subscribeAsync(['$SYS/#', 'home/#'], { qos: 1 }).then(
+    () => undefined,
+    (error: { packet?: { granted?: number[] } }) => error.packet?.granted,
+  );
+  t.same(suback, [128, 1], '$SYS/# refused (128), the other filter granted');
+  t.ok(device.connected, 'still connected');
+  t.equal(broker.status().refused.subscriptions, 1);
+  const homeagent = await connect(url, HOMEAGENT);
+  t.teardown(() => homeagent.endAsync(true));
+  t.same(
+    (await homeagent.subscribeAsync('$SYS/#', { qos: 0 })).map((g) => g.qos),
+    [0],
+  );
 });
 
 t.test('a persistent session gets the messages published while it was away, across a broker restart', async (t) => {
   const dataDir = t.testdir();
   const first = brokerOn(dataDir);
   const { url } = await first.start();
-  const session: IClientOptions = { clientId: 'kitchen-display', clean: false };
+  const session: ClientOptions = { clientId: 'kitchen-display', clean: false };
   const subscriber = await connect(url, session);
   await subscriber.subscribeAsync('home/#', { qos: 1 });
   await subscriber.endAsync();
@@ -160,7 +424,7 @@ t.test('a persistent session gets the messages published while it was away, acro
   const { url: url2 } = await second.start();
   t.teardown(() => second.stop());
   t.match(second.status(), { sessions: 1, queued: 5, retained: 1 }, 'the state is back');
-  const back = mqtt.connect(url2, { reconnectPeriod: 0, ...session });
+  const back = mqtt.connect(url2, { reconnectPeriod: 0, ...DEVICE, ...session } as IClientOptions);
   const arrived = collect(back, 5);
   const connack = await new Promise<{ sessionPresent: boolean }>((resolve) => back.once('connect', resolve));
   t.equal(connack.sessionPresent, true, 'the broker still knows the session');
@@ -204,7 +468,7 @@ t.test('a connected persistent subscriber gets a burst larger than an absent ses
   t.equal(broker.status().queued, 50, 'an absent session keeps at most maxQueuedPerClient');
 });
 
-t.test('max connections: one more client is told "server unavailable"; a free slot lets it in', async (t) => {
+t.test('max connections: one more client is told "server unavailable"; a free slot lets it in; HomeAgent always gets in', async (t) => {
   const { log, records } = recordingLog();
   const broker = brokerOn(t.testdir(), { maxConnections: 2, log });
   const { url } = await broker.start();
@@ -216,15 +480,29 @@ t.test('max connections: one more client is told "server unavailable"; a free sl
     records.some((r) => /too many connections/.test(r.msg)),
     'logged',
   );
+  const homeagent = await connect(url, HOMEAGENT);
+  t.ok(homeagent.connected, "HomeAgent's own client gets in when the devices took every slot");
   // the same client id coming back takes over its own slot
   const aAgain = await connect(url, { clientId: 'a' });
   t.ok(aAgain.connected, 'a session takeover is not an extra connection');
-  await b.endAsync();
+  await Promise.all([b.endAsync(), homeagent.endAsync()]);
   const deadline = Date.now() + 5000;
   let code = await refusedWith(url, { clientId: 'c' });
   while (code !== undefined && Date.now() < deadline) code = await refusedWith(url, { clientId: 'c' });
   t.equal(code, undefined, 'c gets in once b has left');
   await Promise.all([a.endAsync(true), aAgain.endAsync()]);
+});
+
+t.test('a connection that does not log in within the login timeout is closed', async (t) => {
+  const broker = brokerOn(t.testdir(), { loginTimeoutMs: 200 });
+  const { url } = await broker.start();
+  t.teardown(() => broker.stop());
+  const socket = tcpConnect(Number(new URL(url).port), '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(Buffer.from([0x10, 0x20, 0x00])); // the first bytes of a CONNECT, and then nothing
+  await once(socket, 'close');
+  t.pass('the broker closed it');
+  t.equal(await refusedWith(url), undefined, 'and still takes logins');
 });
 
 t.test('a busy port: HA_ERR_MQTT_BROKER naming the port; nothing left behind', async (t) => {
@@ -291,3 +569,36 @@ t.test('a second start while running is refused', async (t) => {
   const error = await broker.start().catch((e: unknown) => e);
   t.ok(isHomeAgentError(error) && error.code === 'HA_ERR_MQTT_BROKER');
 });
+
+t.test(
+  'TLS: stop() ends connections still in their handshake; a stalled handshake ends at the login timeout',
+  { skip: opensslMissing() ?? false },
+  async (t) => {
+    const base = t.testdir();
+    const certs = makeCertificates(join(base, 'certs'));
+    const tls = { cert: readFileSync(certs.serverCert), key: readFileSync(certs.serverKey), port: 0 };
+    const broker = brokerOn(join(base, 'state'), { tls, loginTimeoutMs: 300 });
+    await broker.start();
+    const tlsUrl = broker.status().tls_url ?? '';
+    t.match(tlsUrl, /^mqtts:\/\/127\.0\.0\.1:\d+$/);
+    const port = Number(new URL(tlsUrl).port);
+    const open = (): Promise<import('node:net').Socket> =>
+      new Promise((resolve) => {
+        const socket = tcpConnect(port, '127.0.0.1', () => {
+          socket.write(Buffer.from([0x16, 0x03, 0x01])); // a TLS record begun, never finished
+          resolve(socket);
+        });
+        socket.on('error', () => {});
+      });
+    // events.once would reject on the reset that ends them; only the close matters here.
+    const closedOf = (socket: import('node:net').Socket) => new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    const stalled = await open();
+    await closedOf(stalled);
+    t.pass('the handshake timeout closed it');
+    const pending = await open();
+    const closed = closedOf(pending);
+    await broker.stop();
+    await closed;
+    t.pass('stop() returned and closed the socket still in its handshake');
+  },
+);

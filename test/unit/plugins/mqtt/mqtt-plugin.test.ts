@@ -1,10 +1,11 @@
 // The MQTT plugin shell (plugins/mqtt/mqtt-plugin.ts) with a real test plugin context (control
 // registry, audit records) and real brokers (aedes in-process; the embedded broker): MQTT off,
-// mqtt.status and mqtt.publish, an absent broker that is not a start failure, feature modules
-// started in order and stopped in reverse, the embedded broker started before the connection.
+// mqtt.status and mqtt.publish (the owner's only), an absent broker that is not a start failure,
+// feature modules started in order and stopped in reverse, the embedded broker started before the
+// connection.
 import { Type } from '@sinclair/typebox';
 import t, { type Test } from 'tap';
-import { EmbeddedBroker } from '../../../../plugins/mqtt/embedded-broker.js';
+import { EmbeddedBrokerService } from '../../../../plugins/mqtt/embedded-broker-service.js';
 import {
   MQTT_OFF_DETAIL,
   type MqttFeature,
@@ -107,9 +108,16 @@ t.test('connected: mqtt.status and mqtt.publish (audited, any valid topic), heal
   t.same(observer.inbox[0], { topic: 'elsewhere/light', text: 'ON', retain: false, qos: 1 });
   t.same(tc.audits, [{ action: 'mqtt.publish', details: { topic: 'elsewhere/light', qos: 1, retain: true, bytes: 2, actor: 'cli' } }]);
 
+  for (const actor of ['webui:session', 'plugin:onebot', 'agent']) {
+    await expectErrorAsync(
+      t,
+      () => tc.control.call('mqtt.publish', { topic: 'homeagent/testnode/lock.front_door/set', payload: 'UNLOCK' }, { actor }),
+      'HA_ERR_PLUGIN_PERMISSION',
+    );
+  }
   await expectErrorAsync(t, () => call('mqtt.publish', { topic: 'bad/#', payload: 'x' }), 'HA_ERR_MQTT_TOPIC');
   await expectErrorAsync(t, () => call('mqtt.publish', { topic: 'a/b', payload: 'x', qos: 3 }), 'HA_ERR_RPC_INVALID_PARAMS');
-  t.equal(tc.audits.length, 1, 'refused calls publish nothing and are not audited as publishes');
+  t.equal(tc.audits.length, 1, 'refused calls (not the owner, bad topic, bad QoS) publish nothing and are not audited as publishes');
 });
 
 t.test('an unreachable broker is not a start failure: the plugin runs, retries, and health says so', async (t) => {
@@ -186,13 +194,13 @@ t.test('feature modules start in order after the connection and stop in reverse;
   t.same(failing.health(), { ok: false, detail: 'MQTT is not running' });
 });
 
-t.test('the embedded broker starts before the connection, which uses its address and login', async (t) => {
+t.test('the embedded broker starts before the connection, which uses its address and its own generated login', async (t) => {
   const atEnd = cleanups(t);
   const order: string[] = [];
   const running = await startPlugin(
     t,
     atEnd,
-    { broker_enabled: true, broker_port: 0, broker_username: 'ha', broker_password: 'pw' },
+    { broker_enabled: true, broker_port: 0 },
     {
       features: [
         {
@@ -200,15 +208,17 @@ t.test('the embedded broker starts before the connection, which uses its address
           create: (c) => ({ start: async () => void order.push(`feature sees connected=${c.link.connected}`), stop: async () => {} }),
         },
       ],
-      broker: (settings, ctx) => {
-        const real = new EmbeddedBroker({
-          host: settings.broker_host,
-          port: settings.broker_port,
-          username: settings.broker_username,
-          password: settings.broker_password,
-          maxConnections: settings.broker_max_connections,
-          dataDir: `${ctx.paths.data}/broker`,
-          log: ctx.log,
+      broker: (setup) => {
+        const real = new EmbeddedBrokerService({
+          settings: setup.settings,
+          ownClientId: setup.ownClientId,
+          baseTopic: setup.baseTopic,
+          nodeId: setup.nodeId,
+          dataDir: setup.ctx.paths.data,
+          brokerDir: `${setup.ctx.paths.data}/broker`,
+          log: setup.ctx.log,
+          audit: setup.ctx.audit,
+          counters: setup.counters,
         });
         return {
           start: async () => {
@@ -228,7 +238,7 @@ t.test('the embedded broker starts before the connection, which uses its address
   await eventually(() => running.plugin.health().ok, 'connected to the embedded broker');
   const status = running.plugin.status();
   t.match(status.url, /^mqtt:\/\/127\.0\.0\.1:\d+/);
-  t.match(status.broker, { clients: 1 });
+  t.match(status.broker, { clients: 1, login: 'required' });
   await running.stop();
   t.equal(order.at(-1), 'broker stop', 'the broker stops last');
 });
