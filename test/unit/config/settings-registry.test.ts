@@ -215,7 +215,7 @@ t.test('config set on a full database fails with HA_ERR_STORE_FULL naming the ke
   const { registry, store, file, changes } = await setup(t);
   registry.set('core.name', 'Kitchen', 'cli');
   const db = store.database('state').db;
-  // SQLite's own page limit answers SQLITE_FULL like a full disk (test/contract/disk-full.test.ts has the real one).
+  // SQLite's own page limit answers SQLITE_FULL like a full disk (test/integration/disk-full.test.ts has the real one).
   db.pragma(`max_page_count = ${Number(db.pragma('page_count', { simple: true }))}`);
   const before = changes.length;
   let full: Error | undefined;
