@@ -1990,13 +1990,27 @@ const WebuiPluginSchema = Type.Object(
       default: 5,
       minimum: 1,
       maximum: 1000,
-      ...webuiMeta('Failed logins from one address within login_window_ms before further attempts are refused (429).'),
+      ...webuiMeta(
+        'Failed logins (and, counted apart, requests with a wrong API key) from one address that cost no wait; after them each further attempt waits login_delay_ms after the last failure, doubling up to login_max_delay_ms (429 while waiting). The right password after the wait always works.',
+      ),
     }),
     login_window_ms: Type.Integer({
       default: 300000,
       minimum: 1000,
       maximum: 86400000,
-      ...webuiMeta('Window over which failed logins are counted, and how long an address stays refused.'),
+      ...webuiMeta("An address's failed logins (or wrong API keys) are forgotten when it has had none for this long after its wait."),
+    }),
+    login_delay_ms: Type.Integer({
+      default: 1000,
+      minimum: 100,
+      maximum: 60000,
+      ...webuiMeta('The wait after the first failure beyond login_max_failures; it doubles with each further failure.'),
+    }),
+    login_max_delay_ms: Type.Integer({
+      default: 60000,
+      minimum: 1000,
+      maximum: 3600000,
+      ...webuiMeta('The longest wait between two attempts from an address that keeps failing: at most one guess per this time.'),
     }),
     header_timeout_ms: Type.Integer({
       default: 10000,
