@@ -42,7 +42,8 @@ export function writeFailure(error: unknown, what: string): HomeAgentError | und
     );
   }
   if (isWriteRefused(error)) {
-    return new HomeAgentError('HA_ERR_STORE_WRITE', `${what} could not be written (${code}: ${cause})`, {
+    const why = code?.startsWith('SQLITE_READONLY') || code === 'EROFS' ? 'it is read-only' : 'the disk reported an error';
+    return new HomeAgentError('HA_ERR_STORE_WRITE', `${what} could not be written, ${why} (${code}: ${cause})`, {
       cause: error,
       details: { what, cause_code: code },
     });
