@@ -61,6 +61,7 @@ import { HttpRouteRegistry } from './plugin/http-routes.js';
 import { PluginControlMethods } from './plugin/plugin-generation.js';
 import { PluginHost } from './plugin/plugin-host.js';
 import { registerPluginMethods } from './plugin/plugin-methods.js';
+import { configSectionsOf } from './plugin/plugin-settings.js';
 import { SkillLibrary } from './plugin/skills/skill-library.js';
 import { createSkillDriver, skillManifest } from './plugin/skills/skill-plugin.js';
 import { systemClock, systemTimerClock } from './shared/clock.js';
@@ -177,11 +178,16 @@ function loadOrReport(file: string | undefined): { loaded: LoadedConfig; paths: 
     return { loaded, paths: resolvePaths(loaded) };
   } catch (error) {
     if (!isHomeAgentError(error)) throw error;
-    const problems = (error.details?.problems as string[] | undefined) ?? [error.message];
-    process.stderr.write(`homeagent: refusing to start, the configuration is invalid (${error.code}):\n`);
-    for (const problem of problems) process.stderr.write(`  ${problem}\n`);
+    reportConfigProblems(error);
     return undefined;
   }
+}
+
+/** One line per configuration problem on stderr (the terminal, or the journal under systemd). */
+function reportConfigProblems(error: HomeAgentError): void {
+  const problems = (error.details?.problems as string[] | undefined) ?? [error.message];
+  process.stderr.write(`homeagent: refusing to start, the configuration is invalid (${error.code}):\n`);
+  for (const problem of problems) process.stderr.write(`  ${problem}\n`);
 }
 
 async function run(configFile: string | undefined): Promise<number> {
@@ -554,6 +560,7 @@ async function run(configFile: string | undefined): Promise<number> {
   };
 
   const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const configSections = configSectionsOf(loaded);
   const plugins = new PluginHost({
     roots: [
       { dir: join(packageDir, 'plugins'), origin: 'shipped', skills: false },
@@ -600,6 +607,8 @@ async function run(configFile: string | undefined): Promise<number> {
       const section = (settings.config().plugin as Record<string, { enabled?: unknown } | undefined>)[name];
       return typeof section?.enabled === 'boolean' ? section.enabled : undefined;
     },
+    // Sections of plugins the schema does not know: checked against their manifests (exit 78 at start).
+    ...(configSections !== undefined && { configSections }),
   });
   registerPluginMethods(control, plugins, tracker.enabled ? (origin, run, options) => tracker.track(origin, run, options) : undefined);
   registerChangeMethods(control, tracker, { logs });
@@ -746,6 +755,14 @@ async function run(configFile: string | undefined): Promise<number> {
   try {
     await runner.startAll(shutdown.signal);
   } catch (error) {
+    if (!shutdown.signal.aborted && isHomeAgentError(error, 'HA_ERR_CONFIG_INVALID')) {
+      // The plugin host found a plugin section of the file that does not fit the plugin's manifest.
+      log.fatal({ err: error }, 'refusing to start: the configuration is invalid');
+      reportConfigProblems(error);
+      notifier.status(`Failed: ${describeError(error)}`);
+      lock.release();
+      return EXIT_CODES.CONFIG;
+    }
     if (!shutdown.signal.aborted) {
       log.fatal({ err: error }, 'start-up failed');
       process.stderr.write(`homeagent: start-up failed: ${describeError(error)}\n`);

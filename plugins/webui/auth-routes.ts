@@ -2,12 +2,14 @@
  * Who a request is, and the routes that log the page in and out. Programs prove themselves with
  * the API key (X-API-Key or Authorization: Bearer; never in the URL, where it would end up in
  * logs and browser history); the page with the session cookie it got from POST /auth/login.
- * Failed logins are counted per address and refused with 429 once there are too many.
+ * Failed logins and wrong API keys are counted per address (apart, so a program with a stale key
+ * does not slow the owner's login): past a few, each further attempt has to wait a growing delay
+ * and is refused with 429 and Retry-After until then, unchecked (login-limiter.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HomeAgentError, offeredTokens, type PluginContext } from '../../src/sdk/index.js';
 import type { CredentialStore } from './credentials.js';
-import { sendError } from './http-errors.js';
+import { pathOf, sendError } from './http-errors.js';
 import type { LoginLimiter } from './login-limiter.js';
 import { clearedSessionCookie, type SessionInfo, type SessionStore, sessionCookie, sessionIdFromCookie } from './sessions.js';
 import { type AuthMethod, ownerCaller } from './types.js';
@@ -28,7 +30,10 @@ export interface WebAuthDeps {
   ctx: PluginContext;
   credentials: CredentialStore;
   sessions: SessionStore;
+  /** Failed logins per address. */
   limiter: LoginLimiter;
+  /** Wrong API keys per address. */
+  apiKeyLimiter: LoginLimiter;
 }
 
 export class WebAuth {
@@ -42,10 +47,13 @@ export class WebAuth {
   /**
    * Sets request.caller and request.authMethod from the API key or the session cookie. A wrong API
    * key is refused (401) even when a valid cookie comes with it: whoever sent a key wants it
-   * checked. Public routes ignore wrong or missing credentials and go on as {@link ANONYMOUS}.
+   * checked. Public routes ignore wrong or missing credentials and go on as {@link ANONYMOUS}
+   * (a wrong key still counts there: which identity a public route reports would tell a guesser
+   * whether the key was right). A key from an address that has to wait is refused with 429 and a
+   * Retry-After header on `reply`, without being checked.
    */
-  authenticate(request: FastifyRequest, isPublic: boolean): Identity | undefined {
-    const identity = this.#identify(request, isPublic);
+  authenticate(request: FastifyRequest, isPublic: boolean, reply?: FastifyReply): Identity | undefined {
+    const identity = this.#identify(request, isPublic, reply);
     if (identity) {
       this.#identities.set(request, identity);
       request.caller = ownerCaller(identity.method);
@@ -73,10 +81,18 @@ export class WebAuth {
     app.get('/api/v1/auth/session', { config }, (request) => ({ ok: true, result: this.#describe(this.identity(request)) }));
   }
 
-  #identify(request: FastifyRequest, isPublic: boolean): Identity | undefined {
+  #identify(request: FastifyRequest, isPublic: boolean, reply: FastifyReply | undefined): Identity | undefined {
     const offered = offeredTokens(request.headers, NO_QUERY);
     if (offered.length > 0) {
-      if (this.#deps.credentials.apiKeyMatches(offered)) return { method: 'api_key' };
+      const address = request.ip;
+      const waitMs = this.#deps.apiKeyLimiter.retryAfterMs(address);
+      if (waitMs > 0) throw limitError(reply, waitMs, 'requests with a wrong API key');
+      if (this.#deps.credentials.apiKeyMatches(offered)) {
+        this.#deps.apiKeyLimiter.success(address);
+        return { method: 'api_key' };
+      }
+      this.#deps.apiKeyLimiter.failure(address);
+      this.#deps.ctx.log.warn({ address, path: pathOf(request.url) }, 'request with a wrong API key');
       if (!isPublic) {
         throw new HomeAgentError(
           'HA_ERR_HTTP_AUTH',
@@ -91,14 +107,7 @@ export class WebAuth {
   async #login(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const address = request.ip;
     const waitMs = this.#deps.limiter.retryAfterMs(address);
-    if (waitMs > 0) {
-      const seconds = Math.ceil(waitMs / 1000);
-      reply.header('retry-after', String(seconds));
-      return sendError(
-        reply,
-        new HomeAgentError('HA_ERR_HTTP_LOGIN_LIMIT', `too many failed logins from this address; try again in ${seconds} s`),
-      );
-    }
+    if (waitMs > 0) return sendError(reply, limitError(reply, waitMs, 'failed logins'));
     const password = (request.body as { password?: unknown } | null | undefined)?.password;
     if (typeof password !== 'string' || password === '' || password.length > MAX_PASSWORD_CHARS) {
       throw new HomeAgentError(
@@ -136,4 +145,13 @@ export class WebAuth {
       expires_at: identity?.session ? new Date(identity.session.expires_at).toISOString() : null,
     };
   }
+}
+
+/** 429 with Retry-After (whole seconds, at least 1): the address has to wait before trying again. */
+function limitError(reply: FastifyReply | undefined, waitMs: number, what: string): HomeAgentError {
+  const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+  reply?.header('retry-after', String(seconds));
+  return new HomeAgentError('HA_ERR_HTTP_LOGIN_LIMIT', `too many ${what} from this address; try again in ${seconds} s`, {
+    details: { retry_after_s: seconds },
+  });
 }

@@ -16,6 +16,8 @@ export interface WebuiSettings {
   max_sessions: number;
   login_max_failures: number;
   login_window_ms: number;
+  login_delay_ms: number;
+  login_max_delay_ms: number;
   header_timeout_ms: number;
   request_timeout_ms: number;
   idle_timeout_ms: number;

@@ -39,10 +39,13 @@ export interface WebuiPluginOptions {
   port?: number;
   /** Where the built page is (tests); next to the compiled plugin by default. */
   pageDir?: string;
-  /** The clock of sessions and the login limiter (tests). */
+  /** The clock of sessions and the login limiters (tests). */
   now?: () => number;
-  /** Where the first start prints the new credentials besides the log; process.stderr by default. */
-  stderr?: { write(text: string): unknown };
+  /**
+   * Where the first start prints the new credentials, when it is a terminal (`isTTY`);
+   * process.stderr by default. Never the log: see #announce.
+   */
+  stderr?: { write(text: string): unknown; isTTY?: boolean };
 }
 
 /** Path parameters up to this long (knowledge entry names are paths of several segments). */
@@ -79,13 +82,17 @@ export class WebuiPlugin implements PluginInstance {
     });
     sessions.load();
     this.#sessions = sessions;
-    const limiter = new LoginLimiter({
-      maxFailures: () => this.#setting('login_max_failures'),
-      windowMs: () => this.#setting('login_window_ms'),
-      now,
-    });
+    // Logins and API keys are counted apart, with the same settings.
+    const limiter = () =>
+      new LoginLimiter({
+        maxFailures: () => this.#setting('login_max_failures'),
+        windowMs: () => this.#setting('login_window_ms'),
+        delayMs: () => this.#setting('login_delay_ms'),
+        maxDelayMs: () => this.#setting('login_max_delay_ms'),
+        now,
+      });
     const hosts = new HostAllowList({ listenHost: host, allowedHosts: () => this.#setting('allowed_hosts'), now });
-    const auth = new WebAuth({ ctx, credentials, sessions, limiter });
+    const auth = new WebAuth({ ctx, credentials, sessions, limiter: limiter(), apiKeyLimiter: limiter() });
     const page = StaticPage.load(this.#options.pageDir ?? defaultPageDir());
 
     let handler: RequestHandler | undefined;
@@ -186,7 +193,7 @@ export class WebuiPlugin implements PluginInstance {
     app.addHook('onRequest', async (request, reply) => {
       reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
       hosts.check(request.headers.host);
-      const identity = auth.authenticate(request, request.routeOptions.config.public === true);
+      const identity = auth.authenticate(request, request.routeOptions.config.public === true, reply);
       if (STATE_CHANGING.has(request.method) && identity?.method !== 'api_key') {
         checkSameOrigin(request.headers, identity?.method === 'session');
       }
@@ -216,14 +223,22 @@ export class WebuiPlugin implements PluginInstance {
     }
     if (!page.built) log.warn({ dir: page.dir }, 'the web page was not built (run npm run build); the API works without it');
     log.info({ url }, `web page at ${url}`);
-    if (created) {
-      // Shown once, on purpose: the owner needs them to log in, and they stay valid until reset.
-      log.warn(
-        { url },
-        `first start of the web page: admin password ${created.password}, API key ${created.api_key} (shown this once; kept in ${file}; \`homeagentctl webui credentials\` shows them again)`,
-      );
-      (this.#options.stderr ?? process.stderr).write(
-        `HomeAgent web page: ${url}\n  admin password: ${created.password}\n  API key: ${created.api_key}\n  (shown this once; \`homeagentctl webui credentials\` shows them again)\n`,
+    if (!created) return;
+    // The log (the journal under systemd, kept for months and readable by the adm group) says
+    // where the secrets are, never what they are. They go to stderr only when it is a terminal:
+    // `npm start` in a shell shows them to the owner once; under systemd stderr is the journal too,
+    // so there the owner reads them with homeagentctl (or on the Pi's console, where
+    // homeagent-firstboot.service shows the password from the credentials file).
+    const where = `\`homeagentctl webui credentials\` shows them (kept in ${file}, readable by the service user only)`;
+    const stderr = this.#options.stderr ?? process.stderr;
+    const shown = stderr.isTTY === true;
+    log.warn(
+      { url, file, printed_to_terminal: shown },
+      `first start of the web page: an admin password and an API key were made; ${where}`,
+    );
+    if (shown) {
+      stderr.write(
+        `HomeAgent web page: ${url}\n  admin password: ${created.password}\n  API key: ${created.api_key}\n  (shown once, on this terminal only, never in the log; ${where})\n`,
       );
     }
   }
@@ -244,6 +259,8 @@ export class WebuiPlugin implements PluginInstance {
       max_sessions: get('max_sessions'),
       login_max_failures: get('login_max_failures'),
       login_window_ms: get('login_window_ms'),
+      login_delay_ms: get('login_delay_ms'),
+      login_max_delay_ms: get('login_max_delay_ms'),
       header_timeout_ms: get('header_timeout_ms'),
       request_timeout_ms: get('request_timeout_ms'),
       idle_timeout_ms: get('idle_timeout_ms'),

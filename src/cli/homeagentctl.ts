@@ -537,11 +537,15 @@ async function main(argv: string[]): Promise<number> {
     }
     const code = error instanceof RemoteError ? error.code : 'HA_ERR_INTERNAL';
     report(values.json, { code, message: describeError(error) });
-    return EXIT_CODES.FAILURE;
+    // A setting that does not exist or a value that does not fit is a configuration error, as at start.
+    return CONFIG_ERRORS.has(code) ? EXIT_CODES.CONFIG : EXIT_CODES.FAILURE;
   } finally {
     client?.close();
   }
 }
+
+/** Answers that exit 78 (EX_CONFIG) like a configuration the daemon refuses at start. */
+const CONFIG_ERRORS = new Set(['HA_ERR_SETTINGS_UNKNOWN_KEY', 'HA_ERR_SETTINGS_INVALID_VALUE', 'HA_ERR_SETTINGS_FILE_ONLY']);
 
 function print(value: unknown): void {
   process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}\n`);

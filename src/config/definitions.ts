@@ -27,6 +27,8 @@ export interface SettingDefinition {
   max_length?: number;
   pattern?: string;
   enum?: string[];
+  /** The widest octal file mode allowed (see SettingMeta.max_mode). */
+  max_mode?: number;
   /** Environment variable that sets it (see {@link envNameForKey}). */
   env: string;
   /** The leaf schema values are checked against. */
@@ -88,6 +90,12 @@ export function definitionFromLeaf(key: string, schema: TSchema): SettingDefinit
   if (typeof schema.maxLength === 'number') def.max_length = schema.maxLength;
   if (typeof schema.pattern === 'string') def.pattern = schema.pattern;
   if (type === 'enum') def.enum = (schema.anyOf as TSchema[]).map((s) => String(s.const));
+  if (schema.max_mode !== undefined) {
+    if (type !== 'string' || !/^0?[0-7]{3}$/.test(schema.max_mode)) {
+      throw new HomeAgentError('HA_ERR_SETTINGS_DEFINITION', `${key}: max_mode belongs on a string setting and is an octal mode like 0660`);
+    }
+    def.max_mode = Number.parseInt(schema.max_mode, 8);
+  }
   if (!Value.Check(schema, def.default)) {
     throw new HomeAgentError(
       'HA_ERR_SETTINGS_DEFINITION',
@@ -131,6 +139,7 @@ export function describeExpected(def: SettingDefinition): string {
     case 'enum':
       return `one of ${(def.enum ?? []).join(', ')}`;
     case 'string': {
+      if (def.max_mode !== undefined) return `an octal file mode within ${octal(def.max_mode)} (${describeModeBits(def.max_mode)})`;
       const parts = [def.min_length === 1 ? 'a non-empty string' : 'a string'];
       if (def.min_length !== undefined && def.min_length > 1) parts.push(`of at least ${def.min_length} characters`);
       if (def.max_length !== undefined) parts.push(`${parts.length > 1 ? 'and' : 'of'} at most ${def.max_length} characters`);
@@ -159,6 +168,8 @@ export function describeFound(value: unknown, secret = false): string {
  */
 export function withDefaults(def: SettingDefinition, value: unknown): unknown {
   if ((def.type !== 'array' && def.type !== 'object') || value === null || typeof value !== 'object') return value;
+  // A list given for a mapping (or the other way round) stays as it is, for checkValue to name.
+  if (Array.isArray(value) !== (def.type === 'array')) return value;
   return Value.Default(def.schema, structuredClone(value));
 }
 
@@ -176,8 +187,10 @@ export function describeProblem(key: string, problem: string): string {
 
 /** Checks a value against a definition; returns the problem text or undefined. */
 export function checkValue(def: SettingDefinition, value: unknown): string | undefined {
-  if (Value.Check(def.schema, value)) return undefined;
+  if (Value.Check(def.schema, value)) return def.max_mode === undefined ? undefined : checkMode(def.max_mode, value as string);
   const expected = `expected ${describeExpected(def)}, found ${describeFound(value, def.secret)}`;
+  // A list where a mapping belongs (or the other way round) is wrong as a whole, not in an item.
+  if ((def.type === 'object' && Array.isArray(value)) || (def.type === 'array' && !Array.isArray(value))) return expected;
   // Inside a list or mapping, name the item and field that is wrong rather than the whole value.
   const first =
     (def.type === 'array' || def.type === 'object') && value !== null && typeof value === 'object'
@@ -188,6 +201,33 @@ export function checkValue(def: SettingDefinition, value: unknown): string | und
   const where = first.path.replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.');
   const found = def.secret ? '' : `, found ${describeFound(first.value, false)}`;
   return `${where}: ${first.message.toLowerCase()}${found}`;
+}
+
+/** `0660`. */
+function octal(mode: number): string {
+  return `0${mode.toString(8).padStart(3, '0')}`;
+}
+
+const WHO = [
+  { name: 'the owner', shift: 6 },
+  { name: 'the group', shift: 3 },
+  { name: 'others', shift: 0 },
+];
+
+/** "read and write for the owner and the group, nothing for others". */
+function describeModeBits(mode: number): string {
+  const rights = (bits: number) =>
+    [bits & 4 ? 'read' : '', bits & 2 ? 'write' : '', bits & 1 ? 'execute' : ''].filter(Boolean).join(' and ') || 'nothing';
+  return WHO.map((w) => `${rights((mode >> w.shift) & 7)} for ${w.name}`).join(', ');
+}
+
+/** A mode with bits outside `max` is too wide: who would get what they must not. */
+function checkMode(max: number, text: string): string | undefined {
+  const mode = Number.parseInt(text, 8);
+  const extra = mode & ~max;
+  if (extra === 0) return undefined;
+  const gained = WHO.filter((w) => ((extra >> w.shift) & 7) !== 0).map((w) => w.name);
+  return `expected an octal file mode within ${octal(max)} (${describeModeBits(max)}), found ${JSON.stringify(text)}, which gives ${gained.join(' and ')} more (${octal(extra)})`;
 }
 
 /**

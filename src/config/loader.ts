@@ -3,12 +3,17 @@
  *
  * The file is $HOMEAGENT_CONFIG (or `--config`) when given, which must then exist; otherwise
  * /etc/homeagent/config.yaml when it exists. Every problem is collected first so that one run
- * names all of them, one line each: the key, what was expected and what was found.
+ * names all of them, one line each: the key, what was expected and what was found. A key the
+ * schema does not know is a problem at every level (with the near misses named), except inside
+ * `plugin.<name>` of a plugin the kernel does not ship: only the plugin's manifest knows those
+ * keys, and manifests are read later, so such sections are kept as given and listed in
+ * {@link LoadedConfig.pluginSections} for the plugin host to check (plugin-settings.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { TSchema } from '@sinclair/typebox';
 import { parseDocument } from 'yaml';
 import { HomeAgentError } from '../shared/errors.js';
+import { didYouMean } from '../shared/near-names.js';
 import {
   BUILTIN_DEFINITIONS,
   checkValue,
@@ -35,6 +40,11 @@ export interface LoadedConfig {
   file: string | undefined;
   /** Non-fatal observations (unknown HOMEAGENT_* variables), to be logged once the logger exists. */
   warnings: string[];
+  /**
+   * Sections `plugin.<name>` of the file for plugins the schema does not know (installed ones, or
+   * none): kept unchecked in `config.plugin`, checked against the manifests once they are read.
+   */
+  pluginSections: string[];
 }
 
 export interface LoadConfigOptions {
@@ -63,10 +73,12 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const config = defaultConfig();
   const sources = new Map<string, ValueSource>(BUILTIN_DEFINITIONS.map((d) => [d.key, 'default']));
 
+  const pluginSections: string[] = [];
   const chosen = chooseConfigFile(options);
   if (chosen) {
     const fileValues = readConfigFile(chosen.path);
-    mergeSection(ConfigSchema, fileValues, config as unknown as Record<string, unknown>, '', chosen.path, sources, problems);
+    const merge: MergeContext = { file: chosen.path, sources, problems, pluginSections };
+    mergeSection(ConfigSchema, fileValues, config as unknown as Record<string, unknown>, '', merge);
   }
 
   const byEnv = new Map(BUILTIN_DEFINITIONS.map((d) => [d.env, d]));
@@ -74,7 +86,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
     if (!name.startsWith(ENV_PREFIX) || text === undefined || NON_SETTING_ENV.has(name)) continue;
     const def = byEnv.get(name);
     if (!def) {
-      warnings.push(`${name} is not a HomeAgent setting and is ignored`);
+      warnings.push(`${name} is not a HomeAgent setting and is ignored${didYouMean(name, byEnv.keys())}`);
       continue;
     }
     const value = withDefaults(def, coerceText(def, text));
@@ -96,7 +108,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
       details: { problems },
     });
   }
-  return { config, sources, file: chosen?.path, warnings };
+  return { config, sources, file: chosen?.path, warnings, pluginSections };
 }
 
 function describeSource(source: ValueSource | undefined): string {
@@ -134,16 +146,22 @@ function readConfigFile(path: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+interface MergeContext {
+  file: string;
+  sources: Map<string, ValueSource>;
+  problems: string[];
+  pluginSections: string[];
+}
+
 /** Walks file values against the schema, merging valid leaves into `target` and collecting problems. */
 function mergeSection(
   schema: TSchema,
   values: Record<string, unknown>,
   target: Record<string, unknown>,
   prefix: string,
-  file: string,
-  sources: Map<string, ValueSource>,
-  problems: string[],
+  merge: MergeContext,
 ): void {
+  const { file, sources, problems } = merge;
   const properties = (schema.properties ?? {}) as Record<string, TSchema>;
   for (const [name, value] of Object.entries(values)) {
     const key = prefix ? `${prefix}.${name}` : name;
@@ -152,11 +170,14 @@ function mergeSection(
       if (schema.additionalProperties && typeof schema.additionalProperties === 'object') {
         // A section of a plugin that is not built in: kept as given, checked by the plugin host.
         if (!isPlainObject(value)) problems.push(`${key}: expected a mapping (key: value), found ${JSON.stringify(value)} (in ${file})`);
-        else target[name] = value;
+        else {
+          target[name] = value;
+          merge.pluginSections.push(name);
+        }
         continue;
       }
-      const known = Object.keys(properties).join(', ');
-      problems.push(`${key}: unknown key, expected one of: ${known} (in ${file})`);
+      const known = Object.keys(properties);
+      problems.push(`${key}: unknown key${didYouMean(name, known)}, expected one of: ${known.join(', ')} (in ${file})`);
       continue;
     }
     if (isSettingLeaf(child)) {
@@ -174,7 +195,7 @@ function mergeSection(
       problems.push(`${key}: expected a section (a mapping), found ${JSON.stringify(value)} (in ${file})`);
       continue;
     }
-    mergeSection(child, value, target[name] as Record<string, unknown>, key, file, sources, problems);
+    mergeSection(child, value, target[name] as Record<string, unknown>, key, merge);
   }
 }
 

@@ -17,9 +17,21 @@ export interface SettingMeta {
   secret?: boolean;
   /** Only the configuration file or the environment may set it (it is needed before the settings database opens). */
   file_only?: boolean;
+  /**
+   * For an octal file mode (a socket, a file holding secrets): the widest mode allowed, e.g.
+   * `0660`. A value with any bit outside it (anything for others, say) is refused.
+   */
+  max_mode?: string;
 }
 
 const meta = (m: SettingMeta) => m;
+
+/**
+ * For a mapping whose keys follow a pattern (Type.Record with a key pattern): a key outside the
+ * pattern is refused. Without it JSON Schema lets such a key through unchecked, value and all (a
+ * list given for the mapping became keys "0", "1", ... that nothing checked or used).
+ */
+const NAMED_ONLY = { additionalProperties: false } as const;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const logLevel = (description: string, defaultValue: (typeof LOG_LEVELS)[number]) =>
@@ -59,6 +71,7 @@ const LogSchema = Type.Object(
     level: logLevel('Default log level for every subsystem.', 'info'),
     levels: Type.Record(Type.String({ pattern: '^[a-z0-9_.-]+$' }), Type.Union(LOG_LEVELS.map((l) => Type.Literal(l))), {
       default: {},
+      ...NAMED_ONLY,
       ...meta({
         description: 'Log level per subsystem or plugin, overriding the default, e.g. {"store": "debug", "plugin.cli": "warn"}.',
         requires_restart: false,
@@ -311,6 +324,7 @@ const LlmSchema = Type.Object(
     }),
     sources: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), LlmSourceSchema, {
       default: {},
+      ...NAMED_ONLY,
       ...llmMeta(
         'Further LLM sources by name, each {adapter, base_url, api_key, model, priority, max_concurrent, timeout_ms, temperature, max_tokens, enabled}. Tried in priority order after the current source; api_key values are secret.',
       ),
@@ -1212,9 +1226,11 @@ const CliPluginSchema = Type.Object(
       default: '0660',
       pattern: '^0?[0-7]{3}$',
       ...meta({
-        description: 'File mode of the CLI socket (octal). Members of the service group may use the CLI.',
+        description:
+          'File mode of the CLI socket (octal). Members of the service group may use the CLI; whoever can use it is the owner, so nothing wider than 0660 is accepted.',
         requires_restart: true,
         category: 'plugin.cli',
+        max_mode: '0660',
       }),
     }),
     max_frame_bytes: Type.Integer({
@@ -1422,6 +1438,7 @@ const McpPluginSchema = Type.Object(
     enabled: pluginEnabled('mcp'),
     servers: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), McpServerSchema, {
       default: {},
+      ...NAMED_ONLY,
       ...pluginMeta(
         'mcp',
         'MCP servers by name, each {transport: stdio|http, command, args, env, cwd, url, headers, tier, timeout_ms, enabled}; their tools appear as mcp_<name>_<tool>.',
@@ -2030,13 +2047,27 @@ const WebuiPluginSchema = Type.Object(
       default: 5,
       minimum: 1,
       maximum: 1000,
-      ...webuiMeta('Failed logins from one address within login_window_ms before further attempts are refused (429).'),
+      ...webuiMeta(
+        'Failed logins (and, counted apart, requests with a wrong API key) from one address that cost no wait; after them each further attempt waits login_delay_ms after the last failure, doubling up to login_max_delay_ms (429 while waiting). The right password after the wait always works.',
+      ),
     }),
     login_window_ms: Type.Integer({
       default: 300000,
       minimum: 1000,
       maximum: 86400000,
-      ...webuiMeta('Window over which failed logins are counted, and how long an address stays refused.'),
+      ...webuiMeta("An address's failed logins (or wrong API keys) are forgotten when it has had none for this long after its wait."),
+    }),
+    login_delay_ms: Type.Integer({
+      default: 1000,
+      minimum: 100,
+      maximum: 60000,
+      ...webuiMeta('The wait after the first failure beyond login_max_failures; it doubles with each further failure.'),
+    }),
+    login_max_delay_ms: Type.Integer({
+      default: 60000,
+      minimum: 1000,
+      maximum: 3600000,
+      ...webuiMeta('The longest wait between two attempts from an address that keeps failing: at most one guess per this time.'),
     }),
     header_timeout_ms: Type.Integer({
       default: 10000,

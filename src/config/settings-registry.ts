@@ -12,7 +12,8 @@ import { isDeepStrictEqual } from 'node:util';
 import type { EventBus } from '../events/event-bus.js';
 import type { Logger, LogManager } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
-import { HomeAgentError } from '../shared/errors.js';
+import { HomeAgentError, isHomeAgentError } from '../shared/errors.js';
+import { nearNames } from '../shared/near-names.js';
 import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
 import type { Migration, SqlDatabase } from '../store/types.js';
@@ -243,7 +244,7 @@ export class SettingsRegistry implements Service {
     if (problem) throw new HomeAgentError('HA_ERR_SETTINGS_INVALID_VALUE', describeProblem(key, problem));
     const at = new Date(this.#options.clock.now()).toISOString();
     const json = JSON.stringify(value);
-    this.#write(() => {
+    this.#write(def, () => {
       this.#requireDb()
         .prepare(
           `INSERT INTO settings (key, value, updated_at, updated_by) VALUES (?, ?, ?, ?)
@@ -261,7 +262,7 @@ export class SettingsRegistry implements Service {
   reset(key: string, actor: string): SettingView {
     const def = this.definition(key);
     const at = new Date(this.#options.clock.now()).toISOString();
-    this.#write(() => {
+    this.#write(def, () => {
       this.#requireDb().prepare('DELETE FROM settings WHERE key = ?').run(key);
       this.#recordHistory(key, 'reset', null, actor, at);
     });
@@ -279,8 +280,22 @@ export class SettingsRegistry implements Service {
     return rows as HistoryEntry[];
   }
 
-  #write(body: () => void): void {
-    this.#requireDb().transaction(body)();
+  /**
+   * One transaction; nothing in memory changes before it committed. A full disk or a refused write
+   * comes out with its code (HA_ERR_STORE_FULL / HA_ERR_STORE_WRITE) and says that the setting
+   * keeps the value it had.
+   */
+  #write(def: SettingDefinition, body: () => void): void {
+    try {
+      this.#requireDb().transaction(body)();
+    } catch (error) {
+      if (!isHomeAgentError(error, 'HA_ERR_STORE_FULL') && !isHomeAgentError(error, 'HA_ERR_STORE_WRITE')) throw error;
+      const kept = JSON.stringify(maskSecrets(def, this.#effective(def.key)));
+      throw new HomeAgentError(error.code, `${def.key} was not changed and stays ${kept}: ${error.message}`, {
+        cause: error,
+        ...(error.details && { details: error.details }),
+      });
+    }
   }
 
   #recordHistory(key: string, action: 'set' | 'reset', value: string | null, actor: string, at: string): void {
@@ -334,9 +349,24 @@ export class SettingsRegistry implements Service {
   }
 }
 
+/**
+ * `no setting named plugin.cli.sockt_path; did you mean plugin.cli.socket_path? plugin.cli.* has:
+ * enabled, socket_path, ...`: the near misses (a typo, the same name in another section, a section
+ * given for a key) and the keys of the section it names.
+ */
 function unknownKey(key: string, known: string[]): HomeAgentError {
   const last = key.split('.').pop() ?? key;
-  const similar = known.filter((k) => k.endsWith(`.${last}`) || k.startsWith(`${key}.`)).slice(0, 5);
-  const hint = similar.length > 0 ? `; did you mean ${similar.join(', ')}?` : '; `homeagentctl config list` shows every key';
-  return new HomeAgentError('HA_ERR_SETTINGS_UNKNOWN_KEY', `no setting named ${key}${hint}`);
+  const similar = [...nearNames(key, known), ...known.filter((k) => k.endsWith(`.${last}`) || k.startsWith(`${key}.`))].filter(
+    (k, i, all) => all.indexOf(k) === i,
+  );
+  const parent = key.includes('.') ? key.slice(0, key.lastIndexOf('.') + 1) : '';
+  const siblings = parent === '' ? [] : known.filter((k) => k.startsWith(parent) && !k.slice(parent.length).includes('.'));
+  const hint = similar.length > 0 ? `; did you mean ${similar.slice(0, 5).join(', ')}?` : '';
+  const near =
+    siblings.length > 0
+      ? ` ${parent}* has: ${siblings.map((k) => k.slice(parent.length)).join(', ')}`
+      : ' `homeagentctl config list` shows every key';
+  return new HomeAgentError('HA_ERR_SETTINGS_UNKNOWN_KEY', `no setting named ${key}${hint}${hint ? '' : ';'}${near}`, {
+    details: { key, similar: similar.slice(0, 5) },
+  });
 }

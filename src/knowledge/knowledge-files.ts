@@ -1,25 +1,28 @@
 /**
  * The library on disk, which is the source of truth: `<root>/<category>/.../<leaf>/content.md`
  * (plus `media.json` listing the entry's attachments); a directory without content.md is a
- * category. Writes are atomic and refuse locations that a symbolic link takes outside the
- * library; the scan follows links only while they stay inside it and reports everything it
- * passes over with the reason.
+ * category. Writes are atomic, can be undone until the index has taken them (so a failed write,
+ * a full disk say, leaves no phantom category and no half entry), and refuse locations that a
+ * symbolic link takes outside the library; the scan follows links only while they stay inside
+ * it and reports everything it passes over with the reason.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   type Dirent,
   existsSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmdirSync,
   type Stats,
   statSync,
   unlinkSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { fsyncDir, writeFileAtomically } from '../store/media-store.js';
 import {
@@ -283,30 +286,123 @@ function statOrUndefined(path: string): Stats | undefined {
 }
 
 /**
- * Writes an entry's files atomically (media.json first when given, then content.md) and returns
- * its directory. Missing category directories are created; every location is checked against
- * links leading out of the library before and after.
+ * A write of an entry's files that can still be taken back: until {@link EntryWrite.done}, the
+ * previous version of each replaced file is kept under a hidden name (a hard link, so keeping it
+ * costs no space), and {@link EntryWrite.undo} puts the library back as it was: previous files
+ * restored, new files and new category directories removed. The caller undoes when the index
+ * write that follows fails, so a failed write leaves neither a phantom category nor half an entry.
  */
-export function writeEntryFiles(realRoot: string, n: KnowledgeName, content: string, media: MediaRef[] | undefined): string {
-  const dir = pathOf(realRoot, n.name);
-  assertWritableInside(realRoot, dir, n.name);
-  const created: string[] = [];
-  for (let p = dir; !existsSync(p) && isInside(realRoot, p) && p !== realRoot; p = dirname(p)) created.push(p);
-  mkdirSync(dir, { recursive: true });
-  assertWritableInside(realRoot, dir, n.name);
-  if (media !== undefined) {
-    if (media.length > 0) writeFileAtomically(join(dir, MEDIA_FILE), `${JSON.stringify(media, null, 2)}\n`);
-    else removeIfPresent(join(dir, MEDIA_FILE));
-  }
-  writeFileAtomically(join(dir, CONTENT_FILE), content);
-  // New directories are durable once their parents' entries are.
-  for (const p of created) fsyncDir(dirname(p));
-  return dir;
+export interface EntryWrite {
+  /** The entry's directory. */
+  dir: string;
+  /** Never throws; false when something could not be put back (the files are then as the undo left them). */
+  undo(): boolean;
+  /** The write stands: the kept previous versions go. */
+  done(): void;
 }
 
-/** Rewrites media.json alone (attach). */
-export function writeMediaList(dir: string, media: readonly MediaRef[]): void {
-  writeFileAtomically(join(dir, MEDIA_FILE), `${JSON.stringify(media, null, 2)}\n`);
+/** What one replaced (or removed) file was: `previous` holds the old version, undefined when there was none. */
+interface Replaced {
+  file: string;
+  previous: string | undefined;
+}
+
+/**
+ * Writes an entry's files atomically (media.json first when given, then content.md). Missing
+ * category directories are created; every location is checked against links leading out of the
+ * library before and after. A write that fails part way is undone before the error is thrown.
+ */
+export function writeEntryFiles(realRoot: string, n: KnowledgeName, content: string, media: MediaRef[] | undefined): EntryWrite {
+  const dir = pathOf(realRoot, n.name);
+  assertWritableInside(realRoot, dir, n.name);
+  // Deepest first, the order they are removed in by an undo.
+  const created: string[] = [];
+  for (let p = dir; !existsSync(p) && isInside(realRoot, p) && p !== realRoot; p = dirname(p)) created.push(p);
+  const replaced: Replaced[] = [];
+  const write = entryWrite(dir, created, replaced);
+  try {
+    mkdirSync(dir, { recursive: true });
+    assertWritableInside(realRoot, dir, n.name);
+    if (media !== undefined) {
+      if (media.length > 0) replaceFile(join(dir, MEDIA_FILE), `${JSON.stringify(media, null, 2)}\n`, replaced);
+      else setAside(join(dir, MEDIA_FILE), replaced);
+    }
+    replaceFile(join(dir, CONTENT_FILE), content, replaced);
+    // New directories are durable once their parents' entries are.
+    for (const p of created) fsyncDir(dirname(p));
+  } catch (error) {
+    write.undo();
+    throw error;
+  }
+  return write;
+}
+
+/** Rewrites media.json alone (attach), undoably like {@link writeEntryFiles}. */
+export function writeMediaList(dir: string, media: readonly MediaRef[]): EntryWrite {
+  const replaced: Replaced[] = [];
+  const write = entryWrite(dir, [], replaced);
+  try {
+    replaceFile(join(dir, MEDIA_FILE), `${JSON.stringify(media, null, 2)}\n`, replaced);
+  } catch (error) {
+    write.undo();
+    throw error;
+  }
+  return write;
+}
+
+function entryWrite(dir: string, created: readonly string[], replaced: Replaced[]): EntryWrite {
+  return {
+    dir,
+    undo: () => {
+      let complete = true;
+      for (const { file, previous } of [...replaced].reverse()) {
+        try {
+          if (previous === undefined) removeIfPresent(file);
+          else {
+            renameSync(previous, file);
+            // A rename onto another link of the same file does nothing; the kept name must go too.
+            removeIfPresent(previous);
+          }
+        } catch {
+          complete = false;
+        }
+      }
+      for (const p of created) if (existsSync(p) && !tryRmdir(p)) complete = false;
+      // The removals are durable once the directory above the highest new one is.
+      const top = created[created.length - 1];
+      fsyncDir(top === undefined ? dir : dirname(top));
+      return complete;
+    },
+    done: () => {
+      for (const { previous } of replaced) if (previous !== undefined) removeIfPresent(previous);
+    },
+  };
+}
+
+/** The hidden name a file's previous version is kept under while a write can still be undone. */
+function previousName(file: string): string {
+  return join(dirname(file), `.${basename(file)}${PREVIOUS_MARK}${randomBytes(4).toString('hex')}`);
+}
+
+const PREVIOUS_MARK = '.prev-';
+
+/** Keeps the current version (if any) under a hidden name, then writes the new one atomically. */
+function replaceFile(file: string, data: string, replaced: Replaced[]): void {
+  let previous: string | undefined;
+  if (existsSync(file)) {
+    previous = previousName(file);
+    linkSync(file, previous);
+  }
+  replaced.push({ file, previous });
+  writeFileAtomically(file, data);
+}
+
+/** Removes a file so that an undo can bring it back. */
+function setAside(file: string, replaced: Replaced[]): void {
+  if (!existsSync(file)) return;
+  const previous = previousName(file);
+  renameSync(file, previous);
+  replaced.push({ file, previous });
 }
 
 export interface RemovedEntry {
@@ -332,8 +428,9 @@ export function removeEntryFiles(realRoot: string, n: KnowledgeName): RemovedEnt
   removeIfPresent(join(dir, CONTENT_FILE));
   removeIfPresent(join(dir, MEDIA_FILE));
   for (const f of readdirSync(dir)) {
-    // Temporary files of an interrupted atomic write.
-    if (f.startsWith(`.${CONTENT_FILE}.tmp-`) || f.startsWith(`.${MEDIA_FILE}.tmp-`)) removeIfPresent(join(dir, f));
+    // Temporary files of an interrupted atomic write, and previous versions an interrupted write kept.
+    const own = [CONTENT_FILE, MEDIA_FILE].some((name) => f.startsWith(`.${name}.tmp-`) || f.startsWith(`.${name}${PREVIOUS_MARK}`));
+    if (own) removeIfPresent(join(dir, f));
   }
   if (!tryRmdir(dir)) {
     fsyncDir(dir);

@@ -17,13 +17,15 @@ import type { Logger } from '../log/logger.js';
 import { createTextAnalyzer } from '../nlp/text-analyzer.js';
 import type { TextAnalyzer } from '../nlp/types.js';
 import type { Clock } from '../shared/clock.js';
-import { describeError, HomeAgentError } from '../shared/errors.js';
+import { describeError, HomeAgentError, isHomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
 import { MediaStore } from '../store/media-store.js';
+import { writeFailure } from '../store/write-failure.js';
 import {
   checkPlace,
   contentTime,
+  type EntryWrite,
   entryDir,
   type LeafOnDisk,
   readEntryText,
@@ -108,6 +110,12 @@ interface Running {
 }
 
 type IndexState = KnowledgeStats['index']['state'];
+
+/** A media file a write stored, and whether this write is the one that put it in the store. */
+interface StoredRef {
+  ref: MediaRef;
+  written: boolean;
+}
 
 export class KnowledgeService implements Service, KnowledgeBase {
   readonly name = 'knowledge';
@@ -230,27 +238,30 @@ export class KnowledgeService implements Service, KnowledgeBase {
       }
       const oldDir = existing ? entryDir(run.realRoot, n) : undefined;
       const oldMedia = oldDir ? this.#mediaOf(oldDir, n.name) : [];
-      // Attachments first: if one is refused, nothing of the entry was written.
-      const added: MediaRef[] = [];
-      for (const input of options.media ?? []) added.push(this.#storeMedia(run, input));
-      const media = added.length > 0 ? mergeMedia(oldMedia, added) : undefined;
-      const prepared = await this.#prepare(run, [{ name: n.name, content }], run.stop.signal);
-      const dir = writeEntryFiles(run.realRoot, n, content, media);
-      const entry = prepared[0] as Omit<IndexedEntry, 'signature' | 'updated_at' | 'media'>;
-      const updatedAt = contentTime(dir);
-      const finalMedia = media ?? oldMedia;
+      // Attachments first: if one is refused, nothing of the entry was written. Whatever this write
+      // adds (media files, folders, files, index rows) is taken back when a later step fails.
+      const stored: StoredRef[] = [];
       try {
-        run.index.transaction(() => {
-          run.index.put({ ...entry, signature: signatureOf(dir), updated_at: updatedAt, media: finalMedia });
-          run.index.addCategory(n.category);
-        });
+        for (const input of options.media ?? []) stored.push(this.#storeMedia(run, input));
+        const added = stored.map((s) => s.ref);
+        const media = added.length > 0 ? mergeMedia(oldMedia, added) : undefined;
+        const prepared = await this.#prepare(run, [{ name: n.name, content }], run.stop.signal);
+        const write = writeEntryFiles(run.realRoot, n, content, media);
+        const entry = prepared[0] as Omit<IndexedEntry, 'signature' | 'updated_at' | 'media'>;
+        const updatedAt = contentTime(write.dir);
+        const finalMedia = media ?? oldMedia;
+        this.#indexOrUndo(write, () =>
+          run.index.transaction(() => {
+            run.index.put({ ...entry, signature: signatureOf(write.dir), updated_at: updatedAt, media: finalMedia });
+            run.index.addCategory(n.category);
+          }),
+        );
+        this.#o.log.info({ entry: n.name, bytes, media: finalMedia.length, overwrite: existing }, 'knowledge entry written');
+        return { name: n.name, category: n.category, content, media: finalMedia, updated_at: updatedAt };
       } catch (error) {
-        // The file is written (it is the truth); the next reindex brings the index in line.
-        this.#state = 'stale';
-        throw error;
+        this.#discardMedia(run, stored);
+        throw this.#writeError(error, `the knowledge entry ${n.name}`);
       }
-      this.#o.log.info({ entry: n.name, bytes, media: finalMedia.length, overwrite: existing }, 'knowledge entry written');
-      return { name: n.name, category: n.category, content, media: finalMedia, updated_at: updatedAt };
     });
   }
 
@@ -263,6 +274,11 @@ export class KnowledgeService implements Service, KnowledgeBase {
     return { name: n.name, category: n.category, content: text.content, media: this.#mediaOf(dir, n.name), updated_at: contentTime(dir) };
   }
 
+  /**
+   * The index forgets the entry first, then its files go: when the index cannot be written (a
+   * full disk) the entry stays whole. Files that cannot be removed after that are indexed again
+   * by the reindex this queues, since they are the truth.
+   */
   async delete(name: string): Promise<boolean> {
     const n = entryName(name);
     return this.#exclusive(async (run) => {
@@ -271,12 +287,28 @@ export class KnowledgeService implements Service, KnowledgeBase {
         run.index.remove(n.name);
         return false;
       }
-      const removed = removeEntryFiles(run.realRoot, n);
-      run.index.transaction(() => {
-        run.index.remove(n.name);
-        run.index.removeCategories(removed.pruned);
-        if (removed.leftAsCategory) run.index.addCategory(n.name);
-      });
+      try {
+        run.index.transaction(() => run.index.remove(n.name));
+      } catch (error) {
+        throw this.#writeError(error, `the knowledge entry ${n.name}`);
+      }
+      let removed: ReturnType<typeof removeEntryFiles>;
+      try {
+        removed = removeEntryFiles(run.realRoot, n);
+      } catch (error) {
+        this.#indexBehind();
+        throw error;
+      }
+      try {
+        run.index.transaction(() => {
+          run.index.removeCategories(removed.pruned);
+          if (removed.leftAsCategory) run.index.addCategory(n.name);
+        });
+      } catch (error) {
+        // The entry is gone; only the category list is behind, which the reindex corrects.
+        this.#o.log.warn({ entry: n.name, error: describeError(error) }, 'knowledge categories not updated after a delete; a reindex will');
+        this.#indexBehind();
+      }
       this.#o.log.info({ entry: n.name, pruned: removed.pruned }, 'knowledge entry deleted');
       return true;
     });
@@ -296,14 +328,21 @@ export class KnowledgeService implements Service, KnowledgeBase {
           `media.json of ${n.name} is malformed (${describeError(error)}); fix or remove it first`,
         );
       }
-      const ref = this.#storeMedia(run, input);
-      const same = list.find((m) => m.digest === ref.digest);
-      if (same) return same;
-      list.push(ref);
-      writeMediaList(dir, list);
-      run.index.touch(n.name, signatureOf(dir), contentTime(dir), list);
-      this.#o.log.info({ entry: n.name, digest: ref.digest, mime: ref.mime, bytes: ref.bytes }, 'media attached to knowledge entry');
-      return ref;
+      const stored: StoredRef[] = [];
+      try {
+        stored.push(this.#storeMedia(run, input));
+        const ref = (stored[0] as StoredRef).ref;
+        const same = list.find((m) => m.digest === ref.digest);
+        if (same) return same;
+        list.push(ref);
+        const write = writeMediaList(dir, list);
+        this.#indexOrUndo(write, () => run.index.touch(n.name, signatureOf(dir), contentTime(dir), list));
+        this.#o.log.info({ entry: n.name, digest: ref.digest, mime: ref.mime, bytes: ref.bytes }, 'media attached to knowledge entry');
+        return ref;
+      } catch (error) {
+        this.#discardMedia(run, stored);
+        throw this.#writeError(error, `an attachment of ${n.name}`);
+      }
     });
   }
 
@@ -367,7 +406,22 @@ export class KnowledgeService implements Service, KnowledgeBase {
       if (options.signal?.aborted || run.stop.signal.aborted) {
         throw new HomeAgentError('HA_ERR_ABORTED', `import of ${source} cancelled after ${done} of ${total} files`);
       }
-      const reason = await this.#importOne(file.path, target === '' ? file.stem : `${target}/${file.stem}`, maxBytes, summary);
+      let reason: string | undefined;
+      try {
+        reason = await this.#importOne(file.path, target === '' ? file.stem : `${target}/${file.stem}`, maxBytes, summary);
+      } catch (error) {
+        if (!isHomeAgentError(error, 'HA_ERR_STORE_FULL')) throw error;
+        // Each file is its own write: the ones imported are whole and stay; the failed one left nothing.
+        const kept = summary.imported.length === 0 ? 'none was imported' : `the ${summary.imported.length} imported stay`;
+        throw new HomeAgentError(
+          'HA_ERR_STORE_FULL',
+          `import of ${source} stopped at ${file.rel} (${done} of ${total} files done, ${kept}): ${error.message}`,
+          {
+            cause: error,
+            details: { imported: summary.imported, ...error.details },
+          },
+        );
+      }
       if (reason !== undefined) summary.skipped.push({ file: file.rel, reason });
       done++;
       options.onProgress?.(done, total);
@@ -432,6 +486,8 @@ export class KnowledgeService implements Service, KnowledgeBase {
       if (error instanceof HomeAgentError && error.code === 'HA_ERR_KNOWLEDGE_EXISTS')
         return `an entry named ${n.name} already exists (not replaced)`;
       if (error instanceof HomeAgentError && error.code === 'HA_ERR_KNOWLEDGE_UNAVAILABLE') throw error;
+      // A full disk fails every file after this one too: the import stops (see importDir).
+      if (isHomeAgentError(error, 'HA_ERR_STORE_FULL')) throw error;
       return describeError(error);
     }
   }
@@ -620,7 +676,7 @@ export class KnowledgeService implements Service, KnowledgeBase {
     });
   }
 
-  #storeMedia(run: Running, input: MediaInput): MediaRef {
+  #storeMedia(run: Running, input: MediaInput): StoredRef {
     const fileName = displayName(input.file_name);
     let data = input.data;
     if (data === undefined) {
@@ -633,7 +689,52 @@ export class KnowledgeService implements Service, KnowledgeBase {
       data = readFileSync(input.path);
     }
     const stored = run.media.put(data, { ...(input.mime !== undefined && { declaredMime: input.mime }), fileName });
-    return { digest: stored.digest, kind: stored.kind, mime: stored.mime, bytes: stored.bytes, file_name: fileName };
+    return {
+      ref: { digest: stored.digest, kind: stored.kind, mime: stored.mime, bytes: stored.bytes, file_name: fileName },
+      written: stored.written,
+    };
+  }
+
+  /**
+   * Takes back the media files a failed write stored (only those it wrote: bytes that were in the
+   * store before belong to whoever put them there).
+   */
+  #discardMedia(run: Running, stored: readonly StoredRef[]): void {
+    for (const { ref, written } of stored) {
+      if (!written) continue;
+      try {
+        run.media.remove(ref.digest);
+      } catch (error) {
+        // The sweep removes it in time (core.knowledge.media_keep_days): nothing refers to it.
+        this.#o.log.warn({ digest: ref.digest, error: describeError(error) }, 'media file of a failed knowledge write not removed');
+      }
+    }
+  }
+
+  /** Runs the index write of files just written; when it fails the files are undone and the error rethrown. */
+  #indexOrUndo(write: EntryWrite, index: () => void): void {
+    try {
+      index();
+    } catch (error) {
+      if (!write.undo()) {
+        this.#o.log.error({ dir: write.dir }, 'a failed knowledge write could not be undone completely; the reindex follows the files');
+        this.#indexBehind();
+      }
+      throw error;
+    }
+    write.done();
+  }
+
+  /** The files changed in a way the index does not know: it is stale until the reindex this queues. */
+  #indexBehind(): void {
+    this.#changed = true;
+    this.#state = 'stale';
+    this.#queueReindex();
+  }
+
+  /** A full disk or a refused write of the files (ENOSPC, EROFS) gets its store code, naming what was written. */
+  #writeError(error: unknown, what: string): unknown {
+    return writeFailure(error, what) ?? error;
   }
 
   #mediaOf(dir: string, name: string): MediaRef[] {

@@ -468,6 +468,8 @@ function hintFor(code: string, reason: ToolErrorReason): string {
       if (code.endsWith('_EXISTS')) return 'pass overwrite: true to replace it, or choose another name';
       return 'choose something inside the knowledge base';
     default:
+      if (code === 'HA_ERR_STORE_FULL')
+        return "the device's disk is full and nothing was saved; tell the person, space has to be freed first";
       return 'try again later';
   }
 }

@@ -18,7 +18,7 @@ import type { DriverContext, PluginDriver, PluginsLimits, ReportedState } from '
 import { checkEngine, type Manifest, type Permissions, type PluginKind, readManifest } from './manifest.js';
 import { type KernelServices, PluginGeneration } from './plugin-generation.js';
 import { type InstalledArchive, installArchive, removeInstalled } from './plugin-installer.js';
-import { defineManifestSettings } from './plugin-settings.js';
+import { checkPluginSection, defineManifestSettings, unusedSectionWarning } from './plugin-settings.js';
 import { PluginStateStore } from './plugin-state-store.js';
 
 export type PluginState = 'disabled' | 'starting' | 'running' | 'restarting' | 'stopping' | 'stopped' | 'quarantined';
@@ -66,6 +66,13 @@ export interface PluginHostOptions {
   timeoutMs: () => number;
   /** plugin.<name>.enabled from the configuration (undefined when not set). */
   configuredEnabled: (name: string) => boolean | undefined;
+  /**
+   * The configuration file's sections `plugin.<name>` of plugins the schema does not know
+   * (LoadedConfig.pluginSections), checked against each plugin's manifest: at start all at once
+   * (a problem refuses the start with HA_ERR_CONFIG_INVALID, which the daemon exits 78 on), later
+   * before the plugin is installed, reloaded or refreshed (a problem keeps it from starting).
+   */
+  configSections?: { file: string; sections: ReadonlyMap<string, Readonly<Record<string, unknown>>> };
 }
 
 interface PluginRecord {
@@ -102,7 +109,9 @@ export class PluginHost implements Service {
   async start(signal: AbortSignal): Promise<void> {
     this.#signal = signal;
     this.#state.open();
-    for (const record of this.#discover()) {
+    const found = this.#discover();
+    this.#checkConfigSections(found);
+    for (const record of found) {
       if (signal.aborted) break;
       this.#records.set(record.name, record);
       if (this.#enabled(record.name)) await this.#startRecord(record);
@@ -521,10 +530,50 @@ export class PluginHost implements Service {
     await this.#stopInstance(old, record.name);
   }
 
+  /**
+   * At start, before any plugin loads: every file section of a plugin found is checked against its
+   * manifest, and all problems refuse the start together; a section of a plugin that is not
+   * installed is only warned about (it may be installed later, and is checked then).
+   */
+  #checkConfigSections(found: readonly PluginRecord[]): void {
+    const configured = this.#options.configSections;
+    if (!configured) return;
+    const byName = new Map(found.map((r) => [r.name, r]));
+    const problems: string[] = [];
+    for (const [name, section] of configured.sections) {
+      const record = byName.get(name);
+      if (record) problems.push(...checkPluginSection(record.manifest, section, configured.file));
+      else
+        this.#log.warn(
+          { section: `plugin.${name}`, file: configured.file },
+          unusedSectionWarning(name, [...byName.keys()], configured.file),
+        );
+    }
+    if (problems.length > 0) {
+      throw new HomeAgentError('HA_ERR_CONFIG_INVALID', `invalid configuration:\n${problems.join('\n')}`, { details: { problems } });
+    }
+  }
+
+  /** The file's section of this plugin must fit the manifest being started (it may have changed since start). */
+  #checkConfigSection(manifest: Manifest): void {
+    const configured = this.#options.configSections;
+    const section = configured?.sections.get(manifest.name);
+    if (!configured || !section) return;
+    const problems = checkPluginSection(manifest, section, configured.file);
+    if (problems.length > 0) {
+      throw new HomeAgentError(
+        'HA_ERR_CONFIG_INVALID',
+        `the configuration file's section plugin.${manifest.name} does not fit the plugin's settings: ${problems.join('; ')}`,
+        { details: { problems } },
+      );
+    }
+  }
+
   /** Builds a generation and starts its instance with registrations staged (not yet live). */
   async #startGeneration(record: PluginRecord): Promise<PluginGeneration> {
     const { manifest } = record;
     checkEngine(manifest);
+    this.#checkConfigSection(manifest);
     defineManifestSettings(this.#options.kernel.settings, manifest);
     const generation = new PluginGeneration({
       manifest,

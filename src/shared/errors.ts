@@ -21,7 +21,8 @@ export const ERROR_CODES = {
   HA_ERR_STORE_TOO_NEW: 'a database was written by a newer HomeAgent version',
   HA_ERR_STORE_BACKUP: 'a database backup failed',
   HA_ERR_STORE_RESTORE: 'a database restore failed',
-  HA_ERR_STORE_FULL: 'the disk is full: a database could not be written',
+  HA_ERR_STORE_FULL: 'the disk is full: a database or data file could not be written, and nothing of that change was kept',
+  HA_ERR_STORE_WRITE: 'a database or data file could not be written (read-only file system or a disk error)',
 
   HA_ERR_RPC_BAD_REQUEST: 'the request is not a valid JSON request object',
   HA_ERR_RPC_FRAME_TOO_LARGE: 'the request frame exceeds the size limit',

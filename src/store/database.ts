@@ -1,6 +1,8 @@
 /**
  * One connection per database file, with the pragmas, migrations, integrity check, corruption
- * recovery and online backup every HomeAgent database shares.
+ * recovery and online backup every HomeAgent database shares. The connection components get
+ * turns a full disk or a refused write into HA_ERR_STORE_FULL / HA_ERR_STORE_WRITE naming the
+ * database (write-failure.ts), so a failed write reaches its caller as a coded error.
  */
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -8,7 +10,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
-import type { DatabaseSpec, Migration, SqlDatabase } from './types.js';
+import type { DatabaseSpec, Migration, SqlDatabase, SqlStatement } from './types.js';
+import { mapWriteFailure } from './write-failure.js';
 
 export type StartupCheck = 'full' | 'quick' | 'off';
 
@@ -44,12 +47,14 @@ export class ManagedDatabase {
   readonly spec: DatabaseSpec;
   readonly recovery: Recovery | undefined;
   readonly #db: BetterSqlite3.Database;
+  readonly #guarded: SqlDatabase;
   readonly #clock: Clock;
   readonly #log: Logger;
 
   private constructor(spec: DatabaseSpec, db: BetterSqlite3.Database, recovery: Recovery | undefined, log: Logger, clock: Clock) {
     this.spec = spec;
     this.#db = db;
+    this.#guarded = guardWrites(db, describeDatabase(spec));
     this.recovery = recovery;
     this.#log = log;
     this.#clock = clock;
@@ -95,9 +100,9 @@ export class ManagedDatabase {
     return new ManagedDatabase(spec, db, recovery, options.log, options.clock);
   }
 
-  /** The connection, for the component that owns tables in this database. */
+  /** The connection, for the component that owns tables in this database; failed writes come out coded. */
   get db(): SqlDatabase {
-    return this.#db;
+    return this.#guarded;
   }
 
   /** Highest applied migration version of a component, 0 when none. */
@@ -155,18 +160,22 @@ export class ManagedDatabase {
   }
 
   /**
-   * Proves the database can take a write right now without writing anything durable: takes the
-   * write lock and rolls back. Throws when the file became read-only or the lock cannot be had.
+   * Proves the database takes a write right now: commits a row and its removal in one
+   * transaction, which leaves no row but makes SQLite append to the write-ahead log and sync it
+   * like any other change. (A transaction rolled back before its commit writes nothing to the
+   * disk, so it would pass on a full disk.) Throws HA_ERR_STORE_FULL when the disk is full,
+   * HA_ERR_STORE_WRITE when the file became read-only or the disk fails, and SQLITE_BUSY when the
+   * write lock cannot be had.
    */
   checkWritable(): void {
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
-      this.#db
+    this.#guarded.exec(MIGRATIONS_TABLE);
+    const at = new Date(this.#clock.now()).toISOString();
+    this.#guarded.transaction(() => {
+      this.#guarded
         .prepare('INSERT INTO schema_migrations (component, version, name, applied_at) VALUES (?, ?, ?, ?)')
-        .run('_health', 0, 'probe', '');
-    } finally {
-      this.#db.exec('ROLLBACK');
-    }
+        .run(HEALTH_PROBE, 0, 'probe', at);
+      this.#guarded.prepare('DELETE FROM schema_migrations WHERE component = ?').run(HEALTH_PROBE);
+    })();
   }
 
   /**
@@ -204,9 +213,50 @@ export class ManagedDatabase {
     return { file: dest, bytes: fileSize(dest) };
   }
 
+  /** False once closed. */
+  get open(): boolean {
+    return this.#db.open;
+  }
+
   close(): void {
     if (this.#db.open) this.#db.close();
   }
+}
+
+/** The component name of checkWritable's probe row (never committed for good). */
+const HEALTH_PROBE = '_health';
+
+/** `the memory database /var/lib/homeagent/memory.db`: how error messages name a database. */
+function describeDatabase(spec: DatabaseSpec): string {
+  return `the ${spec.name} database ${spec.file}`;
+}
+
+/**
+ * The connection as components see it: each call that can write (a statement, exec, pragma, a
+ * transaction with its COMMIT) maps a full disk or a refused write to a coded error naming the
+ * database. Other errors (constraints, syntax) pass unchanged, so their codes stay checkable.
+ */
+function guardWrites(db: BetterSqlite3.Database, what: string): SqlDatabase {
+  const guard = <T>(fn: () => T): T => mapWriteFailure(what, fn);
+  return {
+    prepare(sql: string): SqlStatement {
+      const statement = guard(() => db.prepare(sql));
+      return {
+        run: (...params: unknown[]) => guard(() => statement.run(...params)),
+        get: (...params: unknown[]) => guard(() => statement.get(...params)),
+        all: (...params: unknown[]) => guard(() => statement.all(...params)),
+      };
+    },
+    exec: (sql: string) => guard(() => db.exec(sql)),
+    transaction<T>(fn: () => T): () => T {
+      const run = db.transaction(fn);
+      return () => guard(() => run());
+    },
+    pragma: (source: string, options?: { simple?: boolean }) => guard(() => db.pragma(source, options)),
+    get inTransaction() {
+      return db.inTransaction;
+    },
+  };
 }
 
 function connect(spec: DatabaseSpec, options: OpenOptions): BetterSqlite3.Database {

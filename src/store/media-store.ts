@@ -14,6 +14,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmdirSync,
   statSync,
   unlinkSync,
   utimesSync,
@@ -122,10 +123,34 @@ export class MediaStore {
       return { ...type, digest, bytes: data.byteLength, written: false };
     }
     const dir = join(this.#o.dir, 'sha256', digest.slice(0, 2));
-    mkdirSync(dir, { recursive: true });
-    writeFileAtomically(file, data);
+    const createdDir = mkdirSync(dir, { recursive: true });
+    try {
+      writeFileAtomically(file, data);
+    } catch (error) {
+      // A full disk leaves nothing behind: no half file (writeFileAtomically) and no empty folder.
+      if (createdDir !== undefined) removeEmptyDirs(createdDir, dir);
+      throw error;
+    }
     if (this.#stats) this.#stats = { files: this.#stats.files + 1, bytes: this.#stats.bytes + data.byteLength };
     return { ...type, digest, bytes: data.byteLength, written: true };
+  }
+
+  /**
+   * Removes a digest's file; for a caller taking back a put() that wrote it (written: true) when
+   * the rest of its change failed. False when there was no such file.
+   */
+  remove(digest: string): boolean {
+    const file = this.path(digest);
+    const bytes = sizeOf(file);
+    if (bytes < 0) return false;
+    unlinkSync(file);
+    if (this.#stats) this.#stats = { files: this.#stats.files - 1, bytes: this.#stats.bytes - bytes };
+    try {
+      rmdirSync(dirname(file));
+    } catch {
+      // Other files share the prefix folder.
+    }
+    return true;
   }
 
   /** Throws HA_ERR_MEDIA_TOO_LARGE when `bytes` is over the limit (check before reading a big file). */
@@ -262,6 +287,18 @@ export function fsyncDir(dir: string): void {
     // See above.
   } finally {
     if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Removes `deepest` and the folders above it up to `top` (the first one mkdirSync created) while empty. */
+function removeEmptyDirs(top: string, deepest: string): void {
+  for (let dir = deepest; ; dir = dirname(dir)) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      return;
+    }
+    if (dir === top || dirname(dir) === dir) return;
   }
 }
 

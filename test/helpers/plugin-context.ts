@@ -70,10 +70,12 @@ export interface TestPluginContextOptions {
   maxMediaBytes?: number;
   /** Answer of injectInput/injectInterrupt; default a done receipt. */
   receipt?: (input: PluginInput) => Receipt;
+  /** Where ctx.log writes (a test that reads the plugin's log lines); silent by default. */
+  logs?: LogManager;
 }
 
 export function createTestPluginContext(options: TestPluginContextOptions): TestPluginContext {
-  const logs = new LogManager({ level: 'silent', levels: {} });
+  const logs = options.logs ?? new LogManager({ level: 'silent', levels: {} });
   const owner = `plugin:${options.name}`;
   const stages = new StageRegistry(logs.child('stages'));
   const tools = new ToolRegistry({ log: logs.child('tools') });

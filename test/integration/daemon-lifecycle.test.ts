@@ -148,7 +148,7 @@ t.test('homeagentctl against a running daemon', async (t) => {
     t.equal(status.name, 'Kitchen Agent', 'the running daemon uses it at once');
 
     const bad = await daemon.ctl(['config', 'set', 'core.daemon.stop_timeout_ms', '5', '--json']);
-    t.equal(bad.code, 1, 'an invalid value exits 1');
+    t.equal(bad.code, 78, 'an invalid value exits 78 (EX_CONFIG), as a bad configuration file does');
     const envelope = bad.json() as { ok: boolean; error: { code: string; message: string } };
     t.equal(envelope.ok, false);
     t.equal(envelope.error.code, 'HA_ERR_SETTINGS_INVALID_VALUE', 'the error code is in the JSON');
@@ -159,7 +159,7 @@ t.test('homeagentctl against a running daemon', async (t) => {
     t.match(unchanged, { value: 10000, source: 'default' }, 'the rejected value was not stored');
 
     const unknown = await daemon.ctl(['config', 'get', 'core.no_such_key', '--json']);
-    t.equal(unknown.code, 1);
+    t.equal(unknown.code, 78);
     t.equal((unknown.json() as { error: { code: string } }).error.code, 'HA_ERR_SETTINGS_UNKNOWN_KEY');
 
     const reset = await daemon.ctl(['config', 'reset', 'core.name', '--json']);

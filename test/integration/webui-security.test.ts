@@ -166,8 +166,10 @@ t.test('the real daemon: Host, API key, login, cookie, cross-site, login limit a
     t.equal(reset.code, 0, reset.stderr);
     const fresh = reset.json() as Credentials;
     t.not(fresh.api_key, secrets.api_key);
-    t.equal((await send(port, '/api/v1/status', { headers: { 'x-api-key': secrets.api_key } })).status, 401, 'the old key');
+    // The new key first: it clears this address's count of wrong keys (two so far), which the old
+    // key would otherwise bring to login_max_failures, and the next request would have to wait.
     t.equal((await send(port, '/api/v1/status', { headers: { 'x-api-key': fresh.api_key } })).status, 200, 'the new key');
+    t.equal((await send(port, '/api/v1/status', { headers: { 'x-api-key': secrets.api_key } })).status, 401, 'the old key');
   });
 
   t.test('homeagentctl plugins reload webui: the same address keeps answering', async (t) => {
@@ -192,6 +194,27 @@ t.test('the real daemon: Host, API key, login, cookie, cross-site, login limit a
     t.notOk(
       web.daemon.logs.some((line) => line.text.includes('guess-0')),
       'no request body in the log',
+    );
+  });
+
+  // Last: it leaves this address waiting.
+  t.test('wrong API keys → 429 with Retry-After once there are too many, even for the right key', async (t) => {
+    const key = ((await web.daemon.ctl(['webui', 'credentials', '--json'])).json() as Credentials).api_key;
+    t.equal((await send(port, '/api/v1/status', { headers: { 'x-api-key': key } })).status, 200, 'the right key clears the count');
+    for (let i = 0; i < 3; i++) {
+      t.equal((await send(port, '/v1/models', { headers: { authorization: `Bearer ha_wrong-${i}` } })).status, 401, `wrong key ${i + 1}`);
+    }
+    const limited = await send(port, '/api/v1/status', { headers: { 'x-api-key': key } });
+    t.equal(limited.status, 429);
+    t.match(limited.body, { ok: false, error: { code: 'HA_ERR_HTTP_LOGIN_LIMIT', message: /wrong API key/ } });
+    t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After in seconds');
+    t.ok(
+      await web.daemon.sawLog((line) => line.msg === 'request with a wrong API key' && line.json?.address === '127.0.0.1'),
+      'each wrong key is logged with its address (never the key)',
+    );
+    t.notOk(
+      web.daemon.logs.some((line) => line.text.includes('ha_wrong-0')),
+      'the wrong key itself is not in the log',
     );
   });
 });

@@ -69,7 +69,7 @@ t.test('describeExpected', async (t) => {
   t.equal(describeExpected(def('core.store.startup_check')), 'one of full, quick, off');
   t.equal(describeExpected(def('plugin.cli.enabled')), 'true or false');
   t.equal(describeExpected(def('core.log.levels')), 'a mapping (key: value)');
-  t.match(describeExpected(def('plugin.cli.socket_mode')), 'matching');
+  t.match(describeExpected(def('plugin.cli.socket_mode')), 'an octal file mode within 0660');
   t.match(describeExpected(def('core.llm.model')), 'a string of at most 256 characters');
 });
 

@@ -221,7 +221,7 @@ t.test('several problems at once are all reported, one line each', async (t) => 
   expectLine('core.log.level', 'one of fatal, error, warn, info, debug, trace, silent', 'found "loud"', file);
   expectLine('core.store.startup_check', 'one of full, quick, off', 'found "sometimes"', file);
   expectLine('core.bogus', 'unknown key', file);
-  expectLine('plugin.cli.socket_mode', 'matching ^0?[0-7]{3}$', 'found "999"', file);
+  expectLine('plugin.cli.socket_mode', 'an octal file mode within 0660', 'found "999"', file);
   expectLine('plugin.external', 'a mapping', 'found 7', file);
   expectLine('plugin.cli.max_frame_bytes', 'an integer from 1024 to 16777216', 'found 12', 'HOMEAGENT_PLUGIN_CLI_MAX_FRAME_BYTES');
   expectLine('plugin.cli.enabled', 'true or false', 'found "maybe"', 'HOMEAGENT_PLUGIN_CLI_ENABLED');
@@ -232,11 +232,13 @@ t.test('an unknown key in the file is named with the list of known keys', async 
   const dir = tempDir(t);
   const file = writeConfig(dir, 'core:\n  daemon:\n    stop_timeout: 5000\n');
   const error = expectError(t, () => loadConfig({ env: {}, file, systemFile: NO_SYSTEM }), 'HA_ERR_CONFIG_INVALID');
-  t.same(problemsOf(error), [`core.daemon.stop_timeout: unknown key, expected one of: stop_timeout_ms, plugin_timeout_ms (in ${file})`]);
+  t.same(problemsOf(error), [
+    `core.daemon.stop_timeout: unknown key (did you mean stop_timeout_ms?), expected one of: stop_timeout_ms, plugin_timeout_ms (in ${file})`,
+  ]);
 
   const top = writeConfig(dir, 'cor:\n  name: x\n', 'top.yaml');
   const topError = expectError(t, () => loadConfig({ env: {}, file: top, systemFile: NO_SYSTEM }), 'HA_ERR_CONFIG_INVALID');
-  t.same(problemsOf(topError), [`cor: unknown key, expected one of: core, plugin (in ${top})`]);
+  t.same(problemsOf(topError), [`cor: unknown key (did you mean core?), expected one of: core, plugin (in ${top})`]);
 });
 
 t.test('a section given as a scalar is reported', async (t) => {
@@ -246,12 +248,90 @@ t.test('a section given as a scalar is reported', async (t) => {
   t.same(problemsOf(error), [`core.daemon: expected a section (a mapping), found "fast" (in ${file})`]);
 });
 
-t.test('free-form sections of other plugins are kept as given', async (t) => {
+t.test('free-form sections of other plugins are kept as given and listed for the plugin host', async (t) => {
   const dir = tempDir(t);
-  const file = writeConfig(dir, 'plugin:\n  weather:\n    enabled: false\n    city: Berlin\n');
+  const file = writeConfig(dir, 'plugin:\n  weather:\n    enabled: false\n    city: Berlin\n  cli:\n    enabled: true\n');
   const loaded = loadConfig({ env: {}, file, systemFile: NO_SYSTEM });
   t.same((loaded.config.plugin as Record<string, unknown>).weather, { enabled: false, city: 'Berlin' });
   t.equal(loaded.config.plugin.cli.enabled, true, 'the built-in plugin section keeps its defaults');
+  t.same(loaded.pluginSections, ['weather'], 'only sections the schema does not know wait for a manifest');
+});
+
+t.test('unknown keys are refused at every level, inside the built-in plugin sections too, with near misses', async (t) => {
+  const dir = tempDir(t);
+  const file = writeConfig(
+    dir,
+    [
+      'core:',
+      '  knowledge:',
+      '    top_kk: 3',
+      '  log:',
+      '    levels:',
+      '      Store: debug',
+      '  llm:',
+      '    sources:',
+      '      spare:',
+      '        adapter: openai',
+      '        modle: x',
+      'plugin:',
+      '  cli:',
+      '    sockt_path: /run/x.sock',
+      '  webui:',
+      '    login_max_failurs: 3',
+      '    zzzzzzzz: 1',
+      '',
+    ].join('\n'),
+  );
+  const problems = problemsOf(expectError(t, () => loadConfig({ env: {}, file, systemFile: NO_SYSTEM }), 'HA_ERR_CONFIG_INVALID'));
+  t.equal(problems.length, 6, problems.join('\n'));
+  const line = (key: string) => problems.find((p) => p.startsWith(key)) ?? '';
+  t.match(line('core.knowledge.top_kk:'), /unknown key \(did you mean top_k\?\), expected one of: .*top_k/);
+  t.match(line('core.llm.sources.spare.modle:'), /unexpected property/, 'inside a structured setting');
+  t.match(line('core.log.levels.Store:'), /unexpected property/, 'a mapping key outside its pattern is not let through');
+  t.match(line('plugin.cli.sockt_path:'), /unknown key \(did you mean socket_path\?\), expected one of: enabled, socket_path/);
+  t.match(line('plugin.webui.login_max_failurs:'), 'did you mean login_max_failures?');
+  t.match(line('plugin.webui.zzzzzzzz:'), /unknown key, expected one of: enabled, host/, 'no near miss: only the list');
+  for (const problem of problems) t.match(problem, file, 'each line names the file');
+});
+
+t.test('a list where a mapping belongs is named as a whole', async (t) => {
+  const dir = tempDir(t);
+  const file = writeConfig(dir, 'core:\n  llm:\n    sources:\n      - adapter: openai\n');
+  const problems = problemsOf(expectError(t, () => loadConfig({ env: {}, file, systemFile: NO_SYSTEM }), 'HA_ERR_CONFIG_INVALID'));
+  t.same(problems, [`core.llm.sources: expected a mapping (key: value), found [{"adapter":"openai"}] (in ${file})`]);
+});
+
+t.test('a socket mode wider than 0660 is refused at load, from the file and the environment', async (t) => {
+  const dir = tempDir(t);
+  for (const [mode, gained] of [
+    ['0666', 'others'],
+    ['0662', 'others'],
+    ['0670', 'the group'],
+    ['0760', 'the owner'],
+    ['777', 'the owner and the group and others'],
+  ] as const) {
+    const file = writeConfig(dir, `plugin:\n  cli:\n    socket_mode: "${mode}"\n`, `mode-${mode}.yaml`);
+    const [problem] = problemsOf(expectError(t, () => loadConfig({ env: {}, file, systemFile: NO_SYSTEM }), 'HA_ERR_CONFIG_INVALID'));
+    t.match(
+      problem,
+      `plugin.cli.socket_mode: expected an octal file mode within 0660 (read and write for the owner, read and write for the group, nothing for others), found "${mode}", which gives ${gained} more`,
+    );
+  }
+  const fromEnv = problemsOf(
+    expectError(t, () => loadConfig({ env: { HOMEAGENT_PLUGIN_CLI_SOCKET_MODE: '0606' }, systemFile: NO_SYSTEM }), 'HA_ERR_CONFIG_INVALID'),
+  );
+  t.match(fromEnv[0], /plugin\.cli\.socket_mode: .*found "0606", which gives others more .*HOMEAGENT_PLUGIN_CLI_SOCKET_MODE/);
+  for (const mode of ['0660', '0600', '660', '0640', '0000']) {
+    const file = writeConfig(dir, `plugin:\n  cli:\n    socket_mode: "${mode}"\n`, `ok-${mode}.yaml`);
+    t.equal(loadConfig({ env: {}, file, systemFile: NO_SYSTEM }).config.plugin.cli.socket_mode, mode, `${mode} is accepted`);
+  }
+});
+
+t.test('an unknown HOMEAGENT_ variable with a near miss names it', async (t) => {
+  const loaded = loadConfig({ env: { HOMEAGENT_LOG_LEVL: 'debug' }, systemFile: NO_SYSTEM });
+  t.same(loaded.warnings, [
+    'HOMEAGENT_LOG_LEVL is not a HomeAgent setting and is ignored (did you mean HOMEAGENT_LOG_LEVEL or HOMEAGENT_LOG_LEVELS?)',
+  ]);
 });
 
 t.test('an unknown HOMEAGENT_ variable is a warning, not an error', async (t) => {

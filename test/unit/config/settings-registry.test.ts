@@ -186,6 +186,67 @@ t.test('an unknown key is refused with a suggestion', async (t) => {
   t.match(nothing.message, 'config list');
 });
 
+t.test('an unknown key names its near misses and what its section holds', async (t) => {
+  const { registry, file } = await setup(t);
+  const typo = expectError(t, () => registry.set('plugin.cli.sockt_path', '/run/x.sock', 'cli'), 'HA_ERR_SETTINGS_UNKNOWN_KEY');
+  t.match(typo.message, /^no setting named plugin\.cli\.sockt_path; did you mean plugin\.cli\.socket_path\?/);
+  t.match(typo.message, 'plugin.cli.* has: enabled, socket_path, socket_mode, max_frame_bytes, max_connections, idle_timeout_ms');
+  const far = expectError(t, () => registry.set('plugin.webui.zzzzzzzz', '1', 'cli'), 'HA_ERR_SETTINGS_UNKNOWN_KEY');
+  t.match(far.message, /^no setting named plugin\.webui\.zzzzzzzz; plugin\.webui\.\* has: enabled, host, port/);
+  const plugin = expectError(t, () => registry.set('plugin.nosuch.key', '1', 'cli'), 'HA_ERR_SETTINGS_UNKNOWN_KEY');
+  t.match(plugin.message, 'config list', 'a namespace nothing defines points at the full list');
+  t.same(readRows(file, 'SELECT * FROM settings'), [], 'nothing stored');
+});
+
+t.test('a socket mode wider than 0660 is refused by config set, naming the key; the old value stays', async (t) => {
+  const { registry, file } = await setup(t);
+  const wide = expectError(t, () => registry.set('plugin.cli.socket_mode', '0666', 'cli'), 'HA_ERR_SETTINGS_INVALID_VALUE');
+  t.match(
+    wide.message,
+    /^plugin\.cli\.socket_mode: expected an octal file mode within 0660 .*found "0666", which gives others more \(0006\)/,
+  );
+  expectError(t, () => registry.set('plugin.cli.socket_mode', '0670', 'cli'), 'HA_ERR_SETTINGS_INVALID_VALUE');
+  t.equal(registry.get('plugin.cli.socket_mode').value, '0660');
+  t.same(readRows(file, 'SELECT * FROM settings'), []);
+  t.equal(registry.set('plugin.cli.socket_mode', '0600', 'cli').value, '0600', 'a narrower mode is taken');
+});
+
+t.test('config set on a full database fails with HA_ERR_STORE_FULL naming the key; the stored value stays', async (t) => {
+  const { registry, store, file, changes } = await setup(t);
+  registry.set('core.name', 'Kitchen', 'cli');
+  const db = store.database('state').db;
+  // SQLite's own page limit answers SQLITE_FULL like a full disk (test/integration/disk-full.test.ts has the real one).
+  db.pragma(`max_page_count = ${Number(db.pragma('page_count', { simple: true }))}`);
+  const before = changes.length;
+  let full: Error | undefined;
+  let taken = 0;
+  for (let i = 0; i < 200 && full === undefined; i++) {
+    try {
+      registry.set('core.name', `Kitchen ${i}`, `cli-${'y'.repeat(500)}`);
+      taken++;
+    } catch (error) {
+      full = error as Error;
+    }
+  }
+  t.ok(full, `a write finds no room (after ${taken} that still fit)`);
+  t.match(full, { code: 'HA_ERR_STORE_FULL' });
+  const kept = registry.get('core.name').value;
+  t.equal(kept, taken === 0 ? 'Kitchen' : `Kitchen ${taken - 1}`, 'the value stays the last one stored');
+  t.match(
+    full?.message,
+    `core.name was not changed and stays ${JSON.stringify(kept)}: the disk is full: the state database ${file} could not be written`,
+  );
+  const stored = readRows<{ value: string }>(file, "SELECT value FROM settings WHERE key = 'core.name'");
+  t.same(
+    stored.map((r) => JSON.parse(r.value)),
+    [kept],
+    'the database holds what memory says',
+  );
+  t.equal(changes.length - before, taken, 'no change event for the failed write');
+  db.pragma('max_page_count = 1073741823');
+  t.equal(registry.set('core.name', 'Hall', 'cli').value, 'Hall', 'with room again the same registry takes writes');
+});
+
 t.test('file-only keys cannot be set at run time', async (t) => {
   const { registry, file } = await setup(t);
   const error = expectError(t, () => registry.set('core.data_dir', '/elsewhere', 'cli'), 'HA_ERR_SETTINGS_FILE_ONLY');
@@ -363,6 +424,7 @@ t.test('a stored value that no longer fits its definition is ignored', async (t)
       insert.run('core.name', '{not json');
       insert.run('core.daemon.plugin_timeout_ms', '2500'); // still fine
       insert.run('plugin.weather.refresh_s', '1'); // does not fit the definition the plugin adds later
+      insert.run('plugin.cli.socket_mode', '"0666"'); // stored before modes wider than 0660 were refused
     } finally {
       db.close();
     }
@@ -372,12 +434,13 @@ t.test('a stored value that no longer fits its definition is ignored', async (t)
   t.match(registry.get('core.daemon.stop_timeout_ms'), { value: 10000, source: 'default' }, 'the configured value is used');
   t.match(registry.get('core.name'), { value: 'HomeAgent', source: 'default' });
   t.match(registry.get('core.daemon.plugin_timeout_ms'), { value: 2500, source: 'runtime' });
+  t.match(registry.get('plugin.cli.socket_mode'), { value: '0660', source: 'default' }, 'a too wide socket mode is not used');
   t.equal(registry.config().core.daemon.stop_timeout_ms, 10000);
   t.ok(
     captured.records().some((r) => r.key === 'core.daemon.stop_timeout_ms' && r.level === 'warn'),
     'a warning names the ignored key',
   );
-  t.equal(readRows(file, 'SELECT key FROM settings').length, 4, 'the rows stay in the database');
+  t.equal(readRows(file, 'SELECT key FROM settings').length, 5, 'the rows stay in the database');
 
   registry.define('weather', [
     definitionFromLeaf(

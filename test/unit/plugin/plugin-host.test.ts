@@ -575,3 +575,77 @@ t.test('refresh(): the change tracker brings plugins in line with their folders'
   await setup.host.refresh(['porch'], 'tracker');
   t.equal(await setup.tools.get('porch_version')?.execute({}, callContext()), '4', 'refresh starts them again');
 });
+
+/** An installed plugin declaring plugin.weather.city (string) and plugin.weather.refresh_s (integer 5-600). */
+function writeWeather(installDir: string): void {
+  writePlugin(installDir, 'weather', {
+    name: 'weather',
+    manifest: {
+      kind: 'process',
+      config: {
+        city: { type: 'string', default: 'Paris', description: 'Where.' },
+        refresh_s: { type: 'integer', default: 60, minimum: 5, maximum: 600, description: 'How often.' },
+      },
+    },
+    start: "log.push('weather city ' + ctx.settings.get('city'));",
+  });
+}
+
+t.test("the file's section of an installed plugin is checked against its manifest before anything starts", async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, 'plugin:\n  weather:\n    citty: Berlin\n    refresh_s: 1\n    enabled: "yes"\n');
+  writeWeather(join(dir, 'installed'));
+  writePlugin(join(dir, 'shipped'), 'alpha', { name: 'alpha' });
+  const loaded = loadConfig({ env: { HOMEAGENT_CONFIG: file }, systemFile: NO_SYSTEM });
+  t.same(loaded.pluginSections, ['weather'], 'the loader could not check it and said so');
+  const error = await t.rejects(startHost(t, { dir, loaded }), { code: 'HA_ERR_CONFIG_INVALID' });
+  const problems = ((error as { details?: { problems?: string[] } }).details?.problems ?? []) as string[];
+  t.equal(problems.length, 3, problems.join('\n'));
+  t.match(
+    problems[0],
+    `plugin.weather.citty: unknown key (did you mean city?), expected one of: enabled, city, refresh_s (the settings the manifest of weather declares; in ${file})`,
+  );
+  t.match(problems[1], /^plugin\.weather\.refresh_s: expected an integer from 5 to 600, found 1 \(in /);
+  t.match(problems[2], /^plugin\.weather\.enabled: expected true or false, found "yes"/);
+  t.same(pluginLog(), [], 'no plugin was created, not even the ones without problems');
+});
+
+t.test('a section that fits is used; a section of a plugin that is not installed is warned about once', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, 'plugin:\n  weather:\n    city: Berlin\n  wether:\n    city: Rome\n');
+  writeWeather(join(dir, 'installed'));
+  const loaded = loadConfig({ env: { HOMEAGENT_CONFIG: file }, systemFile: NO_SYSTEM });
+  const { host, captured, settings } = await startHost(t, { dir, loaded });
+  t.match(host.list(), [{ name: 'weather', state: 'running' }]);
+  t.ok(pluginLog().includes('weather city Berlin'), 'the plugin reads the value from the file');
+  t.equal(settings.get('plugin.weather.city').value, 'Berlin');
+  const warned = () => captured.records().filter((r) => r.section === 'plugin.wether');
+  t.equal(warned().length, 1);
+  t.equal(
+    warned()[0]?.msg,
+    `plugin.wether in ${file}: no plugin named wether is installed, so the section is not used (did you mean weather?); it is checked when the plugin is installed`,
+  );
+  t.equal(warned()[0]?.level, 'warn', 'a warning');
+  await host.reload(undefined, 'test');
+  t.equal(warned().length, 1, 'once: a reload does not repeat it');
+});
+
+t.test('a plugin installed later whose file section does not fit does not start, and says why', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, 'plugin:\n  weather:\n    refresh: 30\n');
+  const loaded = loadConfig({ env: { HOMEAGENT_CONFIG: file }, systemFile: NO_SYSTEM });
+  const setup = await startHost(t, { dir, loaded });
+  writeWeather(setup.installDir);
+  const result = await setup.host.refresh(['weather'], 'tracker');
+  t.match(result.errors, [
+    { plugin: 'weather', error: /HA_ERR_CONFIG_INVALID: .*plugin\.weather\.refresh: unknown key \(did you mean refresh_s\?\)/ },
+  ]);
+  t.match(setup.host.list(), [{ name: 'weather', state: 'quarantined', error: /plugin\.weather\.refresh: unknown key/ }]);
+  t.notOk(
+    pluginLog().some((l) => l.startsWith('weather city')),
+    'its code never ran',
+  );
+});

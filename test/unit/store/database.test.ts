@@ -72,6 +72,8 @@ const steps = (log: string[]): Migration[] => [
   },
 ];
 
+const oneTable = (sql: string): Migration[] => [{ version: 1, name: 'table', up: (db) => void db.exec(sql) }];
+
 function tables(db: ManagedDatabase): string[] {
   return (db.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>).map(
     (r) => r.name,
@@ -316,14 +318,64 @@ t.test('a failed backup leaves no partial file', async (t) => {
   t.same(readdirSync(out), [], 'no partial file and no destination');
 });
 
-t.test('checkWritable passes on a normal database and writes nothing', async (t) => {
+t.test('checkWritable commits a real write and leaves nothing behind', async (t) => {
   const dir = tempDir(t);
-  const db = open(t, join(dir, 'state.db'));
+  const file = join(dir, 'state.db');
+  const db = open(t, file);
   db.migrate('demo', steps([]));
+  const walBefore = db.sizes().wal_bytes;
   db.checkWritable();
   t.equal(db.db.inTransaction, false);
-  t.same(db.db.prepare("SELECT * FROM schema_migrations WHERE component = '_health'").all(), []);
+  t.same(db.db.prepare("SELECT * FROM schema_migrations WHERE component = '_health'").all(), [], 'no probe row stays');
+  t.ok(db.sizes().wal_bytes > walBefore, 'the probe reached the write-ahead log (a rolled-back probe would not)');
   t.ok(db.sizes().file_bytes > 0);
+});
+
+t.test('a full database is HA_ERR_STORE_FULL naming it, inside transactions too; with room again it takes writes', async (t) => {
+  const dir = tempDir(t);
+  const file = join(dir, 'state.db');
+  const db = open(t, file);
+  db.migrate('demo', oneTable('CREATE TABLE blobs (id INTEGER PRIMARY KEY, data BLOB NOT NULL)'));
+  const pages = Number(db.db.pragma('page_count', { simple: true }));
+  // max_page_count makes SQLite itself answer SQLITE_FULL, as on a full disk (the tmpfs test does the real one).
+  db.db.pragma(`max_page_count = ${pages + 1}`);
+  const insert = db.db.prepare('INSERT INTO blobs (data) VALUES (?)');
+  const full = expectError(t, () => insert.run(Buffer.alloc(64 * 1024)), 'HA_ERR_STORE_FULL');
+  t.match(full.message, `the state database ${file}`, 'names the database and its file');
+  t.match(full.message, /the disk is full/);
+  t.equal(full.details?.cause_code, 'SQLITE_FULL');
+  const inTransaction = expectError(
+    t,
+    () =>
+      db.db.transaction(() => {
+        insert.run(Buffer.alloc(10));
+        insert.run(Buffer.alloc(64 * 1024));
+      })(),
+    'HA_ERR_STORE_FULL',
+  );
+  t.ok(inTransaction, 'inside a transaction too');
+  t.equal(db.db.inTransaction, false, 'the transaction was rolled back');
+  t.same(db.db.prepare('SELECT count(*) AS n FROM blobs').get(), { n: 0 }, 'nothing of it stays');
+
+  db.db.pragma('max_page_count = 1073741823');
+  db.checkWritable();
+  insert.run(Buffer.alloc(64 * 1024));
+  t.pass('writes work again once there is room, on the same connection');
+});
+
+t.test('a refused write is HA_ERR_STORE_WRITE; other errors keep their own codes', async (t) => {
+  const dir = tempDir(t);
+  const db = open(t, join(dir, 'state.db'));
+  db.migrate('demo', oneTable('CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT UNIQUE)'));
+  db.db.prepare('INSERT INTO items (name) VALUES (?)').run('a');
+  const unique = t.throws(() => db.db.prepare('INSERT INTO items (name) VALUES (?)').run('a')) as { code?: string };
+  t.equal(unique.code, 'SQLITE_CONSTRAINT_UNIQUE', 'a constraint stays a constraint');
+  db.db.pragma('query_only = ON');
+  const refused = expectError(t, () => db.db.prepare('INSERT INTO items (name) VALUES (?)').run('b'), 'HA_ERR_STORE_WRITE');
+  t.match(refused.message, /the state database .*state\.db could not be written/);
+  expectError(t, () => db.checkWritable(), 'HA_ERR_STORE_WRITE');
+  db.db.pragma('query_only = OFF');
+  db.checkWritable();
 });
 
 t.test('checkFile reports problems instead of throwing', async (t) => {

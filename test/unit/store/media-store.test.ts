@@ -67,3 +67,18 @@ t.test('refused: unknown formats, non-media declared types, over the size limit'
     'nothing written for a refused file',
   );
 });
+
+t.test('remove takes back a file put() wrote: file, empty prefix folder and the counts', async (t) => {
+  const dir = tempDir(t);
+  const store = new MediaStore({ dir, maxBytes: () => 1024 * 1024 });
+  const png = store.put(SAMPLES.png);
+  const wav = store.put(SAMPLES.wav);
+  t.same(store.stats(), { files: 2, bytes: SAMPLES.png.byteLength + SAMPLES.wav.byteLength });
+  t.equal(store.remove(png.digest), true);
+  t.notOk(existsSync(store.path(png.digest)));
+  t.notOk(existsSync(join(dir, 'sha256', png.digest.slice(0, 2))), 'its prefix folder went with it');
+  t.same(store.stats(), { files: 1, bytes: SAMPLES.wav.byteLength });
+  t.equal(store.remove(png.digest), false, 'nothing to remove twice');
+  t.ok(store.has(wav.digest), 'other files stay');
+  expectError(t, () => store.remove('../../etc/passwd'), 'HA_ERR_MEDIA_TYPE');
+});

@@ -35,7 +35,7 @@ t.test('start opens every database; status reports them; stop closes them', asyn
 
   const state = store.database('state');
   await store.stop();
-  t.equal((state.db as unknown as { open: boolean }).open, false, 'connections are closed');
+  t.equal(state.open, false, 'connections are closed');
   t.same(store.status(), []);
   expectError(t, () => store.database('state'), 'HA_ERR_INTERNAL');
   await store.stop();

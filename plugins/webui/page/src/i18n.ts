@@ -31,7 +31,8 @@ const en = {
   'common.empty': 'Nothing here yet.',
   'login.password': 'Password',
   'login.submit': 'Log in',
-  'login.hint': 'The password was printed when HomeAgent first started; `homeagentctl webui credentials` shows it again.',
+  'login.hint':
+    'On the HomeAgent machine, `homeagentctl webui credentials` shows the password (a Raspberry Pi with a screen shows it on its console until the first login).',
   'chat.placeholder': 'Ask HomeAgent…',
   'chat.send': 'Send',
   'chat.empty': 'Say something to start a conversation.',
@@ -217,7 +218,8 @@ const zh: Record<StringKey, string> = {
   'common.empty': '这里还没有内容。',
   'login.password': '密码',
   'login.submit': '登录',
-  'login.hint': '密码在 HomeAgent 首次启动时打印；`homeagentctl webui credentials` 可再次显示。',
+  'login.hint':
+    '在 HomeAgent 所在的机器上运行 `homeagentctl webui credentials` 可查看密码（接了屏幕的树莓派会在控制台上显示，直到首次登录）。',
   'chat.placeholder': '问 HomeAgent…',
   'chat.send': '发送',
   'chat.empty': '说点什么开始对话吧。',

@@ -8,8 +8,10 @@ import { connect, type Socket } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { openaiRoutes } from '../../../../plugins/webui/openai-routes.js';
 import type { RouteModule } from '../../../../plugins/webui/types.js';
 import { HomeAgentError } from '../../../../src/sdk/index.js';
+import { captureLogs } from '../../fixtures/support.js';
 import { login, type RunningWebui, send, sessionFrom, startWebui } from './webui-setup.js';
 
 /** A route module standing in for the API: reads, a change, and routes that fail on purpose. */
@@ -27,22 +29,47 @@ const probe: RouteModule = (app) => {
 
 const withApiKey = (w: RunningWebui) => ({ 'x-api-key': w.apiKey });
 
-t.test('the first start makes the credentials, prints them once and stores them privately', async (t) => {
-  const w = await startWebui(t, { routeModules: [probe] });
-  t.match(w.password, /^[a-z2-9]{5}(-[a-z2-9]{5}){3}$/, 'a 20-character password in groups');
-  t.match(w.apiKey, /^ha_[A-Za-z0-9_-]{32}$/, 'a 192-bit API key');
-  const printed = w.printed.join('');
-  t.match(printed, w.password, 'the password was printed');
-  t.match(printed, w.apiKey, 'the API key was printed');
-  const file = join(w.dataDir, 'plugin-data', 'webui', 'credentials.json');
-  t.equal(statSync(file).mode & 0o777, 0o600, 'credentials.json is private');
-  t.match(JSON.parse(readFileSync(file, 'utf8')), { password: w.password, api_key: w.apiKey });
+t.test(
+  'the first start makes the credentials, prints them once to the terminal, never to the log, and stores them privately',
+  async (t) => {
+    const captured = captureLogs();
+    const w = await startWebui(t, { routeModules: [probe], logs: captured.logs });
+    t.match(w.password, /^[a-z2-9]{5}(-[a-z2-9]{5}){3}$/, 'a 20-character password in groups');
+    t.match(w.apiKey, /^ha_[A-Za-z0-9_-]{32}$/, 'a 192-bit API key');
+    const printed = w.printed.join('');
+    t.match(printed, w.password, 'the password was printed');
+    t.match(printed, w.apiKey, 'the API key was printed');
+    t.notMatch(captured.text(), w.password, 'the password is in no log line');
+    t.notMatch(captured.text(), w.apiKey, 'the API key is in no log line');
+    const line = captured.records().find((r) => String(r.msg).startsWith('first start of the web page'));
+    t.match(line, {
+      level: 'warn',
+      msg: /an admin password and an API key were made; `homeagentctl webui credentials` shows them \(kept in .*credentials\.json, readable by the service user only\)/,
+      printed_to_terminal: true,
+    });
+    const file = join(w.dataDir, 'plugin-data', 'webui', 'credentials.json');
+    t.equal(statSync(file).mode & 0o777, 0o600, 'credentials.json is private');
+    t.match(JSON.parse(readFileSync(file, 'utf8')), { password: w.password, api_key: w.apiKey });
 
-  await w.stop();
-  const again = await startWebui(t, { dataDir: w.dataDir, routeModules: [probe] });
-  t.equal(again.printed.length, 0, 'nothing printed at the next start');
-  t.equal(again.password, w.password, 'same password after a restart');
-  t.equal(again.apiKey, w.apiKey, 'same API key after a restart');
+    await w.stop();
+    const again = await startWebui(t, { dataDir: w.dataDir, routeModules: [probe] });
+    t.equal(again.printed.length, 0, 'nothing printed at the next start');
+    t.equal(again.password, w.password, 'same password after a restart');
+    t.equal(again.apiKey, w.apiKey, 'same API key after a restart');
+  },
+);
+
+t.test('when stderr is not a terminal (systemd: it is the journal) the credentials are not printed at all', async (t) => {
+  const captured = captureLogs();
+  const w = await startWebui(t, { routeModules: [probe], logs: captured.logs, terminal: false });
+  t.same(w.printed, [], 'nothing on stderr');
+  t.notMatch(captured.text(), w.password);
+  t.notMatch(captured.text(), w.apiKey);
+  t.match(
+    captured.records().find((r) => String(r.msg).startsWith('first start of the web page')),
+    { printed_to_terminal: false, msg: /`homeagentctl webui credentials` shows them/ },
+    'the log says where they are',
+  );
 });
 
 t.test('Host must name this machine or an allowed name; the port does not matter', async (t) => {
@@ -219,27 +246,81 @@ t.test('state-changing requests with the cookie must come from the page itself',
   t.equal(crossLogin.status, 403, 'another site cannot log the browser in');
 });
 
-t.test('failed logins per address are limited; Retry-After says when to come back', async (t) => {
+t.test('failed logins per address: a growing wait, not a lock-out; Retry-After says when; the right password then works', async (t) => {
   let now = 1_000_000;
-  const w = await startWebui(t, { routeModules: [probe], now: () => now, settings: { login_max_failures: 3, login_window_ms: 60_000 } });
+  const w = await startWebui(t, {
+    routeModules: [probe],
+    now: () => now,
+    settings: { login_max_failures: 3, login_delay_ms: 2000, login_max_delay_ms: 8000, login_window_ms: 60_000 },
+  });
   const attempt = (password: string) => send(w.port, '/api/v1/auth/login', { method: 'POST', body: { password } });
   for (let i = 0; i < 3; i++) {
-    t.equal((await attempt('guess')).status, 401, `failure ${i + 1}`);
-    now += 1000;
+    t.equal((await attempt('guess')).status, 401, `failure ${i + 1} costs no wait`);
+    now += 100;
   }
   const refused = await attempt(w.password);
-  t.equal(refused.status, 429, 'refused, even with the right password');
-  t.match(refused.body, { ok: false, error: { code: 'HA_ERR_HTTP_LOGIN_LIMIT', message: /try again in 57 s/ } });
-  t.equal(refused.headers['retry-after'], '57');
+  t.equal(refused.status, 429, 'then each attempt waits; during the wait even the right password is not checked');
+  t.match(refused.body, { ok: false, error: { code: 'HA_ERR_HTTP_LOGIN_LIMIT', message: /too many failed logins .*try again in 2 s/ } });
+  t.equal(refused.headers['retry-after'], '2');
   t.notOk(refused.headers['set-cookie']);
 
-  now += 57_000;
+  // A guesser who waits each time gets one try per (doubling, capped) wait.
+  const waits = [String(refused.headers['retry-after'])];
+  for (let i = 0; i < 4; i++) {
+    now += Number(waits[waits.length - 1]) * 1000;
+    t.equal((await attempt('guess')).status, 401, 'after the wait the attempt is checked');
+    const next = await attempt('guess');
+    t.equal(next.status, 429);
+    waits.push(String(next.headers['retry-after']));
+  }
+  t.same(waits, ['2', '4', '8', '8', '8'], 'the wait doubles up to login_max_delay_ms');
+
+  now += 8000;
   const ok = await attempt(w.password);
-  t.equal(ok.status, 200, 'the oldest failure left the window');
+  t.equal(ok.status, 200, 'the owner is never locked out: the right password after the wait logs in');
   t.equal((await attempt('guess')).status, 401, 'a success cleared the count');
   t.equal((await attempt('guess')).status, 401);
   t.equal((await attempt('guess')).status, 401);
   t.equal((await attempt('guess')).status, 429);
+});
+
+t.test('wrong API keys are limited per address like logins, on /api and /v1, counted apart from logins', async (t) => {
+  let now = 1_000_000;
+  const w = await startWebui(t, {
+    routeModules: [probe, openaiRoutes],
+    now: () => now,
+    settings: { login_max_failures: 2, login_delay_ms: 5000, login_max_delay_ms: 20_000 },
+  });
+  const whoami = (key: string, header = 'x-api-key') =>
+    send(w.port, '/api/v1/whoami', { headers: { [header]: header === 'authorization' ? `Bearer ${key}` : key } });
+  t.equal((await whoami('ha_wrong')).status, 401);
+  t.equal((await whoami('ha_wrong', 'authorization')).status, 401, 'Authorization: Bearer counts the same');
+  const limited = await whoami(w.apiKey);
+  t.equal(limited.status, 429, 'during the wait no key is checked, the right one neither');
+  t.match(limited.body, {
+    error: { code: 'HA_ERR_HTTP_LOGIN_LIMIT', message: /too many requests with a wrong API key .*try again in 5 s/ },
+  });
+  t.equal(limited.headers['retry-after'], '5');
+  const openai = await send(w.port, '/v1/models', { headers: { authorization: 'Bearer ha_wrong' } });
+  t.equal(openai.status, 429, 'the OpenAI-compatible endpoint too');
+  t.equal(openai.headers['retry-after'], '5');
+  t.match(openai.body, { error: { code: 'HA_ERR_HTTP_LOGIN_LIMIT', type: /rate/ } }, 'in the OpenAI error shape');
+  const publicRoute = await send(w.port, '/api/v1/auth/session', { headers: { 'x-api-key': w.apiKey } });
+  t.equal(publicRoute.status, 429, 'a public route does not answer whether a key is right either');
+
+  const login = await send(w.port, '/api/v1/auth/login', { method: 'POST', body: { password: w.password } });
+  t.equal(login.status, 200, 'a program with a stale key does not slow the login of the page');
+  const cookie = `ha_session=${sessionFrom(login)}`;
+  t.equal((await send(w.port, '/api/v1/whoami', { headers: { cookie } })).status, 200, 'nor requests with the session cookie');
+
+  now += 5000;
+  const right = await whoami(w.apiKey);
+  t.equal(right.status, 200, 'the right key after the wait works');
+  t.equal((await send(w.port, '/v1/models', { headers: { authorization: `Bearer ${w.apiKey}` } })).status, 200);
+  t.match(right.body, { result: { method: 'api_key' } });
+  t.equal((await whoami('ha_wrong')).status, 401, 'and cleared the count');
+  t.equal((await whoami('ha_wrong')).status, 401);
+  t.equal((await whoami('ha_wrong')).status, 429);
 });
 
 t.test("fastify's own errors and the routes' errors come in the envelope with the code's status", async (t) => {

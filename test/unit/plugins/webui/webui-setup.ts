@@ -8,6 +8,7 @@ import type { WebuiPluginOptions } from '../../../../plugins/webui/index.js';
 import { WebuiPlugin } from '../../../../plugins/webui/index.js';
 import type { RouteModule, WebuiSettings } from '../../../../plugins/webui/types.js';
 import { defaultConfig } from '../../../../src/config/loader.js';
+import type { LogManager } from '../../../../src/log/logger.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
 import { type Teardown, tempDir } from '../../fixtures/support.js';
 
@@ -20,6 +21,10 @@ export interface WebuiSetupOptions {
   dataDir?: string;
   /** A fixed port (hot-reload tests); an ephemeral one by default. */
   port?: number;
+  /** Whether "stderr" is a terminal (the first start prints the credentials only to one); true by default. */
+  terminal?: boolean;
+  /** Where the plugin's log lines go; silent by default. */
+  logs?: LogManager;
 }
 
 export interface RunningWebui {
@@ -40,13 +45,18 @@ export function webuiSettings(overrides: Partial<WebuiSettings> = {}): WebuiSett
 
 export async function startWebui(t: Teardown, options: WebuiSetupOptions = {}): Promise<RunningWebui> {
   const dataDir = options.dataDir ?? tempDir(t, 'ha-webui-');
-  const test = createTestPluginContext({ name: 'webui', dataDir, settings: { ...webuiSettings(options.settings) } });
+  const test = createTestPluginContext({
+    name: 'webui',
+    dataDir,
+    settings: { ...webuiSettings(options.settings) },
+    ...(options.logs && { logs: options.logs }),
+  });
   const printed: string[] = [];
   const pluginOptions: WebuiPluginOptions = {
     routeModules: options.routeModules ?? [],
     port: options.port ?? 0,
     pageDir: options.pageDir ?? `${dataDir}/no-page`,
-    stderr: { write: (text: string) => printed.push(text) },
+    stderr: { write: (text: string) => printed.push(text), isTTY: options.terminal ?? true },
   };
   if (options.now) pluginOptions.now = options.now;
   const plugin = new WebuiPlugin(test.context, pluginOptions);
