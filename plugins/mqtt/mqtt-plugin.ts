@@ -31,7 +31,6 @@ import { InboundRouter } from './inbound-router.js';
 // cost start-up time and memory on a Pi.
 import type { ConnectionStatus, ConnectionTimers, MqttConnection } from './mqtt-connection.js';
 import { Outbound } from './outbound.js';
-import { requireOwner } from './owner-caller.js';
 import { RemoteNodes } from './remote-nodes.js';
 import { StatePublisher } from './state-publisher.js';
 import { type TopicLayout, topicLayout, topicProblem } from './topics.js';
@@ -465,7 +464,6 @@ export class MqttPlugin implements PluginInstance {
    * does not apply; owner callers only (it reaches HomeAgent's command topics too); audited.
    */
   async publish(params: { topic: string; payload: string; qos?: Qos; retain?: boolean }, caller: Caller): Promise<MqttPublishResult> {
-    requireOwner(caller, 'mqtt.publish');
     const connection = this.#connection;
     if (this.#off || connection === undefined) {
       throw new HomeAgentError(
@@ -531,6 +529,8 @@ export class MqttPlugin implements PluginInstance {
           name: 'mqtt.publish',
           description:
             'Publishes a message (any valid topic: plugin.mqtt.publish_allow limits the agent, not the owner); answers the owner only; audited.',
+          // It reaches HomeAgent's own command topics, past every confirmation.
+          owner_only: true,
           params: Type.Object(
             {
               topic: Type.String({ minLength: 1, maxLength: 65535 }),
@@ -546,6 +546,7 @@ export class MqttPlugin implements PluginInstance {
           name: 'mqtt.credentials',
           description:
             "The embedded broker's login for devices (Home Assistant, Zigbee2MQTT, ...); reset: 'devices' makes a new password and disconnects the clients using the old one (answers the owner only).",
+          owner_only: true,
           params: Type.Object({ reset: Type.Optional(Type.Literal('devices')) }, { additionalProperties: false }),
           handler: (params, caller) => this.credentials(params, caller),
         }),

@@ -235,7 +235,16 @@ const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
 // No assertion at the top level: tap would end the root test before the subtests are planned.
 if (login.status !== 200) throw new Error(`the owner's web login failed: HTTP ${login.status}`);
 
-// The attacker's MQTT client (and the one watching last_reply, which anyone on the broker can read).
+// The tester's first step no longer works: the embedded broker takes no anonymous client.
+const anonymous = mqtt.connect(`mqtt://127.0.0.1:${brokerPort}`, { reconnectPeriod: 0 });
+const refused = await new Promise<string>((resolve) => {
+  anonymous.once('connect', () => resolve('connected'));
+  anonymous.once('error', (error) => resolve(error.message));
+});
+anonymous.end(true);
+if (refused === 'connected') throw new Error('the embedded broker let an anonymous client in');
+
+// The attacker's MQTT client, with the devices' login (and the one watching last_reply, which anyone on the broker can read).
 const broker = mqtt.connect(`mqtt://127.0.0.1:${brokerPort}`, { ...(await brokerLogin()), reconnectPeriod: 0 });
 await new Promise<void>((resolve, reject) => {
   broker.once('connect', () => resolve());
@@ -543,8 +552,10 @@ t.test('the daemon is alive and still answers the owner', async (t) => {
   t.match(await call('status'), { state: /running|degraded/ });
 });
 
-async function brokerLogin(): Promise<{ username?: string; password?: string }> {
-  return {};
+/** The devices' login of the embedded broker: the attacker here is a device on the broker (a hijacked plug, a bad add-on). */
+async function brokerLogin(): Promise<{ username: string; password: string }> {
+  const { username, password } = await call<{ username: string; password: string }>('mqtt.credentials');
+  return { username, password };
 }
 
 async function freePort(): Promise<number> {

@@ -184,7 +184,7 @@ t.test('runMqtt credentials against a plugin running the embedded broker; --rese
   const connect = async (): Promise<CommandClient> => ({
     call: async (method, params) => {
       try {
-        return await tc.control.call(method, params, { actor: 'cli' });
+        return await tc.control.call(method, params, { actor: 'cli', owner: true });
       } catch (error) {
         throw new RemoteError(toErrorEnvelope(error));
       }
@@ -246,7 +246,7 @@ t.test('runMqtt against a running mqtt plugin: status, publish, JSON, and a miss
   const connect = async (): Promise<CommandClient> => ({
     call: async (method, params) => {
       try {
-        return await tc.control.call(method, params, { actor: 'cli' });
+        return await tc.control.call(method, params, { actor: 'cli', owner: true });
       } catch (error) {
         throw new RemoteError(toErrorEnvelope(error));
       }

@@ -30,7 +30,7 @@ const DEFAULTS = {
   reconnect_max_ms: 1000,
 };
 const BASE = 'homeagent/testnode';
-const OWNER: Caller = { actor: 'cli' };
+const OWNER: Caller = { actor: 'cli', owner: true };
 
 interface Running {
   tc: TestPluginContext;
@@ -119,8 +119,8 @@ t.test('mqtt.credentials answers the owner only, and only with the embedded brok
   const atEnd = cleanups(t);
   const running = await startPlugin(t, atEnd);
   for (const actor of ['webui:session', 'webui:api_key', 'plugin:onebot', 'mqtt', 'agent']) {
-    const error = await expectErrorAsync(t, () => running.credentials(false, { actor }), 'HA_ERR_PLUGIN_PERMISSION');
-    t.match(error.message, /answers only the owner/);
+    const error = await expectErrorAsync(t, () => running.credentials(false, { actor }), 'HA_ERR_RPC_FORBIDDEN');
+    t.match(error.message, /for the owner only/);
   }
   t.same(running.tc.audits, [], 'refused calls read nothing');
   t.match(

@@ -146,7 +146,7 @@ t.test('the embedded broker and the plugin stay up through connection storms', a
   await eventually(() => plugin.status().connected, "HomeAgent's client connected");
   const url = (plugin.status().broker as { url: string }).url;
   const port = Number(new URL(url).port);
-  const devices = (await tc.control.call('mqtt.credentials', {}, { actor: 'cli' })) as MqttCredentials;
+  const devices = (await tc.control.call('mqtt.credentials', {}, { actor: 'cli', owner: true })) as MqttCredentials;
   const login = { username: devices.username, password: devices.password };
   const wrong = { username: devices.username, password: `${devices.password}x` };
 
@@ -309,7 +309,7 @@ t.test('the TLS listener takes the same storms', { skip: opensslMissing() ?? fal
   await plugin.start(new AbortController().signal);
   atEnd(() => plugin.stop());
   await eventually(() => plugin.status().connected, "HomeAgent's client connected");
-  const devices = (await tc.control.call('mqtt.credentials', {}, { actor: 'cli' })) as MqttCredentials;
+  const devices = (await tc.control.call('mqtt.credentials', {}, { actor: 'cli', owner: true })) as MqttCredentials;
   const tlsPort = devices.tls_port ?? 0;
   const ca = readFileSync(certs.ca);
   const login = { username: devices.username, password: devices.password };

@@ -62,7 +62,7 @@ async function startPlugin(
   return {
     tc,
     plugin,
-    call: async <R>(method: string, params: object = {}) => (await tc.control.call(method, params, { actor: 'cli' })) as R,
+    call: async <R>(method: string, params: object = {}) => (await tc.control.call(method, params, { actor: 'cli', owner: true })) as R,
     stop,
   };
 }
@@ -112,7 +112,7 @@ t.test('connected: mqtt.status and mqtt.publish (audited, any valid topic), heal
     await expectErrorAsync(
       t,
       () => tc.control.call('mqtt.publish', { topic: 'homeagent/testnode/lock.front_door/set', payload: 'UNLOCK' }, { actor }),
-      'HA_ERR_PLUGIN_PERMISSION',
+      'HA_ERR_RPC_FORBIDDEN',
     );
   }
   await expectErrorAsync(t, () => call('mqtt.publish', { topic: 'bad/#', payload: 'x' }), 'HA_ERR_MQTT_TOPIC');
