@@ -123,10 +123,10 @@ class Guard {
       if (this.#candidates > MAX_CANDIDATES) return `the command names more than ${MAX_CANDIDATES} possible paths, too many to check`;
       const { path, route } = this.#resolve(candidate);
       const via = candidate === arg ? '' : ` (as ${quote(candidate)})`;
-      const passed = this.#passesThrough(route);
-      if (passed) return `${quote(arg)}${via} goes through ${passed}`;
       const hit = this.#protection(path);
       if (hit) return `${quote(arg)}${via} resolves to ${path}, ${hit}`;
+      const passed = this.#passesThrough(route);
+      if (passed) return `${quote(arg)}${via} goes through ${passed}`;
       if (reach.recursive) {
         const problem = this.#folder(path, reach);
         if (problem) return `${quote(arg)}${via} resolves to ${path}, which ${problem}`;
@@ -226,7 +226,7 @@ class Guard {
         }
         if (!entry.isSymbolicLink()) continue;
         const { path: target, route } = this.#resolve(full);
-        const hit = this.#passesThrough(route) ?? this.#protection(target);
+        const hit = this.#protection(target) ?? this.#passesThrough(route);
         if (hit) return `holds the link ${full} to ${target}, ${hit}, and ${this.#program} follows links`;
         if (!isDirectory(target)) continue;
         const inside = this.#protectedInside(target);
