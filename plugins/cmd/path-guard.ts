@@ -13,7 +13,9 @@
  * - how it resolves: against the command's working directory, one component at a time with
  *   realpath, so `..` applies after a symlink as in the kernel, `//` and `./` vanish, and
  *   `/proc/self` is the daemon itself (the child's own /proc/self is harmless, the daemon's is not);
- *   a path that does not exist yet resolves as far as it exists and lexically after that;
+ *   a path that does not exist yet resolves as far as it exists and lexically after that. The
+ *   route counts too: /proc's magic links (`/proc/PID/fd/N`, `cwd`, `root`) and links to them
+ *   (`/dev/stdin`) lead anywhere, so a path that passes through them is refused wherever it ends;
  * - what is protected: the data folder (databases, backups, plugin data such as the web page's
  *   credentials), the runtime folder (the control socket), the configuration folder and files,
  *   every folder or file the configuration names (backup_dir, key_file, ...), and /proc/<pid> of
