@@ -98,6 +98,10 @@ class Guard {
 
   check(names: readonly string[], args: readonly string[]): string | undefined {
     this.#program = names[0] ?? 'the program';
+    // A working directory set inside a protected tree (plugin.cmd.workdir) would hand the
+    // command everything there by relative names and by default.
+    const inside = this.#protection(this.#cwd);
+    if (inside) return `the working directory ${this.#cwd} is ${inside}`;
     const reach = mergeReach(names.map((name) => programReach(name, args)));
     for (const arg of args) {
       const problem = this.#argument(arg, reach, true);

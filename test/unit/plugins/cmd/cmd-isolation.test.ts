@@ -197,6 +197,13 @@ t.test('ordinary reads still run', async (t) => {
   t.match(grep, { exit_code: 1, stdout: '' }, 'grep -r over a folder with a link into the data folder runs and finds nothing');
 });
 
+t.test('a working directory set inside the data folder runs nothing in-process', async (t) => {
+  const fx = await started(t);
+  fx.tc.context.settings.set('workdir', fx.data);
+  const outcome = await refusal(fx, ['ls']);
+  t.match(outcome, { info: { reason: 'rejected', detail: /the working directory .* is inside the daemon's data folder/ } });
+});
+
 t.test('the status says cmd_run is not isolated', async (t) => {
   const fx = await daemonFixture(t, { allow: ALLOW, isolation: 'auto' });
   const notices: Array<EventMap['daemon.notice']> = [];

@@ -187,6 +187,8 @@ t.test('recursive readers may not read a folder that contains a protected tree',
   refused(t, l, ['cp', '-a', parent, l.outside], /reads folders recursively/);
   refused(t, l, ['some-unknown-tool', '-r', parent], /reads folders recursively/);
   refused(t, l, ['du', '-s'], /the working directory/, parent);
+  refused(t, l, ['ls'], /the working directory .* is inside the daemon's data folder/, l.data);
+  refused(t, l, ['echo', 'hi'], /the working directory/, join(l.data, 'backups'));
   refused(t, l, ['find'], /the working directory/, '/');
   // Not recursive, or not a folder with anything protected in it.
   allowed(t, l, ['ls', '-ltr', parent], l.cwd);
