@@ -153,19 +153,32 @@ export class CmdPlugin implements PluginInstance {
         },
         execute: ({ limit }) => ({ runs: this.#history.slice(-(limit ?? 20)).reverse() }),
       }),
-      this.#ctx.control.register({
-        name: 'cmd.run',
-        description:
-          "Runs one program for the owner (the CLI socket, the web page's admin) through cmd_run's allowlist, argument rules, isolation and audit: argv, and optionally workdir and timeout_ms as cmd_run takes them. Other plugins are refused: they go through cmd_run, which asks the owner.",
-        params: Type.Object({
-          argv: Type.Array(Type.String({ maxLength: MAX_ARG_LENGTH }), { minItems: 1, maxItems: MAX_ARGV_ITEMS }),
-          workdir: Type.Optional(Type.String({ maxLength: MAX_ARG_LENGTH })),
-          timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
-        }),
-        handler: (params, caller) => this.#runForOwner(params, caller),
-      }),
     );
+    this.#registerOwnerMethod();
     this.#place();
+  }
+
+  /** cmd.run for the owner's tools; cmd_run works without it in a daemon that takes no control methods. */
+  #registerOwnerMethod(): void {
+    try {
+      this.#unregister.push(
+        this.#ctx.control.register({
+          name: 'cmd.run',
+          description:
+            "Runs one program for the owner (the CLI socket, the web page's admin) through cmd_run's allowlist, argument rules, isolation and audit: argv, and optionally workdir and timeout_ms as cmd_run takes them. Other plugins are refused: they go through cmd_run, which asks the owner.",
+          params: Type.Object({
+            argv: Type.Array(Type.String({ maxLength: MAX_ARG_LENGTH }), { minItems: 1, maxItems: MAX_ARGV_ITEMS }),
+            workdir: Type.Optional(Type.String({ maxLength: MAX_ARG_LENGTH })),
+            timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+          }),
+          handler: (params, caller) => this.#runForOwner(params, caller),
+        }),
+      );
+    } catch (error) {
+      // By code, not class: a host built from another copy of the kernel throws its own HomeAgentError.
+      if ((error as { code?: unknown }).code !== 'HA_ERR_UNAVAILABLE') throw error;
+      this.#ctx.log.warn({ err: error }, 'cmd.run is not available in this daemon; cmd_run is');
+    }
   }
 
   async stop(): Promise<void> {

@@ -11,7 +11,8 @@
  *   its working directory. The cmd plugin's own settings are not among them.
  *
  * When the daemon cannot say (config.list fails), nothing runs in-process: guessing would let a
- * moved backup folder through.
+ * moved backup folder through. A host that has no config.list at all (test hosts) has no
+ * settings either; the folders above are then all there is.
  */
 import { resolve } from 'node:path';
 import { type PluginContext, ToolError } from '../../src/sdk/index.js';
@@ -31,10 +32,14 @@ export async function collectProtectedTrees(ctx: PluginContext): Promise<Protect
     views = (await ctx.control.call('config.list', {}, { actor: `plugin:${ctx.name}` })) as SettingViewLike[];
     if (!Array.isArray(views)) throw new Error('config.list did not answer a list');
   } catch (error) {
-    throw new ToolError({
-      reason: 'unavailable',
-      detail: `HA_ERR_CMD_FAILED: the daemon's protected folders could not be listed (config.list: ${error instanceof Error ? error.message : String(error)}), so nothing runs in-process`,
-    });
+    // A host without the method (a test host, no settings registry of its own) has no settings to
+    // name other folders: the folders the plugin knows are all there is. Any other failure: none.
+    if ((error as { code?: unknown }).code === 'HA_ERR_RPC_UNKNOWN_METHOD') views = [];
+    else
+      throw new ToolError({
+        reason: 'unavailable',
+        detail: `HA_ERR_CMD_FAILED: the daemon's protected folders could not be listed (config.list: ${error instanceof Error ? error.message : String(error)}), so nothing runs in-process`,
+      });
   }
   const cwd = process.cwd();
   const roots: ProtectedRoot[] = [

@@ -252,16 +252,25 @@ t.test('cmd.run: the owner runs a command through the same policy and guard', as
 
 t.test('without the daemon saying where its folders are, nothing runs in-process', async (t) => {
   const fx = await started(t);
-  // A context whose kernel has no config.list (the fixture registered one; take it away).
-  const control = fx.tc.context.control;
-  const broken = { ...fx.tc.context, control: { ...control, call: () => Promise.reject(new Error('no such method')) } };
-  const plugin = new CmdPlugin(broken, { killGraceMs: 200 });
-  const tools = fx.tc.tools;
   // Registering again would clash with the started plugin's tools: stop it first.
   await fx.plugin.stop();
+  const control = fx.tc.context.control;
+  const failing = { ...fx.tc.context, control: { ...control, call: () => Promise.reject(new Error('the registry is closed')) } };
+  const plugin = new CmdPlugin(failing, { killGraceMs: 200 });
   await plugin.start();
-  t.teardown(() => plugin.stop());
   const error = await refusal(fx, ['echo', 'hi']);
-  t.match(error, { info: { reason: 'unavailable', detail: /protected folders could not be listed/ } });
-  t.ok(tools.get('cmd_run'), 'the tool is there');
+  t.match(error, {
+    info: { reason: 'unavailable', detail: /protected folders could not be listed \(config\.list: the registry is closed\)/ },
+  });
+  await plugin.stop();
+
+  // A host without config.list at all has no settings: the data, runtime and configuration folders still count.
+  const unknown = Object.assign(new Error('no method named "config.list"'), { code: 'HA_ERR_RPC_UNKNOWN_METHOD' });
+  const bare = { ...fx.tc.context, control: { ...control, call: () => Promise.reject(unknown) } };
+  const second = new CmdPlugin(bare, { killGraceMs: 200 });
+  await second.start();
+  t.teardown(() => second.stop());
+  t.match(await refusal(fx, ['echo', 'hi']), { exit_code: 0, stdout: 'hi\n' });
+  t.match(await refusal(fx, ['cat', fx.credentials]), { info: { detail: /inside the daemon's data folder/ } });
+  t.match(await refusal(fx, ['cat', `/proc/${fx.daemon.pid}/./environ`]), { info: { detail: /the files of process/ } });
 });
