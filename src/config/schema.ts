@@ -1346,14 +1346,17 @@ const CmdPluginSchema = Type.Object(
       default: 'auto',
       ...pluginMeta(
         'cmd',
-        'Where commands run. runner: in the isolated homeagent-cmd service (its own user, none of the daemon\'s folders, processes or secrets visible) through runner_socket, and nothing runs when it is missing; in_process: as the daemon\'s own user, with every argument that resolves into the daemon\'s data, configuration or /proc/<pid> refused (homeagentctl status says "cmd_run not isolated"); auto: runner when runner_socket exists, else in_process.',
+        "Where commands run. runner: in the isolated homeagent-cmd service (its own user, none of the daemon's folders, processes or secrets visible) through runner_socket, and nothing runs when it is missing; in_process: as the daemon's own user, with every argument that resolves into the daemon's data, configuration or /proc/<pid> refused (homeagentctl status says \"cmd_run not isolated\"); auto: runner when runner_socket exists, else in_process.",
       ),
     }),
     runner_socket: Type.String({
       default: '/run/homeagent-cmd/cmd.sock',
       minLength: 1,
       maxLength: 4096,
-      ...pluginMeta('cmd', "The isolated runner's socket (homeagent-cmd.socket); a workdir set for the runner must be a folder the homeagent-cmd user may use."),
+      ...pluginMeta(
+        'cmd',
+        "The isolated runner's socket (homeagent-cmd.socket); a workdir set for the runner must be a folder the homeagent-cmd user may use.",
+      ),
     }),
   },
   { additionalProperties: false, default: {} },
