@@ -171,7 +171,7 @@ function install(source, target, mode = 0o644) {
 }
 
 function systemFiles(staging) {
-  const units = readdirSync(join(REPO, 'systemd')).filter((name) => /\.(service|mount|path)$/.test(name));
+  const units = readdirSync(join(REPO, 'systemd')).filter((name) => /\.(service|socket|mount|path)$/.test(name));
   for (const unit of units) install(join(REPO, 'systemd', unit), join(staging, 'usr/lib/systemd/system', unit));
   install(join(REPO, 'systemd/sysusers.d/homeagent.conf'), join(staging, 'usr/lib/sysusers.d/homeagent.conf'));
   install(join(REPO, 'systemd/tmpfiles.d/homeagent.conf'), join(staging, 'usr/lib/tmpfiles.d/homeagent.conf'));
@@ -286,9 +286,10 @@ function longDescription() {
     '',
     'Runs as the hardened systemd service homeagent.service under its own user,',
     'with access to the GPIO, I2C, sound and video devices through the gpio, i2c,',
-    'audio and video groups. Data stays in /var/lib/homeagent across upgrades and',
-    'removal; purge deletes it. Configuration: /etc/homeagent/config.yaml',
-    '(optional). Command line: homeagentctl.',
+    'audio and video groups; commands it runs for the agent run in the separate',
+    'homeagent-cmd service as another user. Data stays in /var/lib/homeagent across',
+    'upgrades and removal; purge deletes it. Configuration:',
+    '/etc/homeagent/config.yaml (optional). Command line: homeagentctl.',
   ];
   return text.map((line) => (line === '' ? ' .' : ` ${line}`)).join('\n');
 }

@@ -721,6 +721,13 @@ async function run(configFile: string | undefined): Promise<number> {
       }
     }
   });
+  // Plugins' own notices (cmd: "cmd_run not isolated"), keyed plugin.<name>.<what>: never one of the
+  // kernel's (plugin.<name> is the kernel's notice that the plugin failed).
+  events.on('daemon', 'daemon.notice', ({ key, level, message }) => {
+    if (!/^plugin\.[^.]+\.[^.]+/.test(key)) return;
+    if (message === null) status.clearNotice(key);
+    else status.notice(level, key, message);
+  });
   events.on('daemon', 'service.state', ({ name, kind, state, error }) => {
     if (kind !== 'plugin') return;
     if (state === 'failed') status.notice('error', `plugin.${name}`, `plugin ${name} failed: ${error ?? 'unknown error'}`);

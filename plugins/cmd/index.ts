@@ -2,13 +2,36 @@
  * The cmd plugin: `cmd_run` starts one program from the owner's allowlist (never through a
  * shell), and `cmd_history` shows recent runs. The policy (policy.ts) decides what may run; every
  * run and every refusal is audited.
+ *
+ * Where it runs (plugin.cmd.isolation): in the isolated runner service when its socket is there
+ * (runner-client.ts; under systemd, homeagent-cmd.socket), as another user who can see none of
+ * the daemon's secrets; otherwise in-process, as the daemon's own user, with every argument that
+ * resolves into the daemon's folders or processes refused (path-guard.ts) and a status notice
+ * saying "cmd_run not isolated". The policy, the audit and the history stay here either way.
  */
-import { mkdirSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, sep } from 'node:path';
-import { definePlugin, type PluginContext, type PluginInstance, type ToolContext, ToolError } from '../../src/sdk/index.js';
-import { type CmdAllowEntry, checkCommand, MAX_ARG_LENGTH, MAX_ARGV_ITEMS, type ProgramLookup } from './policy.js';
+import { mkdirSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import {
+  type Caller,
+  definePlugin,
+  ERROR_CODES,
+  type ErrorCode,
+  HomeAgentError,
+  type PluginContext,
+  type PluginInstance,
+  ToolError,
+} from '../../src/sdk/index.js';
+import { guardPaths, type ProtectedTrees } from './path-guard.js';
+import { type ApprovedCommand, type CmdAllowEntry, checkCommand, MAX_ARG_LENGTH, MAX_ARGV_ITEMS, type ProgramLookup } from './policy.js';
 import { systemProgramLookup } from './program-lookup.js';
+import { isMultiCallBinary } from './program-rules.js';
+import { collectProtectedTrees } from './protected-trees.js';
 import { type RunResult, runCommand } from './runner.js';
+import { runInRunner } from './runner-client.js';
+import { resolveWorkdir } from './workdir.js';
+
+type Isolation = 'auto' | 'runner' | 'in_process';
 
 interface Settings {
   allow: CmdAllowEntry[];
@@ -16,6 +39,8 @@ interface Settings {
   max_output_bytes: number;
   workdir: string;
   history: number;
+  isolation: Isolation;
+  runner_socket: string;
 }
 
 interface RunArgs {
@@ -24,16 +49,27 @@ interface RunArgs {
   workdir?: string;
 }
 
+/** Who asked for a run, for the audit record. */
+interface Requester {
+  source: string;
+  task_id?: string;
+  call_id?: string;
+}
+
 interface HistoryEntry {
   at: string;
   argv: unknown;
   workdir: string;
+  isolation: 'runner' | 'in_process';
   exit_code: number | null;
   signal: string | null;
   duration_ms: number;
   timed_out: boolean;
   truncated: boolean;
 }
+
+/** Where the next command runs, and why. */
+type Placement = { mode: 'runner'; socket: string } | { mode: 'in_process'; why: string } | { mode: 'unavailable'; why: string };
 
 export interface CmdPluginOptions {
   /** Where programs are found; tests pass their own. */
@@ -49,6 +85,8 @@ const TOOL_TIMEOUT_MS = 600_000 + DEFAULT_KILL_GRACE_MS + 1000;
 /** Audit records and history keep this much of an argv. */
 const AUDIT_ARGV_ITEMS = 64;
 const AUDIT_ARG_CHARS = 512;
+/** The status notice this plugin raises while commands are not isolated. */
+export const ISOLATION_NOTICE = 'plugin.cmd.isolation';
 
 export class CmdPlugin implements PluginInstance {
   readonly #ctx: PluginContext;
@@ -57,6 +95,10 @@ export class CmdPlugin implements PluginInstance {
   readonly #history: HistoryEntry[] = [];
   readonly #running = new Map<AbortController, Promise<unknown>>();
   readonly #unregister: Array<() => void> = [];
+  /** The notice last published, so an unchanged placement publishes nothing. */
+  #notice: string | null = null;
+  /** Refusals found after the policy check, already audited as cmd.denied. */
+  readonly #refusals = new WeakSet<object>();
 
   constructor(ctx: PluginContext, options: CmdPluginOptions = {}) {
     this.#ctx = ctx;
@@ -73,7 +115,7 @@ export class CmdPlugin implements PluginInstance {
         parallel_safe: false,
         timeout_ms: TOOL_TIMEOUT_MS,
         description:
-          "Runs one program from the owner's allowlist, without a shell: argv is the program and then each argument as its own string (no pipes, redirection, globbing, quotes or $VARS). Options that delete, write, edit in place or run other programs (find -delete/-exec, sed -i, sort -o, ...) are refused unless the owner allowed them. Returns exit_code, signal, stdout, stderr (each capped), duration_ms, truncated, timed_out.",
+          "Runs one program from the owner's allowlist, without a shell: argv is the program and then each argument as its own string (no pipes, redirection, globbing, quotes or $VARS). Options that delete, write, edit in place or run other programs (find -delete/-exec, sed -i, sort -o, ...) are refused unless the owner allowed them, and so are paths into HomeAgent's own data, configuration and processes. Returns exit_code, signal, stdout, stderr (each capped), duration_ms, truncated, timed_out.",
         parameters: {
           type: 'object',
           properties: {
@@ -95,13 +137,15 @@ export class CmdPlugin implements PluginInstance {
           required: ['argv'],
           additionalProperties: false,
         },
-        execute: (args, context) => this.#run(args, context),
+        execute: (args, context) =>
+          this.#run(args, { task_id: context.task_id, call_id: context.call_id, source: context.source }, context.signal),
       }),
       this.#ctx.tools.register<{ limit?: number }>({
         name: 'cmd_history',
         tier: 'read',
         parallel_safe: true,
-        description: 'Recent cmd_run runs, newest first: argv, workdir, exit_code, signal, duration_ms, timed_out, truncated (no output).',
+        description:
+          'Recent cmd_run runs, newest first: argv, workdir, isolation, exit_code, signal, duration_ms, timed_out, truncated (no output).',
         parameters: {
           type: 'object',
           properties: { limit: { type: 'integer', minimum: 1, maximum: 10000, description: 'How many runs (default 20).' } },
@@ -110,56 +154,104 @@ export class CmdPlugin implements PluginInstance {
         execute: ({ limit }) => ({ runs: this.#history.slice(-(limit ?? 20)).reverse() }),
       }),
     );
+    this.#registerOwnerMethod();
+    this.#place();
+  }
+
+  /** cmd.run for the owner's tools; cmd_run works without it in a daemon that takes no control methods. */
+  #registerOwnerMethod(): void {
+    try {
+      this.#unregister.push(
+        this.#ctx.control.register({
+          name: 'cmd.run',
+          description:
+            "Runs one program for the owner (the CLI socket, the web page's admin) through cmd_run's allowlist, argument rules, isolation and audit: argv, and optionally workdir and timeout_ms as cmd_run takes them. Other plugins are refused: they go through cmd_run, which asks the owner.",
+          params: Type.Object({
+            argv: Type.Array(Type.String({ maxLength: MAX_ARG_LENGTH }), { minItems: 1, maxItems: MAX_ARGV_ITEMS }),
+            workdir: Type.Optional(Type.String({ maxLength: MAX_ARG_LENGTH })),
+            timeout_ms: Type.Optional(Type.Integer({ minimum: 1 })),
+          }),
+          handler: (params, caller) => this.#runForOwner(params, caller),
+        }),
+      );
+    } catch (error) {
+      // By code, not class: a host built from another copy of the kernel throws its own HomeAgentError.
+      if ((error as { code?: unknown }).code !== 'HA_ERR_UNAVAILABLE') throw error;
+      this.#ctx.log.warn({ err: error }, 'cmd.run is not available in this daemon; cmd_run is');
+    }
   }
 
   async stop(): Promise<void> {
     for (const unregister of this.#unregister.splice(0)) unregister();
     for (const controller of this.#running.keys()) controller.abort();
     await Promise.allSettled(this.#running.values());
+    this.#publishNotice(null);
   }
 
   health(): { ok: boolean; detail: string } {
-    return { ok: true, detail: `${this.#running.size} running, ${this.#history.length} runs in history` };
+    const placement = this.#place();
+    const where =
+      placement.mode === 'runner'
+        ? `isolated in the runner at ${placement.socket}`
+        : placement.mode === 'in_process'
+          ? `not isolated: in-process (${placement.why})`
+          : `no commands run: ${placement.why}`;
+    return { ok: true, detail: `${this.#running.size} running, ${this.#history.length} runs in history; ${where}` };
   }
 
-  async #run(args: RunArgs, context: ToolContext): Promise<RunResult> {
-    const who = { task_id: context.task_id, call_id: context.call_id, source: context.source };
+  async #runForOwner(params: RunArgs, caller: Caller): Promise<RunResult> {
+    if (caller.actor.startsWith('plugin:')) {
+      throw new HomeAgentError(
+        'HA_ERR_CMD_DENIED',
+        `cmd.run is the owner's; ${caller.actor} runs commands through cmd_run, which asks the owner`,
+      );
+    }
+    try {
+      return await this.#run(params, { source: caller.actor }, new AbortController().signal);
+    } catch (error) {
+      if (!(error instanceof ToolError)) throw error;
+      // The control API answers with coded errors; the tool error's detail starts with its code.
+      const written = /^(HA_ERR_[A-Z_]+): /.exec(error.info.detail)?.[1];
+      const code: ErrorCode = written !== undefined && written in ERROR_CODES ? (written as ErrorCode) : 'HA_ERR_CMD_FAILED';
+      const message = written === code ? error.info.detail.slice(code.length + 2) : error.info.detail;
+      throw new HomeAgentError(code, error.info.hint ? `${message} (${error.info.hint})` : message);
+    }
+  }
+
+  async #run(args: RunArgs, who: Requester, signal: AbortSignal): Promise<RunResult> {
+    const argv = auditArgv(args.argv);
+    const deny = (field: string, reason: string) => this.#ctx.audit('cmd.denied', { argv, field, reason, ...who });
     const check = checkCommand(args.argv, this.#setting('allow'), this.#lookup);
     if (!check.ok) {
-      this.#ctx.audit('cmd.denied', { argv: auditArgv(args.argv), field: check.denial.field, reason: check.denial.detail, ...who });
+      deny(check.denial.field, check.denial.detail);
       throw new ToolError(check.denial);
     }
-    let workdir: string;
-    try {
-      workdir = this.#workdir(args.workdir);
-    } catch (error) {
-      if (error instanceof ToolError) {
-        this.#ctx.audit('cmd.denied', { argv: auditArgv(args.argv), field: 'workdir', reason: error.info.detail, ...who });
-      }
-      throw error;
+    const placement = this.#place();
+    if (placement.mode === 'unavailable') {
+      const detail = `HA_ERR_CMD_RUNNER_UNAVAILABLE: ${placement.why}, so no command runs`;
+      deny('argv', detail);
+      throw new ToolError({
+        reason: 'unavailable',
+        detail,
+        hint: 'the owner starts homeagent-cmd.socket, or sets plugin.cmd.isolation to auto',
+      });
     }
 
     const { command } = check;
     const limit = this.#setting('timeout_ms');
+    const timeoutMs = Math.min(args.timeout_ms ?? limit, limit);
     const controller = new AbortController();
     const forward = () => controller.abort();
-    context.signal.addEventListener('abort', forward, { once: true });
-    if (context.signal.aborted) controller.abort();
-    const run = runCommand({
-      executable: command.executable,
-      argv0: command.argv0,
-      args: command.args,
-      cwd: workdir,
-      env: { PATH: CHILD_PATH, LANG: 'C.UTF-8', HOME: workdir },
-      timeoutMs: Math.min(args.timeout_ms ?? limit, limit),
-      maxOutputBytes: this.#setting('max_output_bytes'),
-      killGraceMs: this.#killGraceMs,
-      signal: controller.signal,
-    });
+    signal.addEventListener('abort', forward, { once: true });
+    if (signal.aborted) controller.abort();
+    const run =
+      placement.mode === 'in_process'
+        ? this.#runInProcess(command, args.workdir, timeoutMs, controller.signal, deny)
+        : this.#runIsolated(placement.socket, command, args.workdir, timeoutMs, controller.signal);
     this.#running.set(controller, run);
-    const argv = auditArgv(args.argv);
+    const base = { argv, executable: command.executable, isolation: placement.mode };
     try {
-      const result = await run;
+      const { result, workdir } = await run;
       const summary = {
         exit_code: result.exit_code,
         signal: result.signal,
@@ -167,53 +259,131 @@ export class CmdPlugin implements PluginInstance {
         timed_out: result.timed_out,
         truncated: result.truncated,
       };
-      this.#ctx.audit('cmd.run', { argv, executable: command.executable, workdir, ...summary, cancelled: result.cancelled, ...who });
-      this.#remember({ at: new Date().toISOString(), argv, workdir, ...summary });
+      this.#ctx.audit('cmd.run', { ...base, workdir, ...summary, cancelled: result.cancelled, ...who });
+      this.#remember({ at: new Date().toISOString(), argv, workdir, isolation: placement.mode, ...summary });
       return result;
     } catch (error) {
-      const detail = error instanceof ToolError ? error.info.detail : String(error);
-      this.#ctx.audit('cmd.run', { argv, executable: command.executable, workdir, error: detail, ...who });
+      if (this.#refusals.has(error as object)) throw error;
+      // The runner refuses a workdir outside its base as the in-process check does: a denial, not a run.
+      if (error instanceof ToolError && error.info.field === 'workdir') deny('workdir', error.info.detail);
+      else this.#ctx.audit('cmd.run', { ...base, error: error instanceof ToolError ? error.info.detail : String(error), ...who });
       throw error;
     } finally {
       this.#running.delete(controller);
-      context.signal.removeEventListener('abort', forward);
+      signal.removeEventListener('abort', forward);
     }
   }
 
-  /** The default working directory, or a requested one that really lies inside it. */
-  #workdir(requested: string | undefined): string {
-    const configured = this.#setting('workdir') || this.#ctx.paths.data;
-    let base: string;
+  /** As the daemon's user, once the working directory and the paths are checked (the runner checks its own). */
+  async #runInProcess(
+    command: ApprovedCommand,
+    requested: string | undefined,
+    timeoutMs: number,
+    signal: AbortSignal,
+    deny: (field: string, reason: string) => void,
+  ): Promise<{ result: RunResult; workdir: string }> {
+    let workdir: string;
     try {
-      base = realpathSync(configured);
-    } catch {
-      throw new ToolError({ reason: 'unavailable', detail: `the cmd working directory ${configured} does not exist` });
+      workdir = await this.#inProcessWorkdir(command, requested, deny);
+    } catch (error) {
+      this.#refusals.add(error as object);
+      throw error;
     }
-    if (requested === undefined || requested === '') return base;
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
-    if (/[\u0000-\u001f\u007f]/.test(requested)) {
-      throw new ToolError({ reason: 'rejected', field: 'workdir', detail: 'HA_ERR_CMD_DENIED: workdir contains control characters' });
-    }
-    const target = isAbsolute(requested) ? requested : join(base, requested);
-    let real: string;
+    const result = await runCommand({
+      executable: command.executable,
+      argv0: command.argv0,
+      args: command.args,
+      cwd: workdir,
+      env: { PATH: CHILD_PATH, LANG: 'C.UTF-8', HOME: workdir },
+      timeoutMs,
+      maxOutputBytes: this.#setting('max_output_bytes'),
+      killGraceMs: this.#killGraceMs,
+      signal,
+    });
+    return { result, workdir };
+  }
+
+  /** In the runner service, as its own user. */
+  #runIsolated(
+    socket: string,
+    command: ApprovedCommand,
+    requested: string | undefined,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<{ result: RunResult; workdir: string }> {
+    return runInRunner(socket, {
+      executable: command.executable,
+      argv0: command.argv0,
+      args: command.args,
+      base: this.#setting('workdir'),
+      workdir: requested ?? '',
+      timeoutMs,
+      maxOutputBytes: this.#setting('max_output_bytes'),
+      killGraceMs: this.#killGraceMs,
+      signal,
+    });
+  }
+
+  /** The in-process working directory, once the command's paths stay out of the daemon's trees. */
+  async #inProcessWorkdir(
+    command: ApprovedCommand,
+    requested: string | undefined,
+    deny: (field: string, reason: string) => void,
+  ): Promise<string> {
+    let workdir: string;
+    let trees: ProtectedTrees;
     try {
-      real = realpathSync(target);
-    } catch {
-      throw new ToolError({ reason: 'not_found', field: 'workdir', detail: `workdir ${JSON.stringify(requested)} does not exist` });
+      workdir = resolveWorkdir(this.#setting('workdir') || this.#ctx.paths.data, requested);
+      trees = await collectProtectedTrees(this.#ctx);
+    } catch (error) {
+      if (error instanceof ToolError) deny(error.info.field ?? 'argv', error.info.detail);
+      throw error;
     }
-    // Checked on the real path, so `..` and symlinks that lead out are caught alike.
-    if (real !== base && !real.startsWith(base + sep)) {
+    const real = basename(command.executable);
+    const names = [basename(command.argv0), ...(isMultiCallBinary(real) ? [] : [real])];
+    const problem = guardPaths([...new Set(names)], command.args, workdir, trees);
+    if (problem !== undefined) {
+      const detail = `HA_ERR_CMD_DENIED: ${problem}`;
+      deny('argv', detail);
       throw new ToolError({
         reason: 'rejected',
-        field: 'workdir',
-        detail: `HA_ERR_CMD_DENIED: workdir ${JSON.stringify(requested)} resolves to ${real}, outside ${base}`,
-        hint: `use a directory inside ${base}, or leave workdir out`,
+        field: 'argv',
+        detail,
+        hint: "leave out paths into HomeAgent's own data, configuration and processes; commands here run as the daemon's user (not isolated)",
       });
     }
-    if (!statSync(real).isDirectory()) {
-      throw new ToolError({ reason: 'rejected', field: 'workdir', detail: `workdir ${JSON.stringify(requested)} is not a directory` });
-    }
-    return real;
+    return workdir;
+  }
+
+  /** Decides where commands run now, and keeps the status notice in step with it. */
+  #place(): Placement {
+    const isolation = this.#setting('isolation');
+    const socket = this.#setting('runner_socket');
+    let placement: Placement;
+    if (isolation === 'in_process') placement = { mode: 'in_process', why: 'plugin.cmd.isolation is in_process' };
+    else if (isSocket(socket)) placement = { mode: 'runner', socket };
+    else if (isolation === 'runner')
+      placement = { mode: 'unavailable', why: `plugin.cmd.isolation is runner and there is no runner socket at ${socket}` };
+    else placement = { mode: 'in_process', why: `plugin.cmd.isolation is auto and there is no runner socket at ${socket}` };
+    if (placement.mode === 'runner') this.#publishNotice(null);
+    else if (placement.mode === 'in_process') {
+      this.#publishNotice(
+        `cmd_run not isolated: commands run inside the daemon as its own user (${placement.why}); arguments that resolve into the daemon's folders or processes are refused, but only the homeagent-cmd runner keeps its secrets out of reach (docs/security.md)`,
+        'warning',
+      );
+    } else
+      this.#publishNotice(
+        `cmd_run cannot run commands: ${placement.why} (start homeagent-cmd.socket, or set plugin.cmd.isolation to auto)`,
+        'error',
+      );
+    return placement;
+  }
+
+  #publishNotice(message: string | null, level: 'warning' | 'error' = 'warning'): void {
+    const key = message === null ? null : `${level}:${message}`;
+    if (key === this.#notice) return;
+    this.#notice = key;
+    this.#ctx.events.publish('daemon.notice', { key: ISOLATION_NOTICE, level, message });
   }
 
   #remember(entry: HistoryEntry): void {
@@ -224,6 +394,14 @@ export class CmdPlugin implements PluginInstance {
 
   #setting<K extends keyof Settings>(key: K): Settings[K] {
     return this.#ctx.settings.get<Settings[K]>(key);
+  }
+}
+
+function isSocket(path: string): boolean {
+  try {
+    return statSync(path).isSocket();
+  } catch {
+    return false;
   }
 }
 

@@ -348,12 +348,52 @@ const hostnameRule = optionRule({
 
 // ---------------------------------------------------------------------------------------------
 // ps (procps): the BSD option `e` prints every listed process's environment, the daemon's own
-// included, which may carry API keys. BSD options are the words without a dash; a bare word with
-// an `e` in it is refused (so is a value like `ps o user`; `ps -o user` says the same safely).
+// included, which may carry API keys. BSD options are the items without a dash, and may carry
+// values (`ewwp1234` is e, w, w and p 1234): any such item with an `e` in it is refused, unless
+// it is the value of a dash option (`ps -o user` is a format, `ps o user` is refused with it).
+
+/** ps's dash options whose value is the next item when it is not attached (`-o user`, `--sort pid`). */
+const PS_VALUE_OPTIONS = new Set([
+  '-C',
+  '-G',
+  '-g',
+  '-k',
+  '-O',
+  '-o',
+  '-p',
+  '-q',
+  '-s',
+  '-t',
+  '-U',
+  '-u',
+  '--cols',
+  '--columns',
+  '--format',
+  '--group',
+  '--Group',
+  '--lines',
+  '--pid',
+  '--ppid',
+  '--quick-pid',
+  '--rows',
+  '--sid',
+  '--sort',
+  '--tty',
+  '--user',
+  '--User',
+  '--width',
+]);
 
 const psRule: ProgramRule = (input) => {
-  for (const arg of input.args) {
-    if (/^[A-Za-z]+$/.test(arg) && arg.includes('e') && !input.allows(['e'])) {
+  for (let i = 0; i < input.args.length; i++) {
+    const arg = input.args[i] as string;
+    if (arg.startsWith('-')) {
+      // `-o` or a cluster ending in it (`-eo`): the next item is its value, not a BSD option.
+      const last = /^-[A-Za-z]+$/.test(arg) ? `-${arg.slice(-1)}` : arg;
+      if (PS_VALUE_OPTIONS.has(arg) || PS_VALUE_OPTIONS.has(last)) i++;
+      continue;
+    }
+    if (arg.includes('e') && !input.allows(['e'])) {
       return { text: `${quote(arg)} shows the environment of processes, secrets included (BSD option e)`, flag: 'e' };
     }
   }

@@ -21,6 +21,8 @@ export interface RunRequest {
   killGraceMs: number;
   /** Aborting it ends the command like a timeout does. */
   signal: AbortSignal;
+  /** Called once the program runs, with its pid (also its process group's id). */
+  onStart?: (pid: number) => void;
 }
 
 export interface RunResult {
@@ -116,6 +118,7 @@ export function runCommand(request: RunRequest): Promise<RunResult> {
         cancelled,
       });
     });
+    if (child.pid !== undefined) request.onStart?.(child.pid);
   });
 }
 

@@ -1363,7 +1363,7 @@ const CmdPluginSchema = Type.Object(
       maxLength: 4096,
       ...pluginMeta(
         'cmd',
-        'Default working directory; empty means the plugin data directory. A workdir given to cmd_run must be inside it.',
+        "Default working directory; empty means the plugin's data directory in-process and the runner's own /var/lib/homeagent-cmd in the isolated runner. A workdir given to cmd_run must be inside it.",
       ),
     }),
     history: Type.Integer({
@@ -1371,6 +1371,22 @@ const CmdPluginSchema = Type.Object(
       minimum: 0,
       maximum: 10000,
       ...pluginMeta('cmd', 'Recent runs kept for cmd_history.'),
+    }),
+    isolation: Type.Union([Type.Literal('auto'), Type.Literal('runner'), Type.Literal('in_process')], {
+      default: 'auto',
+      ...pluginMeta(
+        'cmd',
+        "Where commands run. runner: in the isolated homeagent-cmd service (its own user, none of the daemon's folders, processes or secrets visible) through runner_socket, and nothing runs when it is missing; in_process: as the daemon's own user, with every argument that resolves into the daemon's data, configuration or /proc/<pid> refused (homeagentctl status says \"cmd_run not isolated\"); auto: runner when runner_socket exists, else in_process.",
+      ),
+    }),
+    runner_socket: Type.String({
+      default: '/run/homeagent-cmd/cmd.sock',
+      minLength: 1,
+      maxLength: 4096,
+      ...pluginMeta(
+        'cmd',
+        "The isolated runner's socket (homeagent-cmd.socket); a workdir set for the runner must be a folder the homeagent-cmd user may use.",
+      ),
     }),
   },
   { additionalProperties: false, default: {} },

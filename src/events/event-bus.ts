@@ -58,6 +58,12 @@ export interface EventMap {
   'confirmation.resolved': { code: string; tool: string; outcome: 'approved' | 'denied' | 'expired'; by: string };
   /** The daemon's one-line status changed (also sent to systemd as STATUS=). */
   'daemon.status': { state: DaemonState; text: string };
+  /**
+   * A built-in plugin raises (message set) or clears (message null) a notice of the daemon's status
+   * (`homeagentctl status` lists them), under a key of its own that starts with `plugin.<name>.`.
+   * An error notice makes the daemon degraded; a warning only informs.
+   */
+  'daemon.notice': { key: string; level: 'warning' | 'error'; message: string | null };
   /** An entity joined the registry (src/home). */
   'entity.registered': { entity_id: string; domain: string; owner: string };
   /** An entity left the registry (its owner stopped or removed it); its history stays. */

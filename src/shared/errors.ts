@@ -86,6 +86,9 @@ export const ERROR_CODES = {
   HA_ERR_CONFIRMATION_UNKNOWN: 'no pending confirmation matches that code',
 
   HA_ERR_CMD_DENIED: 'the command is not allowed by the cmd policy',
+  HA_ERR_CMD_FAILED: 'the command could not be run (not installed, no such working directory, or it could not be started)',
+  HA_ERR_CMD_RUNNER_UNAVAILABLE: 'the isolated cmd runner (homeagent-cmd.socket) is missing or does not answer',
+  HA_ERR_CMD_RUNNER_PROTOCOL: 'the isolated cmd runner and the daemon did not understand each other',
   HA_ERR_FILES_DENIED: 'the path is outside the allowed file roots',
   HA_ERR_MCP: 'an MCP server failed or is unreachable',
   HA_ERR_TIMER: 'the timer request is invalid',

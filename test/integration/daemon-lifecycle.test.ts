@@ -111,13 +111,20 @@ t.test('homeagentctl against a running daemon', async (t) => {
     t.ok(state, 'the state database is listed');
     t.equal(state?.synchronous, 'FULL', 'the state database uses synchronous=FULL');
     t.equal(state?.file, daemon.stateDb);
-    t.same(s.notices, [], 'no notices');
+    // No runner socket outside systemd: cmd_run runs in-process, and that is the one notice.
+    t.same(
+      s.notices.map((n) => `${n.level} ${n.key}`),
+      ['warning plugin.cmd.isolation'],
+      'one notice: cmd_run is not isolated',
+    );
+    t.match(s.notices[0]?.message, /^cmd_run not isolated/);
   });
 
   t.test('status (text)', async (t) => {
     const r = await daemon.ctl(['status']);
     t.equal(r.code, 0);
     t.match(r.stdout, /Running/, 'says Running');
+    t.match(r.stdout, /- cmd_run not isolated/, 'and that cmd_run is not isolated');
     t.match(r.stdout, `pid ${daemon.pid}`);
   });
 

@@ -147,6 +147,9 @@ async function packageTests(): Promise<void> {
       'usr/lib/systemd/system/homeagent-tracker-recover.service',
       'usr/lib/systemd/system/homeagent-firstboot.service',
       'usr/lib/systemd/system/homeagent-firstboot.path',
+      'usr/lib/systemd/system/homeagent-cmd.socket',
+      'usr/lib/systemd/system/homeagent-cmd.service',
+      'opt/homeagent/dist/plugins/cmd/runner-service.js',
       'usr/libexec/homeagent/homeagent-firstboot',
       'usr/lib/udev/rules.d/99-homeagent.rules',
       'usr/lib/sysusers.d/homeagent.conf',
@@ -244,6 +247,7 @@ async function packageTests(): Promise<void> {
       'first the user, then the folders',
     );
     t.ok(install.includes('deb-systemd-helper enable homeagent.service'), 'a first installation enables the service');
+    t.ok(install.includes('deb-systemd-helper enable homeagent-cmd.socket'), "and cmd_run's runner socket");
     if (systemd) t.ok(install.includes('deb-systemd-invoke start homeagent.service'), 'and starts it');
     else
       t.notOk(
@@ -253,6 +257,7 @@ async function packageTests(): Promise<void> {
 
     const upgrade = await script('postinst', ['configure', '0.0.9-1']);
     t.ok(upgrade.includes('deb-systemd-helper update-state homeagent.service'), 'an upgrade keeps the enable/disable choice');
+    t.ok(upgrade.includes('deb-systemd-helper update-state homeagent-cmd.socket'), "for the runner's socket too");
     t.notOk(upgrade.includes('deb-systemd-helper enable homeagent.service'), 'an upgrade does not re-enable a disabled service');
     if (systemd) t.ok(upgrade.includes('deb-systemd-invoke try-restart homeagent.service'), 'an upgrade restarts a running service');
 
@@ -272,6 +277,8 @@ async function packageTests(): Promise<void> {
     const purgeBranch = /\n {2}purge\)([\s\S]*?);;/.exec(postrm)?.[1] ?? '';
     t.match(purgeBranch, /rm -rf \/var\/lib\/homeagent \/etc\/homeagent/, 'purge deletes the data and the configuration');
     t.match(purgeBranch, /userdel homeagent/, 'purge deletes the user');
+    t.match(purgeBranch, /userdel homeagent-cmd/, "and the runner's user");
+    t.match(purgeBranch, /rm -rf .*\/var\/lib\/homeagent-cmd/, "and the runner's folder");
   });
 
   const unpacked = join(dir, 'root');
@@ -315,6 +322,12 @@ async function packageTests(): Promise<void> {
       t.match(group, new RegExp(`^${name}:x:[0-9]+:(.*,)?homeagent(,.*)?$`, 'm'), `homeagent is a member of ${name}`);
     }
     t.match(group, /^audio:x:29:/m, 'the existing audio group keeps its gid');
+    const runner = /^homeagent-cmd:x:([0-9]+):([0-9]+):[^:\n]*:([^:\n]*):([^:\n]*)$/m.exec(passwd);
+    t.ok(runner, "cmd_run's runner user homeagent-cmd exists");
+    t.equal(runner?.[3], '/var/lib/homeagent-cmd', 'its home is its own folder');
+    t.equal(runner?.[4], '/usr/sbin/nologin', 'no login shell');
+    t.not(runner?.[1], user?.[1], 'another uid than the daemon');
+    t.notMatch(group, /^homeagent:x:[0-9]+:.*homeagent-cmd/m, 'not a member of the homeagent group');
     t.match(group, new RegExp(`^homeagent:x:${user?.[2]}:`, 'm'), 'the user has its own group');
 
     const tmpfiles = await run('systemd-tmpfiles', [`--root=${root}`, '--create', join(unpacked, 'usr/lib/tmpfiles.d/homeagent.conf')]);

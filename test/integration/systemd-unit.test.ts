@@ -2,8 +2,9 @@
  * The systemd unit is part of the product: `systemd-analyze verify` must accept every directive
  * (a misplaced or commented-on directive is silently ignored by systemd, which a score alone does
  * not reveal), and `systemd-analyze security --offline=true` must rate it at most 1.5 (issue 13).
- * The companion units of the plugins overlay must verify too, and the sysusers.d file must create
- * the user and groups the unit names. All of it runs without a systemd PID 1, so this gate works
+ * The companion units of the plugins overlay and cmd_run's runner (homeagent-cmd.socket and
+ * .service, rated like the daemon) must verify too, and the sysusers.d file must create the users
+ * and groups the units name. All of it runs without a systemd PID 1, so this gate works
  * in CI containers.
  */
 import { spawn } from 'node:child_process';
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { defaultConfig } from '../../src/config/loader.js';
 import { findOnPath } from '../../src/shared/find-on-path.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -353,5 +355,150 @@ t.test(
     writeFileSync(bare, '[Service]\nExecStart=/usr/bin/node /opt/homeagent/dist/src/main.js run\n');
     const bareExposure = parseExposure((await run(analyze, ['security', '--offline=true', bare])).output);
     t.ok(bareExposure && bareExposure.score > MAX_EXPOSURE, `a bare unit scores above the gate (${bareExposure?.score})`);
+  },
+);
+
+// cmd_run's isolated runner (docs/security.md): the socket the daemon connects to, and the unit
+// that runs commands as homeagent-cmd, away from everything of the daemon's.
+const RUNNER_SERVICE = 'homeagent-cmd.service';
+const RUNNER_SOCKET = 'homeagent-cmd.socket';
+const RUNNER_TEXT = readFileSync(join(REPO, 'systemd', RUNNER_SERVICE), 'utf8');
+const SOCKET_TEXT = readFileSync(join(REPO, 'systemd', RUNNER_SOCKET), 'utf8');
+const RUNNER_JS = '/opt/homeagent/dist/plugins/cmd/runner-service.js';
+
+/** The runner unit with an ExecStart= that exists on this machine (this node, this checkout's build). */
+function runnerForVerify(text: string): string {
+  const exec = [process.execPath, join(REPO, 'dist', 'plugins', 'cmd', 'runner-service.js')].map(execWord).join(' ');
+  const rewritten = text.replace(/^ExecStart=.*$/m, `ExecStart=${exec}`);
+  if (rewritten === text) throw new Error('the runner unit has no ExecStart= line to rewrite');
+  return rewritten;
+}
+
+t.test('cmd runner units: a separate user, none of the daemon', async (t) => {
+  const runner = parseUnit(RUNNER_TEXT);
+  const socket = parseUnit(SOCKET_TEXT);
+  const of = (directives: Directive[], section: string, key: string) =>
+    directives.filter((d) => d.section === section && d.key === key).map((d) => d.value);
+  const expected: Array<[string, string[]]> = [
+    ['User', ['homeagent-cmd']],
+    ['Group', ['homeagent-cmd']],
+    ['ProtectProc', ['invisible']],
+    // Not pid: that hides /proc/uptime and /proc/meminfo, and uptime, free and ps would fail.
+    ['ProcSubset', []],
+    ['PrivateTmp', ['yes']],
+    ['PrivateDevices', ['yes']],
+    ['NoNewPrivileges', ['yes']],
+    ['ProtectSystem', ['strict']],
+    ['ProtectHome', ['yes']],
+    ['CapabilityBoundingSet', ['']],
+    ['Environment', ['']],
+    ['StateDirectory', ['homeagent-cmd']],
+    ['WorkingDirectory', ['/var/lib/homeagent-cmd']],
+    ['MemoryMax', ['256M']],
+    ['TasksMax', ['64']],
+    ['CPUQuota', ['100%']],
+  ];
+  for (const [key, want] of expected) t.same(of(runner, 'Service', key), want, `${RUNNER_SERVICE}: ${key}=${want.join(' / ')}`);
+  const inaccessible = of(runner, 'Service', 'InaccessiblePaths').flatMap((v) => v.split(/\s+/).map((p) => p.replace(/^-/, '')));
+  for (const path of ['/var/lib/homeagent', '/etc/homeagent', '/run/homeagent']) {
+    t.ok(inaccessible.includes(path), `InaccessiblePaths= hides ${path}`);
+  }
+  t.same(of(runner, 'Service', 'EnvironmentFile'), [], 'no EnvironmentFile=: nothing of the daemon reaches it');
+  t.same(of(runner, 'Service', 'SupplementaryGroups'), [], 'in none of the daemon groups');
+  t.match(of(runner, 'Service', 'ExecStart')[0] ?? '', new RegExp(`^/usr/bin/node .*${RUNNER_JS}$`), 'runs the shipped runner program');
+  t.equal(of(runner, 'Unit', 'Requires')[0], RUNNER_SOCKET);
+
+  t.same(
+    of(socket, 'Socket', 'ListenStream'),
+    [defaultConfig().plugin.cmd.runner_socket],
+    'where plugin.cmd.runner_socket looks by default',
+  );
+  t.same(of(socket, 'Socket', 'SocketGroup'), values('Service', 'Group'), "only the daemon's group may connect");
+  t.same(of(socket, 'Socket', 'SocketMode'), ['0660']);
+  t.same(of(socket, 'Socket', 'Accept'), ['no'], 'one runner serves every connection');
+  t.same(of(socket, 'Socket', 'Service'), [RUNNER_SERVICE]);
+  t.ok(values('Unit', 'Wants').includes(RUNNER_SOCKET), 'homeagent.service pulls the socket in');
+  t.ok(values('Unit', 'After').includes(RUNNER_SOCKET), 'and starts after it');
+
+  const sysusers = readFileSync(join(REPO, 'systemd', 'sysusers.d', 'homeagent.conf'), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+    .map((line) => line.trim().split(/\s+/));
+  const user = sysusers.find(([type, name]) => type === 'u' && name === 'homeagent-cmd');
+  t.ok(
+    user?.includes('/var/lib/homeagent-cmd') && user.includes('/usr/sbin/nologin'),
+    'sysusers.d: u homeagent-cmd, home its own folder, no login',
+  );
+  t.same(
+    sysusers.filter(([type, name]) => type === 'm' && name === 'homeagent-cmd'),
+    [],
+    'homeagent-cmd is a member of no group (homeagent least of all)',
+  );
+  for (const [name, text] of [
+    [RUNNER_SERVICE, RUNNER_TEXT],
+    [RUNNER_SOCKET, SOCKET_TEXT],
+  ] as const) {
+    t.same(
+      parseUnit(text)
+        .filter((d) => /\s[#;]/.test(d.value))
+        .map((d) => `${name}:${d.line}`),
+      [],
+      `${name}: no trailing comments`,
+    );
+  }
+});
+
+t.test(
+  'systemd-analyze verify accepts the cmd runner units',
+  { skip: analyze || ci ? false : `${missing}; skipping verify` },
+  async (t) => {
+    if (!analyze) {
+      t.fail(`${missing}; CI is set, so the verify gate must run`);
+      return;
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'homeagent-units-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const check = async (runnerText: string) => {
+      writeFileSync(join(dir, 'homeagent.service'), unitForVerify(UNIT_TEXT));
+      writeFileSync(join(dir, RUNNER_SERVICE), runnerForVerify(runnerText));
+      writeFileSync(join(dir, RUNNER_SOCKET), SOCKET_TEXT);
+      const result = await run(analyze, [
+        'verify',
+        '--man=no',
+        join(dir, RUNNER_SOCKET),
+        join(dir, RUNNER_SERVICE),
+        join(dir, 'homeagent.service'),
+      ]);
+      const lines = result.output
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== '' && !acceptable(line));
+      return { code: result.code, lines };
+    };
+    const report = await check(RUNNER_TEXT);
+    t.same(report.lines, [], 'no warnings about the socket, the runner or the daemon unit naming them');
+    t.equal(report.code, 0, 'systemd-analyze verify exits 0');
+    // The gate can fail: a misspelt value is reported.
+    const broken = await check(RUNNER_TEXT.replace(/^ProtectProc=invisible$/m, 'ProtectProc=invisibel'));
+    t.ok(
+      broken.lines.some((line) => /invisibel/.test(line)),
+      'a bad ProtectProc= value is reported',
+    );
+  },
+);
+
+t.test(
+  `systemd-analyze security rates the cmd runner at most ${MAX_EXPOSURE.toFixed(1)}`,
+  { skip: analyze || ci ? false : `${missing}; skipping the exposure score` },
+  async (t) => {
+    if (!analyze) {
+      t.fail(`${missing}; CI is set, so the exposure gate must run`);
+      return;
+    }
+    const result = await run(analyze, ['security', '--offline=true', join(REPO, 'systemd', RUNNER_SERVICE)]);
+    const exposure = parseExposure(result.output);
+    t.comment(`overall exposure: ${exposure?.score} ${exposure?.band}`);
+    t.equal(exposure?.unit, RUNNER_SERVICE);
+    t.ok(exposure !== undefined && exposure.score <= MAX_EXPOSURE, `exposure ${exposure?.score} <= ${MAX_EXPOSURE}`);
   },
 );

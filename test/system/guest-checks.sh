@@ -109,6 +109,10 @@ plugin:
     resolution: 320x240
     skip_frames: 1
 YAML
+# A secret in the daemon's environment, as an API key would be; the cmd_run checks look for it.
+CANARY=vmtest-canary-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+mkdir -p /etc/systemd/system/homeagent.service.d
+printf '[Service]\nEnvironment=VMTEST_API_KEY=%s\n' "$CANARY" >/etc/systemd/system/homeagent.service.d/vmtest-secret.conf
 T_INSTALL=$(up)
 dpkg -i $P/nodejs-dummy.deb >/dev/null && dpkg -i $P/homeagent.deb || { echo "CHECK fail install $(elapsed "$T_INSTALL")s"; exit 1; }
 echo "install: $(elapsed "$T_INSTALL")s (dpkg -i, including the first start)"
@@ -156,6 +160,64 @@ hardening() {
   rm -f /var/lib/homeagent/vmtest-probe
   note "its own /var/lib/homeagent is writable"
   systemd-analyze security "$UNIT" --no-pager | tail -n 1
+}
+
+# cmd_run's runner (homeagent-cmd.service): the outside tester's ten reads of the daemon's
+# environment and stored secrets, with the daemon's real pid and data paths, fail inside it (sent
+# to its socket directly, and through the daemon's cmd.run); the same secrets are readable in the
+# daemon's own unit, so a leak would show.
+cmd_runner_isolation() {
+  local pid uid gid sock=/run/homeagent-cmd/cmd.sock backup runner
+  pid=$(prop MainPID)
+  uid=$(stat -c %u /proc/"$pid")
+  gid=$(stat -c %g /proc/"$pid")
+  systemctl is-active homeagent-cmd.socket || return 1
+  note "socket $sock: $(stat -c '%U:%G %a' $sock)"
+  [ "$(stat -c '%U:%G %a' $sock)" = "root:homeagent 660" ] || return 1
+  ctl backup | head -n 1 || return 1
+  backup=$(ls -t /var/lib/homeagent/backups/state-*.db | head -n 1)
+  install -m 600 -o homeagent -g homeagent /dev/null /var/lib/homeagent/plugin-data/vmtest-canary.txt
+  echo "$CANARY" >/var/lib/homeagent/plugin-data/vmtest-canary.txt
+  # Control: in the daemon's own unit, as its user, the secret is there to be read.
+  tr '\0' '\n' </proc/"$pid"/environ | grep -q "^VMTEST_API_KEY=$CANARY$" || { note "no canary in the daemon's environment"; return 1; }
+  nsenter -t "$pid" -m -S "$uid" -G "$gid" grep -a -r -q "$CANARY" /var/lib/homeagent ||
+    { note "the daemon's user cannot read the canary in its data folder"; return 1; }
+  note "control: the daemon's environment and data folder hold the canary"
+  runuser -u homeagent -- node "$C/cmd-reads.mjs" "$pid" /var/lib/homeagent "$backup" "$CANARY" || return 1
+  runner=$(systemctl show -p MainPID --value homeagent-cmd.service)
+  note "runner: pid $runner, user $(ps -o user:32= -p "$runner"), $(grep -E '^(CapEff|NoNewPrivs):' /proc/"$runner"/status | tr -s '\t\n' '  ')"
+  [ "$(ps -o user:32= -p "$runner")" = homeagent-cmd ] || return 1
+  # Only the daemon's group may connect.
+  id mallory >/dev/null 2>&1 || useradd -m mallory
+  if runuser -u mallory -- node -e "require('net').createConnection('$sock').on('connect', () => process.exit(0)).on('error', () => process.exit(1))"; then
+    note "a user outside the homeagent group reached the runner"
+    return 1
+  fi
+  note "a user outside the homeagent group is refused by the runner socket"
+}
+
+# An allowed, harmless command through the daemon's cmd_run code path (the owner's cmd.run):
+# it runs in the runner as homeagent-cmd, and the status does not say "not isolated".
+cmd_runner_via_daemon() {
+  local user
+  local program out
+  # The default allowlist's programs that read /proc's system-wide files (uptime, free, ps) work too.
+  for program in uptime free ps; do
+    out=$(node "$C/rpc-call.mjs" cmd.run "{\"argv\":[\"$program\"]}") || return 1
+    note "$program: exit $(echo "$out" | node "$C/json-field.mjs" exit_code): $(echo "$out" | node "$C/json-field.mjs" stdout | head -n 2 | tr '\n' ' ')$(echo "$out" | node "$C/json-field.mjs" stderr)"
+    [ "$(echo "$out" | node "$C/json-field.mjs" exit_code)" = 0 ] || return 1
+  done
+  user=$(node "$C/rpc-call.mjs" cmd.run '{"argv":["id","-un"]}' | node "$C/json-field.mjs" stdout) || return 1
+  note "id -un: $user"
+  [ "$user" = homeagent-cmd ] || return 1
+  ctl health | grep -E "cmd" | head -n 2
+  ctl health | grep -q "isolated in the runner" || return 1
+  if ctl status | grep -q "cmd_run not isolated"; then
+    note "the status says cmd_run is not isolated"
+    return 1
+  fi
+  journalctl -u "$UNIT" -o cat --no-pager | grep '"action":"cmd.run"' | grep -q '"isolation":"runner"' || return 1
+  note "audited as isolation runner; no \"cmd_run not isolated\" in the status"
 }
 
 gpio_edge() {
@@ -250,6 +312,8 @@ watchdog() {
 check ready ready
 check homeagentctl-group-member group_member
 check hardening hardening
+check cmd-runner-isolation cmd_runner_isolation
+check cmd-runner-via-daemon cmd_runner_via_daemon
 check gpio-edge gpio_edge
 check i2c-bme280 i2c_bme280
 check voice-announcement voice_announcement
@@ -257,4 +321,5 @@ check camera-snapshot camera_snapshot
 check kill9-restart kill9
 check watchdog-restart watchdog
 journalctl -u "$UNIT" --no-pager >"$OUT/homeagent.journal" 2>&1
+journalctl -u homeagent-cmd.service -u homeagent-cmd.socket --no-pager >"$OUT/homeagent-cmd.journal" 2>&1
 [ "$failures" = 0 ]

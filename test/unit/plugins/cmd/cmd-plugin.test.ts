@@ -4,11 +4,11 @@ import t from 'tap';
 import { CmdPlugin } from '../../../../plugins/cmd/index.js';
 import type { RunResult } from '../../../../plugins/cmd/runner.js';
 import { ToolError } from '../../../../src/shared/tool.js';
-import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
+import type { TestPluginContext } from '../../../helpers/plugin-context.js';
 import { type Teardown, tempDir } from '../../fixtures/support.js';
+import { daemonFixture } from './daemon-fixture.js';
 
 const ALLOW = ['cat', 'echo', 'find', 'ls', 'sed', 'sleep', 'sort'].map((program) => ({ program }));
-const DEFAULTS = { allow: ALLOW, timeout_ms: 30000, max_output_bytes: 32000, workdir: '', history: 100 };
 /** Test-only entry: node with patterns, to build programs that misbehave (ignore SIGTERM, leave children behind). */
 const NODE = { program: 'node', args: ['-e', '.*'] };
 
@@ -19,8 +19,9 @@ interface Running {
   run(args: Record<string, unknown>, signal?: AbortSignal): Promise<RunResult>;
 }
 
+/** In-process (the isolation tests are cmd-isolation.test.ts and cmd-runner.test.ts), over a daemon's real data folder. */
 async function startCmd(t: Teardown, settings: Record<string, unknown> = {}): Promise<Running> {
-  const tc = createTestPluginContext({ name: 'cmd', dataDir: tempDir(t), settings: { ...DEFAULTS, ...settings } });
+  const { tc } = await daemonFixture(t, { allow: ALLOW, ...settings });
   const plugin = new CmdPlugin(tc.context, { killGraceMs: 200 });
   await plugin.start();
   t.teardown(() => plugin.stop());

@@ -337,6 +337,16 @@ t.test('ps', async (t) => {
   allowed(t, ['ps', '-ef']);
   allowed(t, ['ps', '-eo', 'pid,user,comm']);
   allowed(t, ['ps', 'aux']);
+  // BSD words carry values: ewwp1234 is e, w, w, and p with the pid list 1234.
+  refused(t, ['ps', 'ewwp1234'], /"ewwp1234" shows the environment/);
+  refused(t, ['ps', 'p1234e'], /environment/);
+  refused(t, ['ps', '-p', '1', 'e'], /environment/);
+  refused(t, ['ps', 'o', 'user'], /environment/, undefined);
+  allowed(t, ['ps', '-o', 'user,pid']);
+  allowed(t, ['ps', '-eo', 'user']);
+  allowed(t, ['ps', '--sort', 'start_time']);
+  allowed(t, ['ps', '--format=user', 'p1234']);
+  allowed(t, ['ps', 'ewwp1234'], [{ program: 'ps', allow_flags: ['e'] }]);
 });
 
 t.test('ordinary commands pass', async (t) => {
