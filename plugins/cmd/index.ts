@@ -166,6 +166,8 @@ export class CmdPlugin implements PluginInstance {
           name: 'cmd.run',
           description:
             "Runs one program for the owner (the CLI socket, the web page's admin) through cmd_run's allowlist, argument rules, isolation and audit: argv, and optionally workdir and timeout_ms as cmd_run takes them. Other plugins are refused: they go through cmd_run, which asks the owner.",
+          // It runs without the owner's approval: only the owner may call it.
+          owner_only: true,
           params: Type.Object({
             argv: Type.Array(Type.String({ maxLength: MAX_ARG_LENGTH }), { minItems: 1, maxItems: MAX_ARGV_ITEMS }),
             workdir: Type.Optional(Type.String({ maxLength: MAX_ARG_LENGTH })),
@@ -200,12 +202,6 @@ export class CmdPlugin implements PluginInstance {
   }
 
   async #runForOwner(params: RunArgs, caller: Caller): Promise<RunResult> {
-    if (caller.actor.startsWith('plugin:')) {
-      throw new HomeAgentError(
-        'HA_ERR_CMD_DENIED',
-        `cmd.run is the owner's; ${caller.actor} runs commands through cmd_run, which asks the owner`,
-      );
-    }
     try {
       return await this.#run(params, { source: caller.actor }, new AbortController().signal);
     } catch (error) {

@@ -231,13 +231,13 @@ t.test('the status says cmd_run is not isolated', async (t) => {
 
 t.test('cmd.run: the owner runs a command through the same policy and guard', async (t) => {
   const fx = await started(t);
-  const ran = (await fx.tc.control.call('cmd.run', { argv: ['echo', 'hi'] }, { actor: 'cli' })) as RunResult;
+  const ran = (await fx.tc.control.call('cmd.run', { argv: ['echo', 'hi'] }, { actor: 'cli', owner: true })) as RunResult;
   t.match(ran, { exit_code: 0, stdout: 'hi\n' });
   t.match(fx.tc.audits.at(-1), { action: 'cmd.run', details: { argv: ['echo', 'hi'], source: 'cli' } });
 
   const expectCode = async (params: Record<string, unknown>, actor: string, code: string, message: RegExp) => {
     try {
-      await fx.tc.control.call('cmd.run', params, { actor });
+      await fx.tc.control.call('cmd.run', params, { actor, owner: actor === 'cli' });
       t.fail(`cmd.run ${JSON.stringify(params)} succeeded`);
     } catch (error) {
       t.ok(error instanceof HomeAgentError, 'a coded error');
@@ -247,7 +247,7 @@ t.test('cmd.run: the owner runs a command through the same policy and guard', as
   await expectCode({ argv: ['cat', `/proc/${fx.daemon.pid}/./environ`] }, 'cli', 'HA_ERR_CMD_DENIED', /resolves to \/proc\/\d+\/environ/);
   await expectCode({ argv: ['rm', '-rf', '/'] }, 'cli', 'HA_ERR_CMD_DENIED', /not in the cmd allowlist/);
   await expectCode({ argv: ['ls'], workdir: 'nope' }, 'cli', 'HA_ERR_CMD_FAILED', /does not exist/);
-  await expectCode({ argv: ['echo', 'hi'] }, 'plugin:mqtt', 'HA_ERR_CMD_DENIED', /asks the owner/);
+  await expectCode({ argv: ['echo', 'hi'] }, 'plugin:mqtt', 'HA_ERR_RPC_FORBIDDEN', /for the owner only/);
 });
 
 t.test('without the daemon saying where its folders are, nothing runs in-process', async (t) => {

@@ -112,7 +112,7 @@ t.test('cmd_run through the runner', { skip: BUILT }, async (t) => {
 
     const history = (await fx.tc.call('cmd_history', { limit: 1 })) as { runs: Array<Record<string, unknown>> };
     t.match(history.runs[0], { isolation: 'runner' });
-    const owner = (await fx.tc.control.call('cmd.run', { argv: ['echo', 'via', 'cli'] }, { actor: 'cli' })) as RunResult;
+    const owner = (await fx.tc.control.call('cmd.run', { argv: ['echo', 'via', 'cli'] }, { actor: 'cli', owner: true })) as RunResult;
     t.match(owner, { stdout: 'via cli\n' }, 'cmd.run goes through the runner too');
   });
 
