@@ -2,7 +2,9 @@
  * The cli plugin: a Unix socket speaking newline-delimited JSON, `{id, method, params}` →
  * `{id, ok, result}` or `{id, ok:false, error:{code, message}}`, in front of the kernel's control
  * methods. Bad frames (malformed JSON, oversized lines) get an error response and the connection
- * stays usable.
+ * stays usable. Whatever a client does to its connection (reset it before the first byte, close it
+ * without reading, open more than max_connections) ends that connection only: it is counted, shown
+ * in the plugin's health and logged a few times a minute at most, never thrown.
  */
 import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -12,12 +14,18 @@ import {
   definePlugin,
   HomeAgentError,
   LineDecoder,
+  LogThrottle,
   type PluginContext,
+  type PluginHealth,
   type PluginInstance,
   toErrorEnvelope,
 } from '../../src/sdk/index.js';
 
 type RequestId = string | number | null;
+
+/** A connection storm reaches the journal as this many lines per kind and minute, with a count of the rest. */
+const LOG_WINDOW_MS = 60_000;
+const LOG_PER_WINDOW = 5;
 
 interface Settings {
   socket_path: string;
@@ -32,8 +40,12 @@ export class CliPlugin implements PluginInstance {
   readonly #sockets = new Set<Socket>();
   /** Requests being answered per connection: such a connection is never closed as idle. */
   readonly #inFlight = new WeakMap<Socket, number>();
+  readonly #throttle = new LogThrottle({ windowMs: LOG_WINDOW_MS, perWindow: LOG_PER_WINDOW });
   #server: Server | undefined;
   #path: string | undefined;
+  /** Since start: connections refused over max_connections, and connections ended by a socket error (a peer's reset). */
+  #refused = 0;
+  #peerErrors = 0;
 
   constructor(ctx: PluginContext) {
     this.#ctx = ctx;
@@ -52,7 +64,8 @@ export class CliPlugin implements PluginInstance {
       });
     });
     chmodSync(path, Number.parseInt(this.#setting('socket_mode'), 8));
-    server.on('error', (error) => this.#ctx.log.error({ err: error }, 'CLI socket error'));
+    // Accept failures (EMFILE under a storm) repeat for every connection tried: a few lines, not one each.
+    server.on('error', (error) => this.#log('server_error', 'error', { err: error }, 'CLI socket error'));
     this.#server = server;
     this.#path = path;
     // Answers to `homeagentctl chat` travel back as the receipt of agent.chat, so the channel is
@@ -80,14 +93,44 @@ export class CliPlugin implements PluginInstance {
     this.#path = undefined;
   }
 
+  health(): PluginHealth {
+    if (!this.#server?.listening) return { ok: false, detail: 'not listening' };
+    return {
+      ok: true,
+      detail: `listening at ${this.#path ?? ''}: ${this.#sockets.size} connections open; since start ${this.#refused} refused over max_connections, ${this.#peerErrors} ended by a client error`,
+    };
+  }
+
   #setting<K extends keyof Settings>(key: K): Settings[K] {
     return this.#ctx.settings.get<Settings[K]>(key);
   }
 
+  #log(kind: string, level: 'debug' | 'info' | 'error', fields: object, message: string): void {
+    const admitted = this.#throttle.admit(kind);
+    if (admitted) this.#ctx.log[level]({ ...fields, ...(admitted.suppressed > 0 ? { suppressed: admitted.suppressed } : {}) }, message);
+  }
+
   #accept(socket: Socket): void {
-    if (this.#sockets.size >= this.#setting('max_connections')) {
+    // First, before anything is written: a client may reset the connection at any moment (even
+    // before its first byte), and an 'error' without a listener would be an uncaught exception.
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      this.#peerErrors++;
+      this.#log('peer_error', 'debug', { code: error.code }, `CLI connection ended by an error: ${error.message}`);
+    });
+    const max = this.#setting('max_connections');
+    if (this.#sockets.size >= max) {
+      this.#refused++;
+      this.#log(
+        'over_limit',
+        'info',
+        { open: this.#sockets.size, max_connections: max },
+        `CLI connection refused: ${max} are open already (plugin.cli.max_connections)`,
+      );
+      // Closed once the answer is out, whether or not the client ever reads it or closes its side:
+      // refused connections must not pile up.
       socket.end(
-        `${JSON.stringify(errorResponse(null, new HomeAgentError('HA_ERR_RPC_BUSY', `at most ${this.#setting('max_connections')} CLI connections at once`)))}\n`,
+        `${JSON.stringify(errorResponse(null, new HomeAgentError('HA_ERR_RPC_BUSY', `at most ${max} CLI connections at once`)))}\n`,
+        () => socket.destroy(),
       );
       return;
     }
@@ -110,11 +153,12 @@ export class CliPlugin implements PluginInstance {
             ),
           );
         } else if (frame.text.trim() !== '') {
-          void this.#handle(socket, frame.text);
+          this.#handle(socket, frame.text).catch((error: unknown) =>
+            this.#ctx.log.error({ err: error }, 'CLI request could not be answered'),
+          );
         }
       }
     });
-    socket.on('error', (error) => this.#ctx.log.debug({ err: error }, 'CLI connection error'));
     socket.on('close', () => this.#sockets.delete(socket));
   }
 

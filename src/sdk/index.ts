@@ -38,6 +38,7 @@ export { ERROR_CODES, type ErrorCode, type ErrorEnvelope, HomeAgentError, isHome
 export { findOnPath } from '../shared/find-on-path.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
 export { type AddressScope, addressScope, checkListenHost, urlHost } from '../shared/listen-address.js';
+export { type Admitted, LogThrottle, type LogThrottleOptions } from '../shared/log-throttle.js';
 export type { Service, ServiceState } from '../shared/service.js';
 export { slugify } from '../shared/slug.js';
 export {
