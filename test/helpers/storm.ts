@@ -181,7 +181,8 @@ export async function connectCloseStorm(
     else if (ending === 'destroy-on-connect') socket.destroy();
     else {
       // A clean close: FIN, then read until the listener's FIN (or what it says first).
-      socket.end(rng.chance(0.5) ? garbage(rng, 16) : undefined);
+      if (rng.chance(0.5)) socket.end(garbage(rng, 16));
+      else socket.end();
       await answerOrClose(socket, deadlineMs);
       socket.destroy();
     }
