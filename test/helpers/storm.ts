@@ -209,7 +209,11 @@ export async function holdConnections(target: StormTarget, n: number): Promise<{
  * `n` connections opened together and never read; once all are connected (or refused) and
  * `accepted()` says the listener has seen them, every one is reset.
  */
-export async function overLimitStorm(target: StormTarget, n: number, accepted: () => Promise<void> = async () => {}): Promise<StormTally> {
+export async function overLimitStorm(
+  target: StormTarget,
+  n: number,
+  accepted: () => Promise<unknown> = async () => {},
+): Promise<StormTally> {
   const result = tally();
   const sockets = Array.from({ length: n }, () => dial(target));
   const outcomes = await Promise.all(sockets.map(connected));
