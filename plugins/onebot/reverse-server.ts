@@ -69,7 +69,7 @@ export class ReverseServer implements OneBotLink {
       if (refusal) {
         this.refused++;
         const remote = req.socket.remoteAddress;
-        this.#lastRefusal = `${refusal.status} ${refusal.text} to ${remote ?? 'a client'}`;
+        this.#lastRefusal = `${refusal.status} ${refusal.text}${remote ? ` from ${remote}` : ''}`;
         this.#log('refused', 'warn', { remote, status: refusal.status }, `OneBot connection refused: ${refusal.status} ${refusal.text}`);
         // Closed once the answer is out: a client that never closes its side must not hold the socket.
         socket.end(`HTTP/1.1 ${refusal.status} ${refusal.text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
