@@ -83,6 +83,9 @@ export class ForwardClient implements OneBotLink {
     let failure: string | undefined;
     socket.on('error', (error: NodeJS.ErrnoException) => {
       failure ??= error.code ? `${error.code} (${error.message})` : error.message;
+      // A protocol error after the handshake: no closing handshake with a peer that broke the
+      // protocol (ws would wait 30 s for its answer); the connection ends now and the wait begins.
+      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CLOSING) socket.terminate();
     });
     socket.on('open', () => {
       openedAt = this.#o.clock.now();

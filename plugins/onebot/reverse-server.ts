@@ -139,8 +139,12 @@ export class ReverseServer implements OneBotLink {
     const selfId = Number(req.headers['x-self-id']);
     this.#o.log.info({ remote: req.socket.remoteAddress, self_id: selfId || undefined }, 'OneBot implementation connected');
     ws.on('message', (data) => deliverFrame(this.#o.handlers, data, this.#o.log));
-    // A bad frame or a reset: ws closes the connection after this, and 'close' reports it.
-    ws.on('error', (error) => this.#peerError(error));
+    // A frame that breaks the protocol: the connection ends now (ws would wait 30 s for a closing
+    // handshake with the peer that broke it), and 'close' reports it.
+    ws.on('error', (error) => {
+      this.#peerError(error);
+      ws.terminate();
+    });
     ws.on('close', (code) => {
       if (this.#socket !== ws) return;
       this.#socket = undefined;

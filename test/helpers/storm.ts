@@ -15,12 +15,15 @@
  * STORM_SEED=<seed> replays the same storm. Nothing here sleeps: every step waits for a socket
  * event, and the only timer is a deadline on waits for a listener that never answers.
  *
+ * For clients, startHostileServer is the other side: a TCP server that does to each connection
+ * whatever the test's behaviour says (reset at accept, garbage, half frames, a close mid-message).
+ *
  * A reset is a TCP RST (resetAndDestroy) on TCP; a Unix socket has none, so there it is a close
  * with the listener's bytes still unread in our receive queue, which the kernel reports to the
  * listener as ECONNRESET (its write after that as EPIPE): the socket is paused from creation so
  * that Node never reads them.
  */
-import { createConnection, type Socket } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
 /** Where the listener is: a Unix socket path, or host and port. */
 export type StormTarget = { path: string } | { host: string; port: number };
@@ -315,4 +318,73 @@ export function garbage(rng: Rng, max = 512): Buffer {
     default:
       return Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xa0, 0xa1, 0xe2, 0x28, 0xa1, 0xf0, 0x28, 0x8c, 0xbc]);
   }
+}
+
+/** A TCP server on loopback that treats each connection as the test says, for client storms. */
+export interface HostileServer {
+  port: number;
+  /** Connections accepted so far. */
+  readonly connections: number;
+  /** Resolves once `n` connections have been accepted and closed again. */
+  closedConnections(n: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `behave` gets each accepted socket (errors already swallowed) and its index, counting from 0. */
+export async function startHostileServer(behave: (socket: Socket, index: number) => void): Promise<HostileServer> {
+  const open = new Set<Socket>();
+  let accepted = 0;
+  let closedCount = 0;
+  const waiters = new Set<() => void>();
+  const server: Server = createServer((socket) => {
+    const index = accepted++;
+    open.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      open.delete(socket);
+      closedCount++;
+      for (const wake of [...waiters]) wake();
+    });
+    behave(socket, index);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    get connections() {
+      return accepted;
+    },
+    closedConnections: (n) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (closedCount < n) return;
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+      }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of open) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Collects bytes until the HTTP request head is complete (CRLF CRLF); resolves with the head, or undefined if the socket closed first. */
+export function readRequestHead(socket: Socket, maxBytes = 64 * 1024): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end === -1 && text.length < maxBytes) return;
+      socket.off('data', onData);
+      socket.pause();
+      resolve(text.slice(0, end === -1 ? text.length : end + 4));
+    };
+    socket.on('data', onData);
+    socket.once('close', () => resolve(undefined));
+  });
 }

@@ -28,6 +28,7 @@ import {
   stormSeed,
 } from '../helpers/storm.js';
 import { until } from '../helpers/until.js';
+import { wsFrame } from '../helpers/ws-frames.js';
 
 const FATAL = /uncaught exception|unhandled promise rejection/;
 const ONEBOT_TOKEN = 'storm-onebot-token-0123456789';
@@ -134,31 +135,6 @@ function httpCase(v: HttpVocabulary) {
 }
 
 // --- WebSocket fuzz --------------------------------------------------------------------------
-
-/** A client frame (masked unless told otherwise), as RFC 6455 lays it out. */
-function wsFrame(opcode: number, payload: Buffer, options: { fin?: boolean; mask?: boolean; rsv?: number; length?: bigint } = {}): Buffer {
-  const fin = options.fin ?? true;
-  const mask = options.mask ?? true;
-  const length = options.length ?? BigInt(payload.length);
-  const first = (fin ? 0x80 : 0) | ((options.rsv ?? 0) << 4) | opcode;
-  let header: Buffer;
-  if (length < 126n) header = Buffer.from([first, (mask ? 0x80 : 0) | Number(length)]);
-  else if (length < 65536n) {
-    header = Buffer.alloc(4);
-    header[0] = first;
-    header[1] = (mask ? 0x80 : 0) | 126;
-    header.writeUInt16BE(Number(length), 2);
-  } else {
-    header = Buffer.alloc(10);
-    header[0] = first;
-    header[1] = (mask ? 0x80 : 0) | 127;
-    header.writeBigUInt64BE(length, 2);
-  }
-  if (!mask) return Buffer.concat([header, payload]);
-  const key = Buffer.from([0x12, 0x34, 0x56, 0x78]);
-  const masked = Buffer.from(payload.map((byte, i) => byte ^ (key[i % 4] as number)));
-  return Buffer.concat([header, key, masked]);
-}
 
 function upgrade(rng: Rng, host: string, ok: boolean): string {
   const headers: Record<string, string> = {
