@@ -23,6 +23,11 @@ import {
 
 type RequestId = string | number | null;
 
+/**
+ * A refused connection stays open this long at most so that its client can send its request and
+ * read why it was refused (closing at once would fail that write with EPIPE and lose the answer).
+ */
+const REFUSED_LINGER_MS = 2000;
 /** A connection storm reaches the journal as this many lines per kind and minute, with a count of the rest. */
 const LOG_WINDOW_MS = 60_000;
 const LOG_PER_WINDOW = 5;
@@ -41,6 +46,8 @@ export class CliPlugin implements PluginInstance {
   /** Requests being answered per connection: such a connection is never closed as idle. */
   readonly #inFlight = new WeakMap<Socket, number>();
   readonly #throttle = new LogThrottle({ windowMs: LOG_WINDOW_MS, perWindow: LOG_PER_WINDOW });
+  /** Refused connections waiting for their client to read the refusal and close. */
+  readonly #refusing = new Set<Socket>();
   #server: Server | undefined;
   #path: string | undefined;
   /** Since start: connections refused over max_connections, and connections ended by a socket error (a peer's reset). */
@@ -85,8 +92,9 @@ export class CliPlugin implements PluginInstance {
   async stop(): Promise<void> {
     const server = this.#server;
     this.#server = undefined;
-    for (const socket of this.#sockets) socket.destroy();
+    for (const socket of [...this.#sockets, ...this.#refusing]) socket.destroy();
     this.#sockets.clear();
+    this.#refusing.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
     // server.close() unlinks the socket file; this covers a listen that never completed.
     if (this.#path && existsSync(this.#path)) unlinkSync(this.#path);
@@ -126,12 +134,7 @@ export class CliPlugin implements PluginInstance {
         { open: this.#sockets.size, max_connections: max },
         `CLI connection refused: ${max} are open already (plugin.cli.max_connections)`,
       );
-      // Closed once the answer is out, whether or not the client ever reads it or closes its side:
-      // refused connections must not pile up.
-      socket.end(
-        `${JSON.stringify(errorResponse(null, new HomeAgentError('HA_ERR_RPC_BUSY', `at most ${max} CLI connections at once`)))}\n`,
-        () => socket.destroy(),
-      );
+      this.#refuse(socket, max);
       return;
     }
     this.#sockets.add(socket);
@@ -160,6 +163,28 @@ export class CliPlugin implements PluginInstance {
       }
     });
     socket.on('close', () => this.#sockets.delete(socket));
+  }
+
+  /**
+   * Answers HA_ERR_RPC_BUSY and closes. What the client sends meanwhile is read and dropped, so its
+   * request goes through and it reads the answer; its close ends the socket, or REFUSED_LINGER_MS
+   * does. Refusals lingering are capped at max_connections: past that (a storm), a refused
+   * connection is closed as soon as the answer is out, whether the client reads it or not.
+   */
+  #refuse(socket: Socket, max: number): void {
+    const busy = `${JSON.stringify(errorResponse(null, new HomeAgentError('HA_ERR_RPC_BUSY', `at most ${max} CLI connections at once`)))}\n`;
+    if (this.#refusing.size >= max) {
+      socket.end(busy, () => socket.destroy());
+      return;
+    }
+    this.#refusing.add(socket);
+    const linger = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+    socket.once('close', () => {
+      clearTimeout(linger);
+      this.#refusing.delete(socket);
+    });
+    socket.resume();
+    socket.end(busy);
   }
 
   async #handle(socket: Socket, line: string): Promise<void> {
