@@ -44,7 +44,20 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * A GET on a fresh connection, tried again while the listener drops it: right after a storm it may
+ * still count connections the storm closed, and over max_connections Node drops new ones.
+ */
 function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+  return until(`GET ${path} to be served`, () =>
+    getOnce(port, path, headers).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return undefined;
+      throw error;
+    }),
+  );
+}
+
+function getOnce(port: number, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
       const chunks: Buffer[] = [];
