@@ -2,7 +2,9 @@
  * The cli plugin: a Unix socket speaking newline-delimited JSON, `{id, method, params}` →
  * `{id, ok, result}` or `{id, ok:false, error:{code, message}}`, in front of the kernel's control
  * methods. Bad frames (malformed JSON, oversized lines) get an error response and the connection
- * stays usable.
+ * stays usable. Whatever a client does to its connection (reset it before the first byte, close it
+ * without reading, open more than max_connections) ends that connection only: it is counted, shown
+ * in the plugin's health and logged a few times a minute at most, never thrown.
  */
 import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
@@ -12,7 +14,9 @@ import {
   definePlugin,
   HomeAgentError,
   LineDecoder,
+  LogThrottle,
   type PluginContext,
+  type PluginHealth,
   type PluginInstance,
   toErrorEnvelope,
 } from '../../src/sdk/index.js';
@@ -24,6 +28,15 @@ type RequestId = string | number | null;
  * open it (plugin.cli.socket_mode, at most 0660, in a directory only they may enter).
  */
 const CLI_CALLER = { actor: 'cli', owner: true, proof: 'the CLI socket' } as const;
+
+/**
+ * A refused connection stays open this long at most so that its client can send its request and
+ * read why it was refused (closing at once would fail that write with EPIPE and lose the answer).
+ */
+const REFUSED_LINGER_MS = 2000;
+/** A connection storm reaches the journal as this many lines per kind and minute, with a count of the rest. */
+const LOG_WINDOW_MS = 60_000;
+const LOG_PER_WINDOW = 5;
 
 interface Settings {
   socket_path: string;
@@ -38,8 +51,14 @@ export class CliPlugin implements PluginInstance {
   readonly #sockets = new Set<Socket>();
   /** Requests being answered per connection: such a connection is never closed as idle. */
   readonly #inFlight = new WeakMap<Socket, number>();
+  readonly #throttle = new LogThrottle({ windowMs: LOG_WINDOW_MS, perWindow: LOG_PER_WINDOW });
+  /** Refused connections waiting for their client to read the refusal and close. */
+  readonly #refusing = new Set<Socket>();
   #server: Server | undefined;
   #path: string | undefined;
+  /** Since start: connections refused over max_connections, and connections ended by a socket error (a peer's reset). */
+  #refused = 0;
+  #peerErrors = 0;
 
   constructor(ctx: PluginContext) {
     this.#ctx = ctx;
@@ -58,7 +77,8 @@ export class CliPlugin implements PluginInstance {
       });
     });
     chmodSync(path, Number.parseInt(this.#setting('socket_mode'), 8));
-    server.on('error', (error) => this.#ctx.log.error({ err: error }, 'CLI socket error'));
+    // Accept failures (EMFILE under a storm) repeat for every connection tried: a few lines, not one each.
+    server.on('error', (error) => this.#log('server_error', 'error', { err: error }, 'CLI socket error'));
     this.#server = server;
     this.#path = path;
     // Answers to `homeagentctl chat` travel back as the receipt of agent.chat, so the channel is
@@ -78,23 +98,49 @@ export class CliPlugin implements PluginInstance {
   async stop(): Promise<void> {
     const server = this.#server;
     this.#server = undefined;
-    for (const socket of this.#sockets) socket.destroy();
+    for (const socket of [...this.#sockets, ...this.#refusing]) socket.destroy();
     this.#sockets.clear();
+    this.#refusing.clear();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
     // server.close() unlinks the socket file; this covers a listen that never completed.
     if (this.#path && existsSync(this.#path)) unlinkSync(this.#path);
     this.#path = undefined;
   }
 
+  health(): PluginHealth {
+    if (!this.#server?.listening) return { ok: false, detail: 'not listening' };
+    return {
+      ok: true,
+      detail: `listening at ${this.#path ?? ''}: ${this.#sockets.size} connections open; since start ${this.#refused} refused over max_connections, ${this.#peerErrors} ended by a client error`,
+    };
+  }
+
   #setting<K extends keyof Settings>(key: K): Settings[K] {
     return this.#ctx.settings.get<Settings[K]>(key);
   }
 
+  #log(kind: string, level: 'debug' | 'info' | 'error', fields: object, message: string): void {
+    const admitted = this.#throttle.admit(kind);
+    if (admitted) this.#ctx.log[level]({ ...fields, ...(admitted.suppressed > 0 ? { suppressed: admitted.suppressed } : {}) }, message);
+  }
+
   #accept(socket: Socket): void {
-    if (this.#sockets.size >= this.#setting('max_connections')) {
-      socket.end(
-        `${JSON.stringify(errorResponse(null, new HomeAgentError('HA_ERR_RPC_BUSY', `at most ${this.#setting('max_connections')} CLI connections at once`)))}\n`,
+    // First, before anything is written: a client may reset the connection at any moment (even
+    // before its first byte), and an 'error' without a listener would be an uncaught exception.
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      this.#peerErrors++;
+      this.#log('peer_error', 'debug', { code: error.code }, `CLI connection ended by an error: ${error.message}`);
+    });
+    const max = this.#setting('max_connections');
+    if (this.#sockets.size >= max) {
+      this.#refused++;
+      this.#log(
+        'over_limit',
+        'info',
+        { open: this.#sockets.size, max_connections: max },
+        `CLI connection refused: ${max} are open already (plugin.cli.max_connections)`,
       );
+      this.#refuse(socket, max);
       return;
     }
     this.#sockets.add(socket);
@@ -116,12 +162,35 @@ export class CliPlugin implements PluginInstance {
             ),
           );
         } else if (frame.text.trim() !== '') {
-          void this.#handle(socket, frame.text);
+          this.#handle(socket, frame.text).catch((error: unknown) =>
+            this.#ctx.log.error({ err: error }, 'CLI request could not be answered'),
+          );
         }
       }
     });
-    socket.on('error', (error) => this.#ctx.log.debug({ err: error }, 'CLI connection error'));
     socket.on('close', () => this.#sockets.delete(socket));
+  }
+
+  /**
+   * Answers HA_ERR_RPC_BUSY and closes. What the client sends meanwhile is read and dropped, so its
+   * request goes through and it reads the answer; its close ends the socket, or REFUSED_LINGER_MS
+   * does. Refusals lingering are capped at max_connections: past that (a storm), a refused
+   * connection is closed as soon as the answer is out, whether the client reads it or not.
+   */
+  #refuse(socket: Socket, max: number): void {
+    const busy = `${JSON.stringify(errorResponse(null, new HomeAgentError('HA_ERR_RPC_BUSY', `at most ${max} CLI connections at once`)))}\n`;
+    if (this.#refusing.size >= max) {
+      socket.end(busy, () => socket.destroy());
+      return;
+    }
+    this.#refusing.add(socket);
+    const linger = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+    socket.once('close', () => {
+      clearTimeout(linger);
+      this.#refusing.delete(socket);
+    });
+    socket.resume();
+    socket.end(busy);
   }
 
   async #handle(socket: Socket, line: string): Promise<void> {

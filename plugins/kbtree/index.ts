@@ -3,7 +3,10 @@
  * machine (or, when configured, on the LAN). Every request needs the service's own token (not the
  * daemon's); only GET is served; slow or idle clients are cut off by the header, request and idle
  * timeouts, so a crowd of them cannot hold the service. The owner reads the token with
- * `homeagentctl kb token` (control method `kbtree.token`).
+ * `homeagentctl kb token` (control method `kbtree.token`). node:http owns every connection's
+ * 'error' event (a client's reset ends its own connection) and answers what its parser refuses;
+ * connections over max_connections and requests without a valid token are counted for health()
+ * and logged a few times a minute at most.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,6 +18,7 @@ import {
   definePlugin,
   HomeAgentError,
   isHomeAgentError,
+  LogThrottle,
   offeredTokens,
   type PluginContext,
   type PluginInstance,
@@ -54,11 +58,17 @@ export interface TokenInfo {
 const TOKEN_CALLER = 'cli';
 /** How often Node looks for connections past their header or request deadline (its default, 30 s, would make a 5 s limit mean 35 s). */
 const DEADLINE_CHECK_MS = 1000;
+const LOG_WINDOW_MS = 60_000;
+const LOG_PER_WINDOW = 5;
 
 export class KbtreePlugin implements PluginInstance {
   readonly #ctx: PluginContext;
   readonly #options: KbtreePluginOptions;
   readonly #sockets = new Set<Socket>();
+  readonly #throttle = new LogThrottle({ windowMs: LOG_WINDOW_MS, perWindow: LOG_PER_WINDOW });
+  /** Since start: connections dropped over max_connections, requests refused without a valid token. */
+  #dropped = 0;
+  #unauthorized = 0;
   #server: Server | undefined;
   #check: TokenCheck | undefined;
   #token: TokenInfo | undefined;
@@ -131,7 +141,10 @@ export class KbtreePlugin implements PluginInstance {
 
   health(): { ok: boolean; detail: string } {
     return this.#server?.listening
-      ? { ok: true, detail: `serving ${this.#token?.url ?? ''} (${this.#sockets.size} connections)` }
+      ? {
+          ok: true,
+          detail: `serving ${this.#token?.url ?? ''} (${this.#sockets.size} connections; since start ${this.#dropped} refused over max_connections, ${this.#unauthorized} without a valid token)`,
+        }
       : { ok: false, detail: 'not listening' };
   }
 
@@ -162,14 +175,30 @@ export class KbtreePlugin implements PluginInstance {
       },
       (request, response) => void this.#handle(request, response),
     );
-    server.maxConnections = this.#setting('max_connections');
+    const max = this.#setting('max_connections');
+    server.maxConnections = max;
     // A client that stops reading its answer holds a socket too; inactivity past the request deadline ends it.
     server.timeout = requestMs;
+    server.on('drop', (peer?: { remoteAddress?: string }) => {
+      this.#dropped++;
+      this.#log(
+        'over_limit',
+        'info',
+        { remote: peer?.remoteAddress, max_connections: max },
+        `kbtree connection refused: ${max} are open already (plugin.kbtree.max_connections)`,
+      );
+    });
+
     server.on('connection', (socket: Socket) => {
       this.#sockets.add(socket);
       socket.once('close', () => this.#sockets.delete(socket));
     });
     return server;
+  }
+
+  #log(kind: string, level: 'debug' | 'info', fields: object, message: string): void {
+    const admitted = this.#throttle.admit(kind);
+    if (admitted) this.#ctx.log[level]({ ...fields, ...(admitted.suppressed > 0 ? { suppressed: admitted.suppressed } : {}) }, message);
   }
 
   #announce(url: string, scope: AddressScope): void {
@@ -257,6 +286,8 @@ export class KbtreePlugin implements PluginInstance {
     }
     const check = this.#check;
     if (!check?.anyMatches(offeredTokens(request.headers, url.searchParams))) {
+      this.#unauthorized++;
+      this.#log('unauthorized', 'info', { remote: request.socket.remoteAddress }, 'kbtree request refused: no valid token');
       return fail(
         401,
         'HA_ERR_PLUGIN_PERMISSION',

@@ -6,7 +6,7 @@
  */
 import { definePlugin, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
 import type { McpServerConfig } from './server-config.js';
-import type { McpServerConnection } from './server-connection.js';
+import type { McpServerConnection, RetryClock } from './server-connection.js';
 
 export interface McpPluginOptions {
   /** First wait before reconnecting a server; it doubles with every failure. */
@@ -17,6 +17,8 @@ export interface McpPluginOptions {
    * a far-away endpoint) keep connecting afterwards and their tools appear when they are ready.
    */
   startWaitMs?: number;
+  /** Time for the reconnect waits (tests drive a manual one). */
+  clock?: RetryClock;
 }
 
 const RETRY_BASE_MS = 1000;
@@ -25,7 +27,7 @@ const START_WAIT_MS = 10_000;
 
 export class McpPlugin implements PluginInstance {
   readonly #ctx: PluginContext;
-  readonly #options: Required<McpPluginOptions>;
+  readonly #options: Required<Omit<McpPluginOptions, 'clock'>> & Pick<McpPluginOptions, 'clock'>;
   #connections: McpServerConnection[] = [];
 
   constructor(ctx: PluginContext, options: McpPluginOptions = {}) {
@@ -34,6 +36,7 @@ export class McpPlugin implements PluginInstance {
       retryBaseMs: options.retryBaseMs ?? RETRY_BASE_MS,
       retryMaxMs: options.retryMaxMs ?? RETRY_MAX_MS,
       startWaitMs: options.startWaitMs ?? START_WAIT_MS,
+      ...(options.clock !== undefined && { clock: options.clock }),
     };
   }
 
@@ -59,6 +62,7 @@ export class McpPlugin implements PluginInstance {
           names,
           retryBaseMs: this.#options.retryBaseMs,
           retryMaxMs: this.#options.retryMaxMs,
+          ...(this.#options.clock !== undefined && { clock: this.#options.clock }),
         }),
       );
     }

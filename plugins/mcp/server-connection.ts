@@ -38,6 +38,7 @@ const STABLE_CONNECTION_MS = 60_000;
 /** The last stderr lines of a stdio server are kept to explain why it failed. */
 const STDERR_TAIL_LINES = 5;
 const STDERR_LINE_CHARS = 300;
+const MAX_PROBLEM_CHARS = 300;
 
 /** A tool as the server listed it, after the checks that let it into the registry. */
 export interface RemoteTool {
@@ -46,12 +47,27 @@ export interface RemoteTool {
   inputSchema: JsonSchema;
 }
 
+/** Time for the reconnect waits; tests drive a manual one through hundreds of reconnect cycles. */
+export interface RetryClock {
+  now(): number;
+  setTimer(fn: () => void, ms: number): { cancel(): void };
+}
+
+export const systemRetryClock: RetryClock = {
+  now: () => Date.now(),
+  setTimer(fn, ms) {
+    const timer = setTimeout(fn, ms);
+    return { cancel: () => clearTimeout(timer) };
+  },
+};
+
 export interface ConnectionOptions {
   ctx: PluginContext;
   /** Registry names held by the tools of every MCP server of this plugin. */
   names: Set<string>;
   retryBaseMs: number;
   retryMaxMs: number;
+  clock?: RetryClock;
 }
 
 type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'invalid' | 'stopped';
@@ -67,10 +83,11 @@ export class McpServerConnection {
   readonly #options: ConnectionOptions;
   readonly #log: Logger;
   readonly #timeoutMs: number;
+  readonly #clock: RetryClock;
   #state: State = 'idle';
   #problem: string | undefined;
   #failures = 0;
-  #retryTimer: NodeJS.Timeout | undefined;
+  #retryTimer: { cancel(): void } | undefined;
   #retryAt = 0;
   #connectedAt = 0;
   /** Bumped for every connection attempt; events of older clients are ignored. */
@@ -79,7 +96,8 @@ export class McpServerConnection {
   #attempt: Promise<void> | undefined;
   #refreshing: Promise<void> | undefined;
   #refreshAgain = false;
-  #abort: AbortController | undefined;
+  /** Signals of the set-up requests under way, which stop() aborts. */
+  readonly #inFlight = new Set<AbortController>();
   #registered: Array<{ name: string; unregister: () => void }> = [];
   #stderrTail: string[] = [];
 
@@ -89,6 +107,7 @@ export class McpServerConnection {
     this.#options = options;
     this.#log = options.ctx.log;
     this.#timeoutMs = config.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+    this.#clock = options.clock ?? systemRetryClock;
   }
 
   /** Registry names of this server's tools, in the order the server listed them. */
@@ -105,14 +124,13 @@ export class McpServerConnection {
       this.#log.error({ server: this.name }, `MCP server ${this.name} is not usable: ${problem}`);
       return Promise.resolve();
     }
-    this.#abort = new AbortController();
     return this.#connect();
   }
 
   async stop(): Promise<void> {
     this.#state = 'stopped';
-    this.#abort?.abort();
-    clearTimeout(this.#retryTimer);
+    for (const abort of this.#inFlight) abort.abort();
+    this.#retryTimer?.cancel();
     this.#retryTimer = undefined;
     // Aborting ends a pending connect or listing at once; its own cleanup closes that client.
     await this.#attempt;
@@ -128,7 +146,7 @@ export class McpServerConnection {
       case 'connected':
         return { ok: true, detail: `server ${this.name}: connected, ${this.#registered.length} tools` };
       case 'waiting': {
-        const seconds = Math.max(0, Math.ceil((this.#retryAt - Date.now()) / 1000));
+        const seconds = Math.max(0, Math.ceil((this.#retryAt - this.#clock.now()) / 1000));
         return { ok: false, detail: `server ${this.name}: ${this.#problem ?? 'unavailable'}; retrying in ${seconds} s` };
       }
       case 'invalid':
@@ -157,13 +175,13 @@ export class McpServerConnection {
     try {
       const transport = createTransport(this.#config);
       this.#watchStderr(transport);
-      await client.connect(transport, this.#requestOptions());
+      await this.#setupRequest((options) => client.connect(transport, options));
       const tools = await this.#listTools(client);
       if (this.#stopped()) throw new Error('stopping');
       this.#session = { client, generation };
       this.#install(tools);
       this.#state = 'connected';
-      this.#connectedAt = Date.now();
+      this.#connectedAt = this.#clock.now();
       this.#problem = undefined;
       this.#log.info(
         { server: this.name, transport: this.#config.transport, tools: this.#registered.length },
@@ -172,7 +190,8 @@ export class McpServerConnection {
     } catch (error) {
       await this.#close(client);
       if (this.#stopped()) return;
-      this.#failed(`${describe(error)}${this.#stderrSummary()}`);
+      this.#log.debug({ server: this.name, err: error }, `MCP server ${this.name}: connection attempt failed`);
+      this.#failed(`${shorten(problemOf(error))}${this.#stderrSummary()}`);
     }
   }
 
@@ -186,7 +205,7 @@ export class McpServerConnection {
     if (this.#session?.generation !== generation || this.#state !== 'connected') return;
     // Backoff starts over only after a connection that lasted: a server that dies right after
     // every start keeps backing off instead of being restarted every second.
-    if (Date.now() - this.#connectedAt >= STABLE_CONNECTION_MS) this.#failures = 0;
+    if (this.#clock.now() - this.#connectedAt >= STABLE_CONNECTION_MS) this.#failures = 0;
     this.#session = undefined;
     this.#uninstall();
     this.#failed(`the server closed the connection${this.#stderrSummary()}`);
@@ -197,9 +216,9 @@ export class McpServerConnection {
     this.#problem = problem;
     this.#failures++;
     const delay = Math.min(this.#options.retryBaseMs * 2 ** (this.#failures - 1), this.#options.retryMaxMs);
-    this.#retryAt = Date.now() + delay;
+    this.#retryAt = this.#clock.now() + delay;
     this.#log.warn({ server: this.name, retry_in_ms: delay, failures: this.#failures }, `MCP server ${this.name} unavailable: ${problem}`);
-    this.#retryTimer = setTimeout(() => {
+    this.#retryTimer = this.#clock.setTimer(() => {
       this.#retryTimer = undefined;
       void this.#connect();
     }, delay);
@@ -214,10 +233,20 @@ export class McpServerConnection {
     }
   }
 
-  /** Options of the setup requests (initialize, tools/list): cancelled by stop(). */
-  #requestOptions(): { signal?: AbortSignal; timeout: number } {
-    const timeout = Math.max(this.#timeoutMs, MIN_SETUP_TIMEOUT_MS);
-    return this.#abort ? { signal: this.#abort.signal, timeout } : { timeout };
+  /**
+   * Runs one set-up request (initialize, a tools/list page) with a signal of its own that stop()
+   * aborts. Not one signal for all: the SDK never removes the listener it adds to a request's
+   * signal, so a shared one would gather a listener per request for as long as a server is retried.
+   */
+  async #setupRequest<T>(send: (options: { signal: AbortSignal; timeout: number }) => Promise<T>): Promise<T> {
+    const abort = new AbortController();
+    if (this.#stopped()) abort.abort();
+    this.#inFlight.add(abort);
+    try {
+      return await send({ signal: abort.signal, timeout: Math.max(this.#timeoutMs, MIN_SETUP_TIMEOUT_MS) });
+    } finally {
+      this.#inFlight.delete(abort);
+    }
   }
 
   /** Every page of tools/list, read leniently: one malformed tool is skipped, not the whole server. */
@@ -225,10 +254,9 @@ export class McpServerConnection {
     const tools: RemoteTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
-      const result = await client.request(
-        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
-        PaginatedResultSchema,
-        this.#requestOptions(),
+      const params = cursor === undefined ? {} : { cursor };
+      const result = await this.#setupRequest((options) =>
+        client.request({ method: 'tools/list', params }, PaginatedResultSchema, options),
       );
       for (const entry of Array.isArray(result.tools) ? result.tools : []) {
         const tool = this.#remoteTool(entry);
@@ -387,6 +415,22 @@ function objectSchema(schema: unknown): JsonSchema | undefined {
   const record = schema as JsonSchema;
   if (record.type === undefined) return { ...record, type: 'object' };
   return record.type === 'object' ? record : undefined;
+}
+
+/** A schema failure of the SDK (its message is the issues as pages of JSON) as the fields at fault; anything else as described. */
+function problemOf(error: unknown): string {
+  const issues = (error as { issues?: unknown } | null)?.issues;
+  if (!Array.isArray(issues)) return describe(error);
+  const fields = issues.slice(0, 3).map((issue: { path?: unknown; message?: unknown }) => {
+    const path = Array.isArray(issue.path) && issue.path.length > 0 ? issue.path.join('.') : 'the message';
+    return `${path}: ${typeof issue.message === 'string' ? issue.message : 'invalid'}`;
+  });
+  return `the server's answer does not follow the MCP schema (${fields.join('; ')})`;
+}
+
+/** A failure as health() and the log show it: one line of reasonable length (a schema error from the SDK is pages of JSON; the debug log has it whole). */
+function shorten(problem: string): string {
+  return cut(problem.replace(/\s+/g, ' ').trim(), MAX_PROBLEM_CHARS);
 }
 
 function cut(text: string, max: number): string {

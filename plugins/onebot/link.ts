@@ -19,6 +19,16 @@ export interface OneBotLink {
   /** Sends one JSON frame; throws HA_ERR_ONEBOT_CONNECTION when nothing is connected. */
   send(frame: unknown): void;
   readonly connected: boolean;
+  /** What went wrong last (a refused connection, a failed attempt), for health(); undefined when nothing did. */
+  readonly problem: string | undefined;
+}
+
+/** The part of the plugin's logger the links use. */
+export interface LinkLog {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
 }
 
 /** Sends on an open socket, or says clearly that there is none. */
@@ -35,5 +45,18 @@ export function parseFrame(data: WebSocket.RawData): unknown {
     return JSON.parse(String(data));
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Hands a received frame to the plugin. ws calls this from inside the socket's data handler, where
+ * an exception would be uncaught and end the daemon: whatever the frame, a failure to handle it is
+ * logged and the connection goes on.
+ */
+export function deliverFrame(handlers: LinkHandlers, data: WebSocket.RawData, log: LinkLog): void {
+  try {
+    handlers.onFrame(parseFrame(data));
+  } catch (error) {
+    log.error({ err: error }, 'OneBot frame could not be handled');
   }
 }

@@ -132,7 +132,9 @@ export class OnebotPlugin implements PluginInstance {
 
   health(): PluginHealth {
     const connected = this.#link?.connected ?? false;
-    return { ok: connected, detail: connected ? `connected (QQ ${this.#selfId ?? 'unknown'})` : 'no OneBot implementation connected' };
+    if (connected) return { ok: true, detail: `connected (QQ ${this.#selfId ?? 'unknown'})` };
+    const problem = this.#link?.problem;
+    return { ok: false, detail: `no OneBot implementation connected${problem ? `; ${problem}` : ''}` };
   }
 
   #get<T>(key: string): T {
@@ -158,7 +160,7 @@ export class OnebotPlugin implements PluginInstance {
     };
     if (this.#get<string>('mode') === 'forward') {
       const url = (this.#get<string>('url') ?? '').trim();
-      if (!/^wss?:\/\//i.test(url)) {
+      if (!/^wss?:\/\//i.test(url) || !URL.canParse(url)) {
         throw new HomeAgentError(
           'HA_ERR_ONEBOT_CONFIG',
           "plugin.onebot.url must be the implementation's ws:// or wss:// address in forward mode",

@@ -192,7 +192,13 @@ export class WyomingClient {
       };
       const timer = setTimeout(() => finish(this.failure(`no answer to ${what} within ${this.timeoutMs} ms`)), this.timeoutMs);
 
-      socket = createConnection({ host: this.host, port: this.port });
+      try {
+        socket = createConnection({ host: this.host, port: this.port });
+      } catch (error) {
+        // A port out of range throws here rather than emitting 'error'.
+        finish(this.failure(`${what} failed: ${(error as Error).message}`, error));
+        return;
+      }
       socket.on('connect', () => {
         for (const event of events) socket?.write(encodeEvent(event));
       });

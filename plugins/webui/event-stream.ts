@@ -78,18 +78,21 @@ export class EventStreams {
       response.writeHead(503, { 'content-type': 'text/plain; charset=utf-8' }).end('the web server is stopping\n');
       return;
     }
+    // The client went away before the stream opened: its 'close' has been and gone, so it would never be forgotten.
+    if (response.destroyed) return;
     const max = Math.max(1, this.#maxStreams());
     for (const oldest of this.#streams) {
       if (this.#streams.size < max) break;
       this.#close(oldest, 'too many event streams: this one was the oldest');
     }
+    // Before the first write: whatever a write to a client that went away raises lands here.
+    response.on('error', (error) => this.#log.debug({ err: error }, 'event stream write failed'));
     response.writeHead(200, STREAM_HEADERS);
     // The browser's reconnect delay; a comment so the headers and first bytes reach the client now.
     response.write('retry: 2000\n: stream open\n\n');
     if (lastSeen !== undefined) this.#replay(response, lastSeen);
     this.#streams.add(response);
     response.on('close', () => this.#forget(response));
-    response.on('error', (error) => this.#log.debug({ err: error }, 'event stream write failed'));
     this.#stopRing ??= this.#ring.subscribe((event) => this.#broadcast(event));
     this.#stopHeartbeat ??= this.#heartbeat(this.#heartbeatMs, () => this.#beat());
   }

@@ -106,6 +106,8 @@ async function streamCompletion(
 ): Promise<FastifyReply> {
   reply.hijack();
   const res = reply.raw;
+  // Taken over from fastify, so its error handling too: a client gone mid-stream is a debug line.
+  res.on('error', (error) => ctx.log.debug({ err: error, input_id: input.id }, 'OpenAI-compatible stream write failed'));
   const writer = new ChunkWriter(res, identity, reply.getHeaders() as Record<string, string | number | string[]>);
   const answer = new StreamedAnswer();
   const clientGone = new AbortController();

@@ -9,10 +9,13 @@
  *
  * The server itself is the hardened node:http one kbtree uses: header, request and idle deadlines,
  * checked every second rather than Node's 30 s, a connection cap, and an inactivity timeout.
+ * node:http owns every connection's 'error' event (a reset ends that connection only); what a
+ * storm leaves to us is logging it: connections over the cap (Node drops them) and requests the
+ * parser refuses are counted and logged a few times a minute at most.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { HomeAgentError, type Logger, urlHost } from '../../src/sdk/index.js';
+import { HomeAgentError, type Logger, LogThrottle, urlHost } from '../../src/sdk/index.js';
 import { clientErrorHandler } from './http-errors.js';
 
 export type RequestHandler = (request: IncomingMessage, response: ServerResponse) => void;
@@ -29,6 +32,8 @@ const DEADLINE_CHECK_MS = 1000;
 /** Request headers at most; a browser sends about 20. */
 const MAX_HEADERS = 100;
 const TABLE = Symbol.for('homeagent.webui.listeners');
+const LOG_WINDOW_MS = 60_000;
+const LOG_PER_WINDOW = 5;
 
 interface Holder {
   owner: object;
@@ -41,6 +46,9 @@ interface Entry {
   sockets: Set<Socket>;
   /** Oldest first; the last one answers. */
   holders: Holder[];
+  /** Since the socket opened: connections dropped over max_connections, requests the HTTP parser refused. */
+  dropped: number;
+  malformed: number;
 }
 
 function table(): Map<string, Entry> {
@@ -80,8 +88,8 @@ export class WebListener {
       existing.holders.push(holder);
       return new WebListener(existing, options.owner, true);
     }
-    const entry: Entry = { key, server: undefined as unknown as Server, sockets: new Set(), holders: [holder] };
-    entry.server = createHardenedServer(options.limits, entry);
+    const entry: Entry = { key, server: undefined as unknown as Server, sockets: new Set(), holders: [holder], dropped: 0, malformed: 0 };
+    entry.server = createHardenedServer(options.limits, entry, options.log);
     await listen(entry.server, options.host, options.port);
     entry.server.on('error', (error) => options.log.error({ err: error }, 'web server error'));
     const bound = (entry.server.address() as AddressInfo).port;
@@ -101,6 +109,11 @@ export class WebListener {
   /** Open connections (of every holder). */
   connections(): number {
     return this.#entry.sockets.size;
+  }
+
+  /** Connections dropped over max_connections and requests refused as malformed, since the socket opened. */
+  refusals(): { dropped: number; malformed: number } {
+    return { dropped: this.#entry.dropped, malformed: this.#entry.malformed };
   }
 
   /** Whether this holder's app is the one answering. */
@@ -123,7 +136,12 @@ export class WebListener {
   }
 }
 
-function createHardenedServer(limits: ListenerLimits, entry: Entry): Server {
+function createHardenedServer(limits: ListenerLimits, entry: Entry, log: Logger): Server {
+  const throttle = new LogThrottle({ windowMs: LOG_WINDOW_MS, perWindow: LOG_PER_WINDOW });
+  const note = (kind: string, level: 'debug' | 'info', fields: object, message: string) => {
+    const admitted = throttle.admit(kind);
+    if (admitted) log[level]({ ...fields, ...(admitted.suppressed > 0 ? { suppressed: admitted.suppressed } : {}) }, message);
+  };
   const headerMs = limits.header_timeout_ms;
   const requestMs = limits.request_timeout_ms;
   const server = createServer(
@@ -144,7 +162,20 @@ function createHardenedServer(limits: ListenerLimits, entry: Entry): Server {
   server.maxHeadersCount = MAX_HEADERS;
   // A client that stops reading its answer holds a socket too; inactivity past the request deadline ends it (SSE streams send heartbeats).
   server.timeout = requestMs;
-  server.on('clientError', clientErrorHandler);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    entry.malformed++;
+    note('client_error', 'debug', { code: error.code }, `web request refused by the HTTP parser: ${error.message}`);
+    clientErrorHandler(error, socket);
+  });
+  server.on('drop', (peer?: { remoteAddress?: string }) => {
+    entry.dropped++;
+    note(
+      'over_limit',
+      'info',
+      { remote: peer?.remoteAddress, max_connections: limits.max_connections },
+      `web connection refused: ${limits.max_connections} are open already (plugin.webui.max_connections)`,
+    );
+  });
   server.on('connection', (socket: Socket) => {
     entry.sockets.add(socket);
     socket.once('close', () => entry.sockets.delete(socket));

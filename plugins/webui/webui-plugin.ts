@@ -161,12 +161,13 @@ export class WebuiPlugin implements PluginInstance {
   }
 
   health(): PluginHealth {
-    return this.#listener?.listening
-      ? {
-          ok: true,
-          detail: `serving ${this.#url ?? ''} (${this.#listener.connections()} connections, ${this.#sessions?.size ?? 0} sessions)`,
-        }
-      : { ok: false, detail: 'not listening' };
+    const listener = this.#listener;
+    if (!listener?.listening) return { ok: false, detail: 'not listening' };
+    const { dropped, malformed } = listener.refusals();
+    return {
+      ok: true,
+      detail: `serving ${this.#url ?? ''} (${listener.connections()} connections, ${this.#sessions?.size ?? 0} sessions; since start ${dropped} refused over max_connections, ${malformed} malformed requests)`,
+    };
   }
 
   /** The bound address (tests read the port back after listening on port 0). */

@@ -39,6 +39,7 @@ export { findOnPath } from '../shared/find-on-path.js';
 export { type Language, textLanguage } from '../shared/language.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
 export { type AddressScope, addressScope, checkListenHost, urlHost } from '../shared/listen-address.js';
+export { type Admitted, LogThrottle, type LogThrottleOptions } from '../shared/log-throttle.js';
 export type { Service, ServiceState } from '../shared/service.js';
 export { slugify } from '../shared/slug.js';
 export {

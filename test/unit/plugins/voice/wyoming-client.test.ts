@@ -261,3 +261,8 @@ t.test('connection refused names host:port', async (t) => {
     message: `Wyoming server 127.0.0.1:${port}: describe failed: connection refused`,
   });
 });
+
+t.test('a port out of range is the same coded failure, not a RangeError', async (t) => {
+  const client = new WyomingClient({ host: '127.0.0.1', port: 70000, timeoutMs: 5000 });
+  await t.rejects(client.describe(), { code: 'HA_ERR_VOICE_WYOMING', message: /^Wyoming server 127\.0\.0\.1:70000: describe failed: / });
+});

@@ -4,11 +4,14 @@
  * clients go or the server stops.
  */
 import { once } from 'node:events';
-import { get, type IncomingMessage } from 'node:http';
+import { createServer, get, type IncomingMessage } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
 import { STREAMED_EVENTS } from '../../../../plugins/webui/api-events.js';
 import { createApiRoutes } from '../../../../plugins/webui/api-routes.js';
+import { EventRing } from '../../../../plugins/webui/event-ring.js';
+import { EventStreams } from '../../../../plugins/webui/event-stream.js';
+import { LogManager } from '../../../../src/log/logger.js';
 import { type ApiHarness, apiHarness, type HarnessOptions } from './api-harness.js';
 import { startWebui } from './webui-setup.js';
 
@@ -327,4 +330,30 @@ t.test('on the real web server: the stream outlives the request and idle timeout
   await client.waitForEnd();
   t.match(client.events().at(-1), { event: 'closed', data: { reason: /stopping/ } }, 'the stream ended with the plugin, saying why');
   t.equal(web.test.events.listenerCount('daemon.status'), 0);
+});
+
+t.test('a client gone before its stream opens is not kept (its close event has been and gone)', async (t) => {
+  const streams = new EventStreams({
+    ring: new EventRing(16),
+    maxStreams: () => 8,
+    log: new LogManager({ level: 'silent', levels: {} }).child('webui'),
+    heartbeat: () => () => {},
+  });
+  const opened = new Promise<number>((resolve) => {
+    const server = createServer((request, response) => {
+      request.socket.once('close', () => {
+        // As a handler that was still busy when the client reset: the response is destroyed already.
+        streams.open(response, undefined);
+        resolve(streams.size);
+        server.close();
+      });
+      request.socket.resetAndDestroy();
+    });
+    server.listen(0, '127.0.0.1', () => {
+      const socket = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.write('GET /api/v1/events HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+  });
+  t.equal(await opened, 0, 'no stream is kept for it');
 });
