@@ -453,6 +453,10 @@ export class PinGuard implements Service {
       detached: true,
       stdio: ['pipe', 'pipe', 'inherit'],
     });
+    // A watcher that died leaves a broken pipe: writing the disarm line then fails with EPIPE, which
+    // without a listener would be an uncaught exception while the daemon stops. Its death itself is
+    // reported by the 'exit' listener below (watcher_exited).
+    child.stdin?.on('error', () => {});
     const armed = await new Promise<string | undefined>((resolve) => {
       const timer = setTimeout(() => resolve('it did not report armed in time'), options.armTimeoutMs ?? 10_000);
       const lines = child.stdout ? createInterface({ input: child.stdout }) : undefined;
