@@ -196,6 +196,10 @@ async function daemon(t: Test): Promise<void> {
   t.match(add.json(), { ok: false, error: { code: 'HA_ERR_STORE_FULL' } });
   t.same(tree(join(dataDir, 'knowledge')), library, 'no phantom category');
 
+  // A turn (offline here: no model) whose input memory could not store says so, never a silent "done".
+  const chat = await runCtl(dataDir, ['chat', '-m', 'The spare key is in the blue flower pot.']);
+  t.match(chat.stdout, /I answered, but could not remember this: the disk is full\./, 'the turn says it was not remembered');
+
   filler.free();
   await until('state_db ok', async () => ((await stateDb())?.status === 'ok' ? true : undefined), 20_000);
   t.pass('health: state_db ok again');
