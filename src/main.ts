@@ -349,6 +349,7 @@ async function run(configFile: string | undefined): Promise<number> {
     channel: input.channel,
     peer: typeof input.meta.peer === 'string' ? input.meta.peer : input.source,
     input: inputText(input),
+    trust: input.sender.trust,
   });
   tools.addProvider({ owner: 'memory', tools: () => memory.tools() });
   // The media store knowledge attachments live in; plugins (the camera) store pictures there too.
@@ -452,11 +453,12 @@ async function run(configFile: string | undefined): Promise<number> {
     }),
     conversation: memory.conversation(),
     slots: async (input) => {
-      const block = await memory.promptBlock(inputText(input), { inputId: input.id });
-      return block === undefined ? {} : { document_recall: block };
+      const block = await memory.recallBlock(inputText(input), { inputId: input.id });
+      return block === undefined ? { slots: {}, trust: 'owner' } : { slots: { document_recall: block.text }, trust: block.trust };
     },
     recordInput: (input) => memory.recordInput(memoryInput(input)),
-    remember: (turn) => memory.remember({ ...memoryInput(turn.input), input: turn.text, response: turn.answer, tools: turn.tools }),
+    remember: (turn) =>
+      memory.remember({ ...memoryInput(turn.input), input: turn.text, response: turn.answer, tools: turn.tools, trust: turn.trust }),
     confirmations,
     media,
     events,

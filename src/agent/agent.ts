@@ -27,7 +27,7 @@ import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { describeError, isHomeAgentError } from '../shared/errors.js';
 import { type Language, textLanguage } from '../shared/language.js';
-import { lowerTurnTrust } from '../shared/trust.js';
+import { lowerTurnTrust, type Trust } from '../shared/trust.js';
 import type { ConfirmationGate, PendingConfirmation } from './confirmation-gate.js';
 import type { ChannelFacts, PromptBuilder, PromptSlots } from './prompt-builder.js';
 import { DEFAULT_MAX_IMAGES_PER_TURN, MAX_IMAGE_BYTES_PER_TURN, type MediaReader, TurnImages } from './turn-images.js';
@@ -91,8 +91,11 @@ export interface AgentOptions {
   stages: AgentStages;
   io: AgentIo;
   prompt: PromptBuilder;
-  /** Memory slots for the prompt; the memory subsystem provides them later. */
-  slots?: (input: InputEvent) => Promise<PromptSlots>;
+  /**
+   * Memory slots for the prompt, and the lowest trust of what they recalled (`owner` when they
+   * hold only memory's own notes): the turn is trusted no further.
+   */
+  slots?: (input: InputEvent) => Promise<{ slots: PromptSlots; trust: Trust }>;
   conversation: ConversationHistory;
   /**
    * Called with every input before anything else happens to it (the memory makes it durable), so
@@ -119,6 +122,8 @@ export interface FinishedTurn {
   text: string;
   /** The answer the model gave (without kernel-added confirmation requests). */
   answer: string;
+  /** The lowest trust of what entered the turn: what memory keeps of it is trusted no further. */
+  trust: Trust;
   tools: Array<{ tool: string; text: string }>;
 }
 
@@ -146,10 +151,10 @@ export class Agent implements TaskRunner {
     if (await this.#o.stages.run('on_input', ctx)) return finish(ctx.response ?? '');
     if (!this.#o.modelConfigured()) return finish(this.#o.offlineText());
 
-    const slots = (await this.#o.slots?.(input)) ?? {};
+    const memory = await this.#o.slots?.(input);
+    const slots = memory?.slots ?? {};
     // Memory holds what anyone told the house, MQTT payloads included.
-    if (Object.values(slots).some((slot) => typeof slot === 'string' && slot.trim() !== ''))
-      lowerTurnTrust(ctx.trust, 'untrusted', 'recalled memory');
+    if (memory) lowerTurnTrust(ctx.trust, memory.trust, 'recalled memory');
     const system = this.#o.prompt.build({ source: input.source, channel, slots, now: new Date(this.#o.clock.now()) });
     ctx.messages = [
       { role: 'system', content: system },
@@ -371,6 +376,7 @@ export class Agent implements TaskRunner {
           input,
           text: userText,
           answer: modelAnswer,
+          trust: ctx.trust.level,
           tools: ctx.tool_results.map((o) => ({ tool: o.call.name, text: o.content })),
         });
       } catch (error) {

@@ -156,6 +156,21 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 3,
+    name: 'how far each remembered event may be trusted',
+    up(db) {
+      db.exec(`
+        -- Who said it, as the transport knew (src/shared/trust.ts), lowered to what entered the
+        -- turn (a web page a tool read): recall trusts a turn no further than what it brings back.
+        -- Events from before this table have no row and count as untrusted.
+        CREATE TABLE event_trust (
+          event_id TEXT NOT NULL PRIMARY KEY,
+          trust    TEXT NOT NULL CHECK (trust IN ('owner', 'household', 'untrusted'))
+        ) STRICT, WITHOUT ROWID;
+      `);
+    },
+  },
 ];
 
 /** Applies the memory migrations and returns the connection the memory stores share. */

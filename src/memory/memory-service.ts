@@ -20,6 +20,7 @@ import type { Clock } from '../shared/clock.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ToolDefinition } from '../shared/tool.js';
+import type { Trust } from '../shared/trust.js';
 import type { ManagedDatabase } from '../store/database.js';
 import { ConversationLog } from './conversation-log.js';
 import { MemoryMaintenance, type TimerScheduler } from './maintenance.js';
@@ -109,6 +110,11 @@ export interface RecordedInput {
   channel: string;
   peer: string;
   input: string;
+  /**
+   * The sender's trust (recorded) or, for a finished turn, the lowest of what entered it. Absent:
+   * untrusted (what nobody vouched for, recall does not either).
+   */
+  trust?: Trust;
 }
 
 /** A finished turn as the agent hands it over. */
@@ -298,6 +304,7 @@ export class MemoryService implements Service {
   async recordInput(input: RecordedInput): Promise<void> {
     const window = this.#stores?.window;
     if (!window || window.get(input.id)) return;
+    this.#stores?.trust.record(input.id, input.trust ?? 'untrusted');
     window.append({
       id: input.id,
       timestamp: input.timestamp,
@@ -321,6 +328,8 @@ export class MemoryService implements Service {
     const existing = stores.window.get(turn.id);
     if (existing && (existing.response !== '' || existing.tools_used.length > 0)) return;
     const finished = { response: turn.response, tools_used: turn.tools.map((t) => t.tool), tool_results: turn.tools };
+    // What the turn read (a web page, a file) is kept with it: the event is trusted no further.
+    stores.trust.record(turn.id, turn.trust ?? 'untrusted');
     if (existing) stores.window.complete(turn.id, finished);
     else
       stores.window.append({
@@ -354,18 +363,38 @@ export class MemoryService implements Service {
    * or, when nothing relevant exists, the instruction to say there is no record.
    */
   async promptBlock(text: string, options: { inputId?: string; signal?: AbortSignal } = {}): Promise<string | undefined> {
+    return (await this.recallBlock(text, options))?.text;
+  }
+
+  /**
+   * The prompt block, how many remembered items it holds, and the lowest trust of the events they
+   * came from: the agent trusts the turn no further (memory's own "no record" note is no item).
+   */
+  async recallBlock(
+    text: string,
+    options: { inputId?: string; signal?: AbortSignal } = {},
+  ): Promise<{ text: string; items: number; trust: Trust } | undefined> {
     const recall = this.#recall;
-    if (!recall || text.trim() === '') return undefined;
+    const stores = this.#stores;
+    if (!recall || !stores || text.trim() === '') return undefined;
     const result = await recall.recall(text, this.#o.limits().prompt_documents, {
       ...(options.signal && { signal: options.signal }),
       ...(options.inputId !== undefined && { exclude: [options.inputId] }),
     });
     if (result.abstain) {
-      return 'Nothing in memory relates to this message. If it asks about something from the past, say you have no record of it rather than guessing.';
+      return {
+        text: 'Nothing in memory relates to this message. If it asks about something from the past, say you have no record of it rather than guessing.',
+        items: 0,
+        trust: 'owner',
+      };
     }
-    return result.items
-      .map((item) => `- (${new Date(item.at).toISOString().slice(0, 10)}) ${item.text.replace(/\s*\n\s*/g, ' / ')}`)
-      .join('\n');
+    return {
+      text: result.items
+        .map((item) => `- (${new Date(item.at).toISOString().slice(0, 10)}) ${item.text.replace(/\s*\n\s*/g, ' / ')}`)
+        .join('\n'),
+      items: result.items.length,
+      trust: stores.trust.lowest(result.items),
+    };
   }
 
   #settings(): MemorySettings {

@@ -11,6 +11,7 @@ import type { ManagedDatabase } from '../store/database.js';
 import type { SqlDatabase } from '../store/types.js';
 import { ContextWindow, type RelevanceScorer } from './context-window.js';
 import { DocumentStore } from './document-store.js';
+import { EventTrust } from './event-trust.js';
 import { GraphStore } from './graph-store.js';
 import { openMemoryDatabase } from './memory-schema.js';
 import type { PolicyLookup } from './memory-text.js';
@@ -38,6 +39,7 @@ export interface MemoryStores {
   documents: DocumentStore;
   graph: GraphStore;
   people: PersonDirectory;
+  trust: EventTrust;
 }
 
 export function openMemoryStores(options: MemoryStoresOptions): MemoryStores {
@@ -61,5 +63,5 @@ export function openMemoryStores(options: MemoryStoresOptions): MemoryStores {
     ...(options.channelPolicy !== undefined && { channelPolicy: options.channelPolicy }),
     ...(options.toolPolicy !== undefined && { toolPolicy: options.toolPolicy }),
   });
-  return { db, window, documents, graph, people: new PersonDirectory(graph) };
+  return { db, window, documents, graph, people: new PersonDirectory(graph), trust: new EventTrust(db) };
 }

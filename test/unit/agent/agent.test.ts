@@ -96,7 +96,9 @@ function rig(t: { teardown(fn: () => void): void }, options: RigOptions = {}): R
     conversation,
     ...(options.recordInput && { recordInput: options.recordInput }),
     ...(options.remember && { remember: options.remember }),
-    ...(options.recalled !== undefined && { slots: async () => ({ document_recall: options.recalled ?? '' }) }),
+    ...(options.recalled !== undefined && {
+      slots: async () => ({ slots: { document_recall: options.recalled ?? '' }, trust: options.recalled === '' ? 'owner' : 'untrusted' }),
+    }),
     ...(options.gate ? { confirmations: options.gate } : {}),
     events,
     limits: () => ({ max_tool_turns: options.maxTurns ?? 10, temperature: 0.7, max_tokens: 1000 }),

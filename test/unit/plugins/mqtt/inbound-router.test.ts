@@ -270,6 +270,7 @@ t.test('inputs: template, level, meta; retained messages are not replayed as inp
   t.same(injected.input, {
     source: 'mqtt',
     channel: 'door',
+    sender: { trust: 'untrusted', id: 'mqtt', proof: 'an MQTT payload' },
     type: 'text',
     payload: 'Anna rang at doorbell/back ({"who": "Anna"})',
     meta: { topic: 'doorbell/back', retained: false },

@@ -370,6 +370,7 @@ t.test('notify: a text for the agent at level 2 on channel mqtt; empty and retai
   t.same(input.input, {
     source: 'mqtt',
     channel: 'mqtt',
+    sender: { trust: 'untrusted', id: 'mqtt', proof: 'an MQTT payload' },
     type: 'text',
     payload: 'Someone is at the front door',
     meta: { topic: `${BASE}/agent/notify`, retained: false },
