@@ -279,8 +279,15 @@ t.test('a files_write outside <data>/plugins records no change set', async (t) =
   const seenChangeEvents = changeEvents();
   script.push(toolReply('files_write', { path: 'notes/porch.txt', content: 'porch light: warm white\n' }), textReply('Noted.'));
   const turn = await chat('Note that the porch light should be warm white.');
-  t.match(turn.receipt, { status: 'done', text: 'Noted.' }, 'the agent answered after the write');
-  const written = JSON.parse(toolResultSeen(before + 1)) as { path?: string };
+  t.match(turn.receipt, { status: 'done', text: /^Noted\./ }, 'the agent answered');
+  // This turn recalls the earlier edit, whose tool output memory cannot vouch for: even a
+  // pre-authorised files_write then waits for the owner (docs/security.md), who approves it here.
+  const code = /\/confirm ([A-Z0-9]{6})/.exec(turn.receipt.text ?? '')?.[1];
+  t.ok(code, 'the write waits for the owner: the turn had recalled memory');
+  t.notMatch(toolResultSeen(before + 1), /"bytes"/, 'and did not run on the model\'s say-so');
+  const approved = await chat(`/confirm ${code}`);
+  const result = /^Confirmed: files_write ran\. Result: (.*)$/s.exec(approved.receipt.text ?? '')?.[1] ?? '{}';
+  const written = JSON.parse(result) as { path?: string };
   t.ok(
     written.path?.startsWith(join(dataDir, 'plugin-data', 'files')),
     `the file went to the files plugin's data folder (${written.path})`,
