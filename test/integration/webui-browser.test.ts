@@ -261,13 +261,14 @@ t.test('the web page in a browser', { skip: skip ?? false }, async (t) => {
   });
 
   await t.test('a dangerous action waits on the page: who asked and what would run; Refuse drops it, Approve runs it', async (t) => {
-    const ask = async () => {
+    // Two different questions: the same text twice within core.agent.dedupe_window_ms is one input.
+    const ask = async (text: string) => {
       home.llm.enqueue(toolCall('cmd_run', { argv: ['id'] }), streamedAnswer(['That needs your approval.']));
-      return home.call<{ text?: string }>('agent.chat', { text: 'Which user do you run as?' });
+      return home.call<{ text?: string }>('agent.chat', { text });
     };
     await step(t, page, 'approvals', async () => {
       await page.getByRole('link', { name: 'Home' }).click();
-      await ask();
+      await ask('Which user do you run as?');
       const card = page.locator('[data-testid=approvals] article.approval');
       await card.waitFor();
       t.match(
@@ -279,7 +280,7 @@ t.test('the web page in a browser', { skip: skip ?? false }, async (t) => {
       await card.waitFor({ state: 'detached' });
       t.same((await home.call<{ pending: unknown[] }>('confirm.list')).pending, [], 'refused: nothing waits');
 
-      await ask();
+      await ask('And now, which user are you?');
       await card.waitFor();
       await card.getByTestId('approve').click();
       const outcome = page.getByTestId('approval-outcome');

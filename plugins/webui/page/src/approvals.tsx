@@ -2,7 +2,7 @@
  * Dangerous actions waiting for the owner, above every view: what would run exactly, who asked
  * and how far that request was trusted, with Approve and Refuse. A logged-in page is the owner,
  * so deciding here is an owner decision (POST /confirmations/:code/approve|deny). The list follows
- * the confirmation.* events and is fetched again when the stream replays or resets.
+ * the confirmation.* events and is fetched again when the stream resets.
  */
 import { useState } from 'preact/hooks';
 import { api } from './api';
@@ -27,9 +27,11 @@ export function Approvals() {
   useEvent('reset', () => loaded.reload());
   // What the last approval ran, kept after its request left the list.
   const [outcome, setOutcome] = useState<string | undefined>(undefined);
-  const done = (text?: string) => {
+  // The decided request leaves the list locally and by its confirmation.resolved event; fetching the
+  // list again here could answer after a newer request arrived and drop it.
+  const done = (code: string, text?: string) => {
     setOutcome(text);
-    loaded.reload();
+    loaded.set((previous) => previous && { pending: previous.pending.filter((p) => p.code !== code) });
   };
   const now = Date.now();
   const pending = (loaded.data?.pending ?? []).filter((p) => p.expires_at > now);
@@ -52,7 +54,7 @@ export function Approvals() {
   );
 }
 
-function Approval({ request, onDone }: { request: ConfirmationRequest; onDone: (outcome?: string) => void }) {
+function Approval({ request, onDone }: { request: ConfirmationRequest; onDone: (code: string, outcome?: string) => void }) {
   const { origin, trust } = request;
   const sender = origin.sender;
   return (
@@ -77,12 +79,12 @@ function Approval({ request, onDone }: { request: ConfirmationRequest; onDone: (
           data-testid="approve"
           action={async () => {
             const answer = await api.post<ApproveAnswer>(`/confirmations/${request.code}/approve`);
-            onDone(t('ap.ran', { text: answer.receipt.text ?? answer.receipt.status }));
+            onDone(request.code, t('ap.ran', { text: answer.receipt.text ?? answer.receipt.status }));
           }}
         >
           {t('ap.approve')}
         </ActionButton>
-        <ActionButton data-testid="deny" action={() => api.post(`/confirmations/${request.code}/deny`).then(() => onDone())}>
+        <ActionButton data-testid="deny" action={() => api.post(`/confirmations/${request.code}/deny`).then(() => onDone(request.code))}>
           {t('ap.deny')}
         </ActionButton>
       </div>
