@@ -284,7 +284,7 @@ t.test('a files_write outside <data>/plugins records no change set', async (t) =
   // pre-authorised files_write then waits for the owner (docs/security.md), who approves it here.
   const code = /\/confirm ([A-Z0-9]{6})/.exec(turn.receipt.text ?? '')?.[1];
   t.ok(code, 'the write waits for the owner: the turn had recalled memory');
-  t.notMatch(toolResultSeen(before + 1), /"bytes"/, 'and did not run on the model\'s say-so');
+  t.notMatch(toolResultSeen(before + 1), /"bytes"/, "and did not run on the model's say-so");
   const approved = await chat(`/confirm ${code}`);
   const result = /^Confirmed: files_write ran\. Result: (.*)$/s.exec(approved.receipt.text ?? '')?.[1] ?? '{}';
   const written = JSON.parse(result) as { path?: string };

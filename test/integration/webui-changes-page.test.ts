@@ -195,7 +195,9 @@ t.test('the Changes and Health views in a browser', { skip: skip ?? false }, asy
       t.equal(await notice.textContent(), 'Committed change 3.');
       await page.locator('[data-testid=change-detail][data-status=committed]').waitFor();
       t.match(questions.at(-1), /^Commit change 3\? It becomes part of the last good state/);
-      t.same(changeCalls(main.h), [{ method: 'changes.commit', params: { id: 3 }, caller: { actor: 'webui:api', owner: true, proof: 'the web API key' } }]);
+      t.same(changeCalls(main.h), [
+        { method: 'changes.commit', params: { id: 3 }, caller: { actor: 'webui:api', owner: true, proof: 'the web API key' } },
+      ]);
       await page.locator('[data-testid=trial-banner]').waitFor({ state: 'detached' });
       t.equal(tracker.sets[2]?.status, 'committed');
 
