@@ -92,7 +92,12 @@ t.test('push-to-talk by entity: the next utterance becomes an input on the voice
   now += 1000;
   vad.events?.onUtterance(utterance);
   const { input } = await test.nextInjected();
-  t.same(input, { channel: 'voice', payload: 'turn on the light', meta: { area: 'kitchen', language: 'en', activation: 'push_to_talk' } });
+  t.same(input, {
+    channel: 'voice',
+    payload: 'turn on the light',
+    meta: { area: 'kitchen', language: 'en', activation: 'push_to_talk' },
+    sender: { trust: 'household', id: 'voice', proof: 'a voice heard through the microphone (push_to_talk)', shared: true },
+  });
 
   const { activations } = (await test.control.call('voice.activations', { limit: 5 }, caller)) as { activations: unknown[] };
   t.match(activations, [{ method: 'push_to_talk', accepted: true }]);

@@ -174,7 +174,12 @@ function childTests(): void {
     const first = await voice.test.nextInjected();
     t.same(
       first.input,
-      { channel: 'voice', payload: COMMAND, meta: { language: 'en', activation: 'wake_word' } },
+      {
+        channel: 'voice',
+        payload: COMMAND,
+        meta: { language: 'en', activation: 'wake_word' },
+        sender: { trust: 'household', id: 'voice', proof: 'a voice heard through the microphone (wake_word)', shared: true },
+      },
       'accepted as a command, no wake phrase needed',
     );
     t.equal(voice.transcriptions(), 1, 'transcribed once');
