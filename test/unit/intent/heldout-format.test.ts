@@ -150,7 +150,11 @@ function checkExpectation(item: Record<string, unknown>, home: Home, where: stri
   }
   if (hasIntents) {
     if (!Array.isArray(item.intents) || item.intents.length < 2) problems.push(`${where}: intents must list at least two intents`);
-    else item.intents.forEach((i, n) => problems.push(...checkIntent(i, home, `${where}.intents[${n}]`)));
+    else {
+      item.intents.forEach((i, n) => {
+        problems.push(...checkIntent(i, home, `${where}.intents[${n}]`));
+      });
+    }
     if (Array.isArray(item.intents) && item.intents.some((i) => i === 'none' || i === 'ask')) {
       problems.push(`${where}: intents lists only real intents`);
     }
