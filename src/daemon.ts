@@ -33,8 +33,10 @@ import { type Clock, systemClock, systemTimerClock, type TimerClock } from './sh
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { VERSION } from './shared/version.js';
 import { registerKernelMethods } from './supervisor/kernel-methods.js';
+import type { Notifier } from './supervisor/notifier.js';
 import { PidLock } from './supervisor/pid-lock.js';
 import { ServiceRunner, type StopResult } from './supervisor/service-runner.js';
+import type { Supervisor } from './supervisor/supervisor.js';
 import type { TrackedPluginHost } from './tracker/change-types.js';
 
 export type { StopResult };
@@ -230,6 +232,18 @@ function compose(core: CoreParts, surroundings: { env: NodeJS.ProcessEnv; cwd: s
     newId: core.newId,
   });
 
+  return lifecycle(core, { runner, notifier, supervisor, lock });
+}
+
+/**
+ * Start-up and shut-down around the composed parts: `ready` runs the services in order and
+ * announces readiness (status line, supervisor, sd_notify, the "HomeAgent ready" log line);
+ * `close()` gives up a start still running and stops them in reverse.
+ */
+function lifecycle(core: CoreParts, parts: { runner: ServiceRunner; notifier: Notifier; supervisor: Supervisor; lock: PidLock }): Daemon {
+  const { logs, settings, paths, status, store, control } = core;
+  const { runner, notifier, supervisor, lock } = parts;
+  const log = logs.child('daemon');
   const socketPath = () => settings.config().plugin.cli.socket_path || join(paths.runtimeDir, 'homeagent.sock');
   const startup = new AbortController();
   const ready = (async () => {
