@@ -33,6 +33,7 @@ export const ERROR_CODES = {
 
   HA_ERR_DAEMON_ALREADY_RUNNING: 'another HomeAgent daemon is using this data directory',
   HA_ERR_DAEMON_NOT_RUNNING: 'the HomeAgent daemon is not running',
+  HA_ERR_DAEMON_WIRING: 'a part of the daemon was used before the part it depends on was composed',
 
   HA_ERR_SERVICE_START: 'a service failed to start',
 
