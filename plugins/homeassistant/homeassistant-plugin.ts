@@ -97,7 +97,8 @@ export class HomeassistantPlugin implements PluginInstance {
   #registries: HaRegistries = registriesOf([], [], []);
   #assisted: Set<string> | undefined;
   #assistList: HomeassistantStatus['assist_list'] = 'not read yet';
-  #skipped: Array<{ entity_id: string; reason: string }> = [];
+  /** HA entity id → why it did not come in (a Map: a skipped entity's every state change must not add a line). */
+  #skipped = new Map<string, string>();
   #stateSubscription: number | undefined;
   #registrySubscriptions = new Set<number>();
   #resyncTimer: { cancel(): void } | undefined;
@@ -187,8 +188,8 @@ export class HomeassistantPlugin implements PluginInstance {
       ...(configProblem(settings) === undefined ? {} : { last_error: configProblem(settings) ?? null }),
       configured: configProblem(settings) === undefined,
       entities: this.#live.size,
-      skipped: this.#skipped.slice(0, SKIPPED_SHOWN),
-      skipped_count: this.#skipped.length,
+      skipped: [...this.#skipped].slice(0, SKIPPED_SHOWN).map(([entity_id, reason]) => ({ entity_id, reason })),
+      skipped_count: this.#skipped.size,
       assist_list: settings.expose === 'list' ? 'not used' : this.#assistList,
       last_sync: this.#lastSync === undefined ? null : new Date(this.#lastSync).toISOString(),
     };
@@ -279,8 +280,15 @@ export class HomeassistantPlugin implements PluginInstance {
       this.#apply(live, change.new_state);
       return;
     }
-    // A new entity (HA added it, or it was excluded until now): in when it qualifies.
-    if (this.#syncing === undefined && isExposed(change.entity_id, this.#current(), this.#assisted)) this.#bringIn(change.new_state);
+    // A new entity (HA added it, or it was excluded until now): in when it qualifies and there is room.
+    if (this.#syncing !== undefined || this.#skipped.has(change.entity_id)) return;
+    if (!isExposed(change.entity_id, this.#current(), this.#assisted)) return;
+    const max = this.#current().max_entities;
+    if (this.#live.size >= max) {
+      this.#skipped.set(change.entity_id, `over plugin.homeassistant.max_entities (${max})`);
+      return;
+    }
+    this.#bringIn(change.new_state);
   }
 
   // ---- sync ----
@@ -319,11 +327,11 @@ export class HomeassistantPlugin implements PluginInstance {
     if (unreadable > 0)
       this.#ctx.log.warn({ unreadable }, `Home Assistant: ${unreadable} state(s) without entity_id or state were ignored`);
     const wanted = new Map<string, HaState>();
-    const skipped: Array<{ entity_id: string; reason: string }> = [];
+    const skipped = new Map<string, string>();
     for (const state of states) {
       if (!isExposed(state.entity_id, settings, this.#assisted)) continue;
       if (wanted.size >= settings.max_entities) {
-        skipped.push({ entity_id: state.entity_id, reason: `over plugin.homeassistant.max_entities (${settings.max_entities})` });
+        skipped.set(state.entity_id, `over plugin.homeassistant.max_entities (${settings.max_entities})`);
         continue;
       }
       wanted.set(state.entity_id, state);
@@ -337,8 +345,8 @@ export class HomeassistantPlugin implements PluginInstance {
     for (const state of wanted.values()) this.#bringIn(state);
     this.#lastSync = Date.now();
     this.#ctx.log.info(
-      { entities: this.#live.size, skipped: this.#skipped.length },
-      `Home Assistant: ${this.#live.size} entities in, ${this.#skipped.length} skipped`,
+      { entities: this.#live.size, skipped: this.#skipped.size },
+      `Home Assistant: ${this.#live.size} entities in, ${this.#skipped.size} skipped`,
     );
   }
 
@@ -369,7 +377,7 @@ export class HomeassistantPlugin implements PluginInstance {
         old.handle.remove();
         this.#live.delete(state.entity_id);
       }
-      this.#skipped.push({ entity_id: state.entity_id, reason: plan.skip });
+      this.#skipped.set(state.entity_id, plan.skip);
       return;
     }
     const old = this.#live.get(state.entity_id);
@@ -382,6 +390,7 @@ export class HomeassistantPlugin implements PluginInstance {
     if (handle === undefined) return;
     if (old !== undefined && old.handle.entity_id !== handle.entity_id) old.handle.remove();
     this.#live.set(state.entity_id, { plan, handle, state: value });
+    this.#skipped.delete(state.entity_id);
   }
 
   #register(plan: HaEntityPlan, value: EntityState, state: HaState, old: LiveEntity | undefined): EntityHandle | undefined {
@@ -406,7 +415,7 @@ export class HomeassistantPlugin implements PluginInstance {
       return this.#ctx.entities.register(definition);
     } catch (error) {
       if (!isHomeAgentError(error, 'HA_ERR_ENTITY_DEFINITION') || !/already registered by/.test(error.message)) {
-        this.#skipped.push({ entity_id: plan.ha_entity_id, reason: describe(error) });
+        this.#skipped.set(plan.ha_entity_id, describe(error));
         return undefined;
       }
       // The id is HomeAgent's own (a GPIO light.kitchen): the HA one is told apart, not dropped.
@@ -419,7 +428,7 @@ export class HomeassistantPlugin implements PluginInstance {
         );
         return handle;
       } catch (second) {
-        this.#skipped.push({ entity_id: plan.ha_entity_id, reason: describe(second) });
+        this.#skipped.set(plan.ha_entity_id, describe(second));
         return undefined;
       }
     }
