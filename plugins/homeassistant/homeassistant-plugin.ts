@@ -59,7 +59,11 @@ const CONNECTION_KEYS: ReadonlySet<string> = new Set(['url', 'token']);
 const EXPOSURE_KEYS: ReadonlySet<string> = new Set(['expose', 'include', 'exclude', 'max_entities']);
 /** HA's registry events come in bursts (an integration reloading): one re-read after the burst. */
 const RESYNC_DEBOUNCE_MS = 2000;
-const REGISTRY_EVENTS = ['entity_registry_updated', 'device_registry_updated', 'area_registry_updated'] as const;
+/**
+ * Events after which HA is read again: its registries changed, or it finished starting (a client
+ * that connected while HA was still starting read a house with integrations missing).
+ */
+const RESYNC_EVENTS = ['entity_registry_updated', 'device_registry_updated', 'area_registry_updated', 'homeassistant_started'] as const;
 /** Skipped entities listed in status (the count is always whole). */
 const SKIPPED_SHOWN = 50;
 
@@ -243,7 +247,7 @@ export class HomeassistantPlugin implements PluginInstance {
     this.#registrySubscriptions.clear();
     // Subscribing before reading: a change made while the states are read is not lost.
     this.#stateSubscription = await connection.subscribeEvents('state_changed');
-    for (const event of REGISTRY_EVENTS) this.#registrySubscriptions.add(await connection.subscribeEvents(event));
+    for (const event of RESYNC_EVENTS) this.#registrySubscriptions.add(await connection.subscribeEvents(event));
     await this.#sync();
   }
 

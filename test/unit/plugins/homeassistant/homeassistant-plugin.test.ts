@@ -250,7 +250,9 @@ t.test('HA dropping and restarting: unavailable meanwhile, then reconnected and 
 });
 
 t.test('a ping HA does not answer ends the connection; it reconnects', async (t) => {
-  const { plugin, peer } = await setup(t, { settings: { ping_interval_ms: 1000, command_timeout_ms: 500, reconnect_min_ms: 1000, reconnect_max_ms: 2000 } });
+  const { plugin, peer } = await setup(t, {
+    settings: { ping_interval_ms: 1000, command_timeout_ms: 500, reconnect_min_ms: 1000, reconnect_max_ms: 2000 },
+  });
   peer.answerPings = false;
   // Seen while it waits to reconnect (the pings of a reconnected link go unanswered too, until below).
   await until(
@@ -267,4 +269,20 @@ t.test('a ping HA does not answer ends the connection; it reconnects', async (t)
     10_000,
   );
   t.pass('one new connection after the dead one');
+});
+
+t.test('HA finishing its start (homeassistant_started) or a registry change makes a re-read', async (t) => {
+  const { tc, peer, plugin } = await setup(t);
+  const reads = () => peer.received.filter((r) => r === 'get_states').length;
+  const first = reads();
+  // HA started late: an integration's entity arrived without a state_changed HomeAgent saw.
+  peer.house.states.push({ entity_id: 'input_boolean.late', state: 'on', attributes: { friendly_name: 'Late helper' } });
+  peer.fire('homeassistant_started', {});
+  await until('read again', () => (tc.entities.find('switch.late')?.state === 'on' ? true : undefined));
+  t.equal(reads(), first + 1);
+  const entry = peer.house.entities.find((e) => e.entity_id === 'light.kitchen');
+  if (entry) entry.area_id = 'living_room';
+  peer.fire('entity_registry_updated', { action: 'update', entity_id: 'light.kitchen', changes: { area_id: 'kitchen' } });
+  await until('the light moved', () => (tc.entities.find('light.kitchen')?.area === 'living_room' ? true : undefined));
+  t.equal(plugin.status().state, 'ready');
 });
