@@ -6,7 +6,8 @@
  * audited by the daemon. Output lines are English with the Chinese after a slash, as the house
  * reads both.
  */
-import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { type CommandRunOptions, type DaemonCall, withDaemon } from './command-client.js';
+import { RemoteError } from './rpc-client.js';
 
 /** homeagentctl's option table entries for zigbee (merged into its parseArgs options). */
 export const ZIGBEE_OPTIONS = {
@@ -140,11 +141,26 @@ export interface PermitJoinAnswer {
   opened_by: string | null;
 }
 
-const HINT = { plugin: 'mqtt', also: 'plugin.mqtt.zigbee2mqtt: true' };
+/** The methods exist only while the mqtt plugin runs with its Zigbee2MQTT feature on. */
+export const ZIGBEE_OFF =
+  'Zigbee2MQTT management is off: set plugin.mqtt.zigbee2mqtt: true and a broker (plugin.mqtt.url or plugin.mqtt.broker_enabled), then restart HomeAgent / Zigbee2MQTT 管理未开启';
+
+function explained(call: DaemonCall): DaemonCall {
+  return async (method, params) => {
+    try {
+      return await call(method, params);
+    } catch (error) {
+      if (error instanceof RemoteError && error.code === 'HA_ERR_RPC_UNKNOWN_METHOD')
+        throw new RemoteError({ code: error.code, message: ZIGBEE_OFF });
+      throw error;
+    }
+  };
+}
 
 /** Runs a parsed zigbee command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
 export async function runZigbee(command: ZigbeeCommand, options: CommandRunOptions): Promise<number> {
-  return withDaemon(options, HINT, async ({ call, print }) => {
+  return withDaemon(options, undefined, async ({ call: daemonCall, print }) => {
+    const call = explained(daemonCall);
     switch (command.command) {
       case 'status':
         return print((await call('mqtt.zigbee_status', {})) as ZigbeeStatusAnswer, formatZigbeeStatus);

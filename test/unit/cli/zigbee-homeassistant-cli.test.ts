@@ -17,6 +17,8 @@ import {
   formatPermitJoin,
   formatZigbeeStatus,
   parseZigbeeCommand,
+  runZigbee,
+  ZIGBEE_OFF,
   ZigbeeUsageError,
   zigbeeFlagsUsed,
 } from '../../../src/cli/zigbee.js';
@@ -194,4 +196,20 @@ t.test('homeagentctl homeassistant status against a real plugin and the scripted
     { connect: async () => clientOf(tc.control), json: true, timeoutMs: 5000, stdout: { write: (s: string) => (out += s) } },
   );
   t.match(JSON.parse(out), { state: 'ready', entities: 4 });
+});
+
+t.test('homeagentctl zigbee with Zigbee2MQTT off says what to set', async (t) => {
+  // What the daemon answers for a method nobody registered (the control registry's own error).
+  const { ControlRegistry } = await import('../../../src/plugin/control-registry.js');
+  const client = clientOf(new ControlRegistry() as never);
+  await t.rejects(
+    runZigbee(
+      { command: 'permit-join', seconds: 60 },
+      { connect: async () => client, json: false, timeoutMs: 1000, stdout: { write: () => true } },
+    ),
+    {
+      code: 'HA_ERR_RPC_UNKNOWN_METHOD',
+      message: ZIGBEE_OFF,
+    },
+  );
 });
