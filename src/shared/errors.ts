@@ -180,6 +180,18 @@ export const ERROR_CODES = {
   HA_ERR_ONEBOT_CONNECTION: 'no OneBot implementation is connected, or its connection closed while an action was pending',
   HA_ERR_ONEBOT_TIMEOUT: 'the OneBot implementation did not answer an action within plugin.onebot.action_timeout_ms',
   HA_ERR_ONEBOT_ACTION: 'the OneBot implementation answered an action with status failed (its retcode and wording say why)',
+
+  HA_ERR_HOMEASSISTANT_CONFIG: 'the Home Assistant settings are incomplete (no ws:// or wss:// url, no token)',
+  HA_ERR_HOMEASSISTANT_AUTH:
+    'Home Assistant refused the access token (auth_invalid): HomeAgent stops reconnecting until plugin.homeassistant.token changes',
+  HA_ERR_HOMEASSISTANT_CONNECTION: 'Home Assistant is not connected, or its connection closed while a command was pending',
+  HA_ERR_HOMEASSISTANT_TIMEOUT: 'Home Assistant did not answer a command within plugin.homeassistant.command_timeout_ms',
+  HA_ERR_HOMEASSISTANT_COMMAND: 'Home Assistant answered a command with an error (its code and message say why)',
+
+  HA_ERR_ZIGBEE_UNAVAILABLE:
+    'Zigbee2MQTT cannot be managed now (plugin.mqtt.zigbee2mqtt off, the broker not connected, or the bridge offline)',
+  HA_ERR_ZIGBEE_TIMEOUT: 'Zigbee2MQTT did not answer a bridge request within its time limit',
+  HA_ERR_ZIGBEE_REQUEST: 'Zigbee2MQTT answered a bridge request with an error (its wording says why)',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
