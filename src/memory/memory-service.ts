@@ -23,6 +23,7 @@ import type { ToolDefinition } from '../shared/tool.js';
 import type { Trust } from '../shared/trust.js';
 import type { ManagedDatabase } from '../store/database.js';
 import { ConversationLog } from './conversation-log.js';
+import { prepareFacts } from './fact-intake.js';
 import { type HouseholdPerson, speakerName, UNKNOWN_SPEAKER, UNKNOWN_SPEAKER_CONFIDENCE } from './household-people.js';
 import { MemoryMaintenance, type TimerScheduler } from './maintenance.js';
 import { blockMergeTool } from './memory-block-merge-tool.js';
@@ -30,7 +31,9 @@ import { type MemoryStores, openMemoryStores } from './memory-stores.js';
 import { type MemoryPolicy, memoryToolResults, type PolicyLookup } from './memory-text.js';
 import { memoryTools } from './memory-tools.js';
 import { MemoryRecall, type RecallOptions } from './recall.js';
+import { recallLine } from './recall-lines.js';
 import { consolidationTask, reviewTask } from './self-tasks.js';
+import { resolveTimeWords } from './time-words.js';
 import { WindowConversation } from './window-conversation.js';
 
 /** core.memory. */
@@ -183,6 +186,7 @@ export class MemoryService implements Service {
         window: stores.window,
         documents: stores.documents,
         graph: stores.graph,
+        facts: stores.facts,
         embedder,
         tokens: (text) => analyzer.tokens(text),
         ...this.#o.recall,
@@ -364,11 +368,22 @@ export class MemoryService implements Service {
       this.#writeRawLog(turn);
       // "I", "my", "我", "我的" are the speaker; what nobody known said counts for less.
       const known = speaker !== UNKNOWN_SPEAKER;
-      const triples = (turn.input === '' ? [] : await analyzer.extract(turn.input, { speaker })).map((t) =>
+      const extracted = turn.input === '' ? [] : await analyzer.extract(turn.input, { speaker });
+      const triples = prepareFacts(extracted, stores.graph).map((t) =>
         known ? t : { ...t, confidence: t.confidence * UNKNOWN_SPEAKER_CONFIDENCE },
       );
-      if (triples.length > 0) {
-        await stores.graph.commit(triples, { source_event_id: turn.id, timestamp: turn.timestamp, session: turn.channel });
+      // One commit per sentence: each keeps the date its own time words point at.
+      const bySentence = new Map<string, typeof triples>();
+      for (const t of triples) bySentence.set(t.sentence, [...(bySentence.get(t.sentence) ?? []), t]);
+      for (const [sentence, group] of bySentence) {
+        const refersTo = resolveTimeWords(sentence, turn.timestamp);
+        await stores.graph.commit(group, {
+          source_event_id: turn.id,
+          timestamp: turn.timestamp,
+          session: turn.channel,
+          speaker,
+          ...(refersTo !== undefined && { refers_to: refersTo }),
+        });
       }
     }
     const maxSize = this.#o.limits().max_context_size;
@@ -410,9 +425,8 @@ export class MemoryService implements Service {
       };
     }
     return {
-      text: result.items
-        .map((item) => `- (${new Date(item.at).toISOString().slice(0, 10)}) ${item.text.replace(/\s*\n\s*/g, ' / ')}`)
-        .join('\n'),
+      // Attributed and dated: "Anna, 3 days ago (2024-05-06): the spare key is under the flower pot".
+      text: result.items.map((item) => `- ${recallLine(item, this.#o.clock.now())}`).join('\n'),
       items: result.items.length,
       trust: stores.trust.lowest(result.items),
     };

@@ -175,7 +175,7 @@ t.test('turns are remembered, recalled into the prompt block, and reachable by p
     tools: [],
   });
   const block = await memory.promptBlock('When is the boiler service?');
-  t.match(block, /^- \(2026-11-01\) .*boiler service is booked for Friday/);
+  t.match(block, /^- Anna, today \(2026-11-01\): The boiler service is booked for Friday/, 'attributed and dated');
   t.notMatch(block, /duplicate/, 'a turn is stored once');
   t.match(await memory.promptBlock('zebra saxophone quantum'), /no record/);
   // The input being answered is recorded before its prompt is built: it is no memory of itself.
@@ -544,4 +544,66 @@ t.test('an approval turn and kernel answers leave no memory text', async (t) => 
   const event = stores.window.get('ap-1');
   t.equal(event?.input, '', 'the approval code is gone from the window');
   t.equal(event ? stores.window.similarityText(event) : 'x', '');
+});
+
+t.test('fact-first recall: the turn that states the fact comes first, attributed; a correction supersedes it', async (t) => {
+  const people: HouseholdPerson[] = [{ name: 'Anna', aliases: [], senders: ['cli'] }];
+  const r = await rig(t, { people, maxContext: 12, toolPolicy: () => undefined });
+  const { stores } = r.memory.parts();
+  const cli = { source: 'cli', channel: 'cli', peer: 'cli' };
+  // A few days of ordinary use: devices, timers, notices, tool JSON, around one fact told in passing.
+  for (let i = 0; i < 6; i++) {
+    await r.memory.remember(
+      turn({
+        ...cli,
+        input: `turn on the garden pump where the key switch is ${i}`,
+        response: '',
+        tools: [{ tool: 'entity_call', text: '{"entity_id":"switch.garden_pump","state":"on","hits":[],"no_record":true}' }],
+      }),
+    );
+  }
+  r.clock.advance(HOUR);
+  await r.memory.remember(turn({ ...cli, id: 'key-1', input: 'The spare key is under the blue flower pot.', response: 'Noted.' }));
+  for (let i = 0; i < 14; i++) await r.memory.remember(turn({ ...cli, input: `set a timer for the key lime pie ${i}`, response: '' }));
+  r.clock.advance(3 * 24 * HOUR);
+  let result = await r.memory.parts().recall.recall('where is the spare key', 3);
+  t.equal(result.items[0]?.kind, 'fact', 'a fact comes first');
+  t.match(result.items[0]?.text, /spare key is under the blue flower pot/);
+  t.equal(result.items[0]?.speaker, 'Anna');
+  t.notMatch(JSON.stringify(result.items), /garden_pump|no_record/, 'no tool JSON in what recall returns');
+  const block = await r.memory.promptBlock('where is the spare key');
+  t.match(block, /^- Anna, 3 days ago \(\d{4}-\d\d-\d\d\): The spare key is under the blue flower pot\./);
+
+  r.clock.advance(HOUR);
+  await r.memory.remember(turn({ ...cli, id: 'key-2', input: 'Actually the key is in the drawer now.', response: 'Got it.' }));
+  const spare = stores.graph.entity('spare key');
+  t.same(
+    stores.graph.relationsOf(spare?.id ?? -1).map((x) => x.target.name),
+    ['drawer'],
+    '"the key" is the spare key, and its place is the drawer now',
+  );
+  result = await r.memory.parts().recall.recall('where is the spare key', 3);
+  t.match(result.items[0]?.text, /drawer/, 'the current fact first');
+  t.notOk(
+    result.items.some((i) => /flower pot/.test(i.text) && !i.superseded),
+    'the old place is never recalled as current',
+  );
+  result = await r.memory.parts().recall.recall('where was the spare key last week', 5);
+  t.ok(
+    result.items.some((i) => /flower pot/.test(i.text) && i.superseded === true),
+    'a question about the past reaches the superseded fact, marked as history',
+  );
+});
+
+t.test('facts with a time word are stored with the date it points at', async (t) => {
+  const r = await rig(t, { people: [{ name: 'Anna', aliases: [], senders: ['cli'] }] });
+  const { stores } = r.memory.parts();
+  await r.memory.remember(
+    turn({ source: 'cli', channel: 'cli', peer: 'cli', id: 'd-1', input: 'My car is in the garage until tomorrow.' }),
+  );
+  const row = stores.db.prepare("SELECT speaker, refers_to FROM graph_sentences WHERE source_event_id = 'd-1'").get() as
+    | { speaker: string; refers_to: number | null }
+    | undefined;
+  t.equal(row?.speaker, 'Anna');
+  t.equal(row?.refers_to, Math.floor(r.clock.now() / (24 * HOUR)) * 24 * HOUR + 24 * HOUR, 'tomorrow, resolved');
 });
