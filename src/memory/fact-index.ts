@@ -48,6 +48,8 @@ const SYNC_BATCH = 5000;
 export class FactIndex {
   readonly #o: FactIndexOptions;
   readonly #sql: StatementCache;
+  /** The newest sentence id indexed (undefined until first read). */
+  #indexed: number | undefined;
 
   constructor(options: FactIndexOptions) {
     this.#o = options;
@@ -56,15 +58,22 @@ export class FactIndex {
 
   /** Indexes sentences newer than the newest indexed one. Returns how many were added. */
   sync(): number {
-    const last = (this.#sql.get('SELECT coalesce(max(rowid), 0) AS id FROM graph_sentences_fts').get() as { id: number }).id;
-    const rows = this.#sql
-      .get('SELECT id, text, speaker FROM graph_sentences WHERE id > ? ORDER BY id LIMIT ?')
-      .all(last, SYNC_BATCH) as Array<{ id: number; text: string; speaker: string }>;
+    // The high-water mark is read once (ORDER BY rowid DESC LIMIT 1 walks the FTS index from its
+    // end; max() would scan it), then kept: recall calls this before every search.
+    this.#indexed ??=
+      (this.#sql.get('SELECT rowid AS id FROM graph_sentences_fts ORDER BY rowid DESC LIMIT 1').get() as { id: number } | undefined)?.id ??
+      0;
+    const last = this.#indexed;
+    const rows = this.#sql.get('SELECT id, text FROM graph_sentences WHERE id > ? ORDER BY id LIMIT ?').all(last, SYNC_BATCH) as Array<{
+      id: number;
+      text: string;
+    }>;
     if (rows.length === 0) return 0;
     const insert = this.#sql.get('INSERT INTO graph_sentences_fts (rowid, content) VALUES (?, ?)');
     this.#sql.transaction(() => {
-      for (const row of rows) insert.run(row.id, this.#o.indexText(`${row.text} ${row.speaker}`));
+      for (const row of rows) insert.run(row.id, this.#o.indexText(row.text));
     });
+    this.#indexed = rows.at(-1)?.id ?? last;
     return rows.length;
   }
 

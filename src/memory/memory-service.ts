@@ -24,6 +24,7 @@ import type { Trust } from '../shared/trust.js';
 import type { ManagedDatabase } from '../store/database.js';
 import { ConversationLog } from './conversation-log.js';
 import { prepareFacts } from './fact-intake.js';
+import { forgetRecentTool, forgetReply, forgetTurns, isForgetRequest, recentTurns } from './forget-recent.js';
 import { type HouseholdPerson, speakerName, UNKNOWN_SPEAKER, UNKNOWN_SPEAKER_CONFIDENCE } from './household-people.js';
 import { MemoryMaintenance, type TimerScheduler } from './maintenance.js';
 import { blockMergeTool } from './memory-block-merge-tool.js';
@@ -231,7 +232,11 @@ export class MemoryService implements Service {
       this.#recall = recall;
       this.#maintenance = maintenance;
       this.#rawLog = rawLog;
-      this.#tools = [...memoryTools({ stores, recall, analyzer, clock, embedder }), blockMergeTool({ graph: stores.graph, clock })];
+      this.#tools = [
+        ...memoryTools({ stores, recall, analyzer, clock, embedder }),
+        blockMergeTool({ graph: stores.graph, clock }),
+        forgetRecentTool({ stores, rawLog: () => this.#rawLog }),
+      ];
     } catch (error) {
       await rawLog?.stop();
       await created?.close();
@@ -430,6 +435,25 @@ export class MemoryService implements Service {
       items: result.items.length,
       trust: stores.trust.lowest(result.items),
     };
+  }
+
+  /**
+   * Answers "forget that" / "忘掉我刚才说的" without a model: forgets what the same speaker said
+   * last on the channel and returns the reply, in the request's language; undefined when the input
+   * is no such request (the composition's on_input stage calls this, so it works offline).
+   */
+  async answerForgetRequest(input: RecordedInput): Promise<string | undefined> {
+    const stores = this.#stores;
+    if (!stores || !isForgetRequest(input.input)) return undefined;
+    await this.recordInput(input);
+    const turns = recentTurns(stores, { channel: input.channel, speaker: this.speakerOf(input), before: input.id, count: 1 });
+    const result = forgetTurns(
+      stores,
+      this.#rawLog,
+      turns.map((t) => t.id),
+    );
+    this.#o.log.info({ input_id: input.id, forgotten: result.events, facts_removed: result.facts_removed }, 'forgot on request');
+    return forgetReply(input.input, result);
   }
 
   /** Who said an input, named by core.home.people; never the channel or transport it came by. */

@@ -77,9 +77,10 @@ export interface RecallOptions {
 const RRF_K = 60;
 // The window's events are scored among themselves only (their best is always 1 after scaling),
 // so the window counts for less than the document index that holds everything older.
-// A fact (a sentence the graph read a fact from) that matches the question's words counts most:
-// it is what answers it, where a transcript may merely share words.
-const PATH_WEIGHTS = { lexical: 1, vector: 0.3, symbol: 1.2, graph: 0.3, window: 0.3, fact: 1.2 } as const;
+// A turn holding a fact that matches the question's words gains on one that merely shares words;
+// measured on locomo-dev (conversation 26, k 10): fact weight 1.2 → 0.643, 0.5 → 0.738, 0.2–0.3 →
+// 0.75 (no fact path: 0.749). Above that, short fact sentences crowd out the turns that answer.
+const PATH_WEIGHTS = { lexical: 1, vector: 0.3, symbol: 1.2, graph: 0.3, window: 0.3, fact: 0.3 } as const;
 export type RecallPath = keyof typeof PATH_WEIGHTS;
 type PathName = RecallPath;
 export const RECALL_PATHS = Object.keys(PATH_WEIGHTS) as RecallPath[];

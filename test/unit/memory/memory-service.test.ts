@@ -607,3 +607,46 @@ t.test('facts with a time word are stored with the date it points at', async (t)
   t.equal(row?.speaker, 'Anna');
   t.equal(row?.refers_to, Math.floor(r.clock.now() / (24 * HOUR)) * 24 * HOUR + 24 * HOUR, 'tomorrow, resolved');
 });
+
+t.test('forgetting on request: "forget that" and "忘掉我刚才说的" remove what the speaker just said, facts included', async (t) => {
+  const people: HouseholdPerson[] = [
+    { name: 'Anna', aliases: [], senders: ['cli'] },
+    { name: 'Ben', aliases: [], senders: ['qq:42'] },
+  ];
+  const r = await rig(t, { people });
+  const { stores } = r.memory.parts();
+  const cli = { source: 'cli', channel: 'home', peer: 'cli' };
+  await r.memory.remember(turn({ ...cli, id: 'f-1', input: 'My car is in the garage.' }));
+  await r.memory.remember(
+    turn({ source: 'qq', channel: 'home', peer: 'qq', sender_id: 'qq:42', id: 'f-2', input: 'My bike is in the shed.' }),
+  );
+  t.ok(stores.graph.entity("Anna's car"));
+  const request = { ...cli, id: 'f-3', timestamp: r.clock.now(), input: 'Forget that.' };
+  const reply = await r.memory.answerForgetRequest(request);
+  t.equal(reply, "Done: I've forgotten what you just said.");
+  t.notOk(stores.window.get('f-1'), "Anna's last turn is gone (not Ben's, said after it)");
+  t.ok(stores.window.get('f-2'));
+  const car = stores.graph.entity("Anna's car");
+  t.same(car ? stores.graph.relationsOf(car.id) : [], [], 'and the facts read from it');
+  t.equal(
+    (await r.memory.parts().recall.recall('where is the car', 3)).items.filter((i) => /garage/.test(i.text)).length,
+    0,
+    'recall no longer has it',
+  );
+
+  await r.memory.remember(turn({ ...cli, id: 'f-4', input: '我的钥匙在抽屉里' }));
+  t.equal(
+    await r.memory.answerForgetRequest({ ...cli, id: 'f-5', timestamp: r.clock.now(), input: '忘掉我刚才说的' }),
+    '好的，我已经忘掉你刚才说的话。',
+  );
+  t.notOk(stores.window.get('f-4'));
+  t.equal(
+    await r.memory.answerForgetRequest({ ...cli, id: 'f-6', timestamp: r.clock.now(), input: 'forget about the party planning' }),
+    undefined,
+    'not a request to forget the last turn',
+  );
+  t.ok(
+    r.memory.tools().some((tool) => tool.name === 'memory_forget_recent' && tool.no_memory === true),
+    'the model has the tool too',
+  );
+});
