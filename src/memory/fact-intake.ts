@@ -71,6 +71,43 @@ export function normaliseRelation(relation: string): string {
   return LOCATION_TYPES.has(lower) ? LOCATION_RELATION : relation;
 }
 
+// "X is (now) in/under/on Y", "X放在Y了": the commonest household fact, read by rule where the
+// general extractor reads nothing (放在…了, …下面) or something else.
+const WHERE_EN =
+  /^(?:(?:actually|now|so|ok|okay|by the way)[,\s]+)*(?:the|my|our|your)?\s*([\p{L}\d' -]{2,40}?)\s+(?:is|are)\s+(?:now\s+)?(?:kept\s+|stored\s+|parked\s+)?(?:in|under|on|at|inside|behind|beside|next to)\s+(?:the\s+|my\s+|our\s+)?([\p{L}\d' -]{2,60}?)(?:\s+now)?[.!]?$/iu;
+const WHERE_ZH =
+  /^(?:其实|现在|对了)?[，,]?(?:我的|我们的|家里的)?([\p{Script=Han}A-Za-z\d]{1,12}?)(?:现在|已经|还)?(?:放在|放到|放进|放|停在|搁在|收在|挂在|藏在|在)([\p{Script=Han}A-Za-z\d]{1,20}?)(?:里面|里|下面|上面|上|下)?(?:了|呢|啦)?[。！!.]?$/u;
+
+/** A location fact read by rule from one sentence, or undefined. */
+export function locationFact(sentence: string): IntakeTriple | undefined {
+  const text = sentence.trim();
+  const m = WHERE_EN.exec(text) ?? WHERE_ZH.exec(text);
+  if (!m?.[1] || !m[2]) return undefined;
+  return {
+    subject: m[1].trim(),
+    relation: LOCATION_RELATION,
+    object: m[2].trim(),
+    confidence: 0.7,
+    sentence: text,
+    method: 'location-rule',
+    object_type: 'place',
+  };
+}
+
+/** Adds the rule's location fact to each sentence whose extraction holds none. */
+export function withLocationFacts(sentences: readonly string[], extracted: readonly IntakeTriple[]): IntakeTriple[] {
+  const out = [...extracted];
+  for (const sentence of sentences) {
+    const fact = locationFact(sentence);
+    if (!fact) continue;
+    const own = out.filter((t) => t.sentence.trim() === fact.sentence);
+    if (own.some((t) => normaliseRelation(t.relation) === LOCATION_RELATION)) continue;
+    // The rule's reading replaces a garbled one of the same sentence ("Actually the key" located_in …).
+    out.push(fact);
+  }
+  return out;
+}
+
 /**
  * Applies the intake rules to extracted facts. `graph` resolves short names against what is
  * already known (read only).

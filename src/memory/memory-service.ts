@@ -23,7 +23,7 @@ import type { ToolDefinition } from '../shared/tool.js';
 import type { Trust } from '../shared/trust.js';
 import type { ManagedDatabase } from '../store/database.js';
 import { ConversationLog } from './conversation-log.js';
-import { prepareFacts } from './fact-intake.js';
+import { prepareFacts, withLocationFacts } from './fact-intake.js';
 import { forgetRecentTool, forgetReply, forgetTurns, isForgetRequest, recentTurns } from './forget-recent.js';
 import { type HouseholdPerson, speakerName, UNKNOWN_SPEAKER, UNKNOWN_SPEAKER_CONFIDENCE } from './household-people.js';
 import { MemoryMaintenance, type TimerScheduler } from './maintenance.js';
@@ -373,7 +373,8 @@ export class MemoryService implements Service {
       this.#writeRawLog(turn);
       // "I", "my", "我", "我的" are the speaker; what nobody known said counts for less.
       const known = speaker !== UNKNOWN_SPEAKER;
-      const extracted = turn.input === '' ? [] : await analyzer.extract(turn.input, { speaker });
+      const extracted =
+        turn.input === '' ? [] : withLocationFacts(analyzer.sentences(turn.input), await analyzer.extract(turn.input, { speaker }));
       const triples = prepareFacts(extracted, stores.graph).map((t) =>
         known ? t : { ...t, confidence: t.confidence * UNKNOWN_SPEAKER_CONFIDENCE },
       );
