@@ -75,7 +75,7 @@ export interface HouseholdScore {
 }
 
 /** What tool results look like when they are no memory (JSON, notices, memory's own notes). */
-const NOISE = /\{"[^]*?\}|no language model|没有配置语言模型|no record|没有这方面的记录/g;
+const NOISE = /\{"[\s\S]*?\}|no language model|没有配置语言模型|no record|没有这方面的记录/g;
 
 /** Questions about facts asked of each household, before which its memory is settled. */
 export async function runHouseholdEval(dir: string, logs: LogManager): Promise<HouseholdScore[]> {
