@@ -94,6 +94,9 @@ interface Candidate {
   fact?: FactHit;
 }
 
+/** Fused candidates checked for superseded facts. */
+const DEMOTION_DEPTH = 40;
+
 /** How much a transcript of facts since superseded still counts, for a question about the present. */
 const STALE_FACTOR = 0.1;
 
@@ -275,7 +278,8 @@ export class MemoryRecall {
   #demoteSuperseded(fused: Array<[string, number]>, candidates: ReadonlyMap<string, Candidate>, history: boolean): Array<[string, number]> {
     const facts = this.#o.facts;
     if (!facts || history) return fused;
-    const events = fused.flatMap(([key]) => candidates.get(key)?.item.sources ?? []);
+    // Only the head of the ranking can reach the list; checking every candidate costs more than it decides.
+    const events = fused.slice(0, DEMOTION_DEPTH).flatMap(([key]) => candidates.get(key)?.item.sources ?? []);
     const stale = facts.supersededEvents(events);
     if (stale.size === 0) return fused;
     return fused
