@@ -671,8 +671,33 @@ const AreaSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const PersonSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64, description: 'How memory names the person ("Anna").' }),
+    aliases: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      default: [],
+      maxItems: 16,
+      description: 'Other names for the person ("Mum", "妈妈").',
+    }),
+    senders: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+      default: [],
+      maxItems: 32,
+      description:
+        "How the person's words arrive: sender ids (`cli`, `webui:admin`, `qq:12345`), sources (`webui`), or `voice@<area>` for a voice in that room; a trailing * matches any rest.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
 const HomeSchema = Type.Object(
   {
+    people: Type.Array(PersonSchema, {
+      default: [],
+      maxItems: 64,
+      ...homeMeta(
+        'The household, each {name, aliases, senders}: memory names who said what by these (the CLI and web owner, QQ ids, voices by room). Anyone else is "someone", and their facts count for less.',
+      ),
+    }),
     areas: Type.Array(AreaSchema, {
       default: [],
       maxItems: 256,
