@@ -174,7 +174,7 @@ function compose(core: CoreParts, surroundings: { env: NodeJS.ProcessEnv; cwd: s
   const { io } = toolbox;
   const automations = composeAutomations(core, { entities, io, scheduler });
   const lists = composeLists(core, toolbox);
-  const intent = composeIntent(core, { toolbox, llm, entities, lists: lists.lists, automations });
+  const intent = composeIntent(core, { toolbox, llm, entities, lists: lists.lists, automations, memory });
   const plugins = composePlugins(core, {
     packageDir: PACKAGE_DIR,
     loaded: core.loaded,

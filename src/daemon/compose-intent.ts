@@ -11,17 +11,25 @@ import type { EntityRegistry } from '../home/entity-registry.js';
 import { createIntentEngine } from '../intent/intent-engine.js';
 import { canCarry } from '../io/capabilities.js';
 import type { ListStore } from '../lists/list-store.js';
-import { SELF_CHANNEL } from '../memory/memory-service.js';
+import { type MemoryService, SELF_CHANNEL } from '../memory/memory-service.js';
 import type { Service } from '../shared/service.js';
 import type { CoreParts } from './compose-core.js';
 import type { LlmParts } from './compose-llm.js';
+import { memoryInput } from './compose-memory.js';
 import type { ToolParts } from './compose-tools.js';
 
 type IntentEngine = ReturnType<typeof createIntentEngine>;
 
 export function composeIntent(
   core: CoreParts,
-  deps: { toolbox: ToolParts; llm: LlmParts; entities: EntityRegistry; lists: ListStore; automations: AutomationEngine },
+  deps: {
+    toolbox: ToolParts;
+    llm: LlmParts;
+    entities: EntityRegistry;
+    lists: ListStore;
+    automations: AutomationEngine;
+    memory: Pick<MemoryService, 'answerForgetRequest'>;
+  },
 ): Service {
   const { events, settings, clock, logs } = core;
   const { io, tools, executor, stages } = deps.toolbox;
@@ -39,7 +47,7 @@ export function composeIntent(
     now: () => clock.now(),
     log: logs.child('intent'),
   });
-  stages.register('core', 'on_input', localAnswers(deps.automations, intents));
+  stages.register('core', 'on_input', localAnswers(deps.memory, deps.automations, intents));
   stages.register('core', 'pre_action', intents.preAction);
   return {
     name: 'intent',
@@ -49,12 +57,23 @@ export function composeIntent(
 }
 
 /**
- * The on_input hook of local answers: an automation's input trigger with a reply answers first,
- * then the local intents. An automation's own input is not matched again (it would fire itself).
+ * The on_input hook of local answers: a request to forget what the speaker just said ("forget
+ * that", "忘掉我刚才说的") first, so it works without a model; then an automation's input trigger
+ * with a reply; then the local intents. One chain, because on_input handlers run side by side and
+ * only one of them may answer. An automation's own input is not matched again (it would fire itself).
  */
-function localAnswers(automations: Pick<AutomationEngine, 'handleInput'>, intents: IntentEngine) {
+function localAnswers(
+  memory: Pick<MemoryService, 'answerForgetRequest'>,
+  automations: Pick<AutomationEngine, 'handleInput'>,
+  intents: IntentEngine,
+) {
   return async (ctx: StageContext): Promise<void> => {
     const { input } = ctx;
+    const forgotten = await memory.answerForgetRequest(memoryInput(input));
+    if (forgotten !== undefined) {
+      ctx.response = forgotten;
+      return;
+    }
     if (input.type === 'text' && typeof input.payload === 'string' && input.source !== 'automation') {
       const { reply } = automations.handleInput({ text: input.payload, channel: input.channel, source: input.source });
       if (reply !== undefined) {

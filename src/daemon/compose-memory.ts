@@ -31,6 +31,9 @@ export function memoryInput(input: InputEvent): RecordedInput {
     peer: typeof input.meta.peer === 'string' ? input.meta.peer : input.source,
     input: inputText(input),
     trust: input.sender.trust,
+    // Who said it (core.home.people maps sender ids and, for voices, the room to a person).
+    sender_id: input.sender.id,
+    ...(typeof input.meta.area === 'string' && { area: input.meta.area }),
   };
 }
 
@@ -42,6 +45,7 @@ export function composeMemory(core: CoreParts, toolbox: ToolParts, llm: LlmParts
     limits: () => settings.config().core.agent,
     memory: () => settings.config().core.memory,
     dataDir: paths.dataDir,
+    people: () => settings.config().core.home.people,
     parserModelPath: () => settings.config().core.agent.onnx_model_path,
     // ToolDefinition.no_memory / cleaner decide what of a tool's result memory keeps.
     toolPolicy: (name) => toolbox.tools.get(name),
