@@ -14,6 +14,7 @@ import { Microphone, type MicrophoneStatus } from '../../devices/microphone/micr
 import { AplayPlayer } from '../../devices/speaker/aplay-player.js';
 import { CAPABILITY, definePlugin, HomeAgentError, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
 import { ActivationLog } from './activation/activation-log.js';
+import { KeyphraseSpotter, type KeyphraseSpotterOptions } from './activation/keyphrase-spotter.js';
 import { matchWakePhrase } from './activation/wake-phrase.js';
 import { WakeWordDetector } from './activation/wake-word.js';
 import { ActivationPolicy } from './activation-policy.js';
@@ -39,9 +40,18 @@ export type OpenVad = (options: {
   events: { onSpeechStart(atMs: number): void; onUtterance(utterance: Utterance): void; onError?(error: Error): void };
 }) => Promise<VadHandle>;
 
+/** What the plugin needs of the local wake word spotter (KeyphraseSpotter). */
+export interface KeyphraseHandle {
+  readonly phrase: string;
+  push(samples: Int16Array): void;
+  close(): Promise<void> | void;
+}
+
 export interface VoicePluginOptions {
   /** Opens the voice activity detector; the Silero one by default. */
   openVad?: OpenVad;
+  /** Opens the local wake word spotter; pocketsphinx by default. */
+  openKeyphrase?: (options: KeyphraseSpotterOptions) => Promise<KeyphraseHandle>;
   now?: () => number;
 }
 
@@ -65,6 +75,7 @@ export class VoicePlugin implements PluginInstance {
   #micStatus: MicrophoneStatus | undefined;
   #vad: VadHandle | undefined;
   #wakeWord: WakeWordDetector | undefined;
+  #keyphrase: KeyphraseHandle | undefined;
   #policy: ActivationPolicy | undefined;
   #pipeline: VoicePipeline | undefined;
   #log: ActivationLog | undefined;
@@ -105,10 +116,11 @@ export class VoicePlugin implements PluginInstance {
     for (const undo of this.#undo.splice(0)) undo();
     this.#speaker?.interrupt();
     await this.#microphone?.stop();
-    await Promise.allSettled([this.#vad?.close(), this.#wakeWord?.close()]);
+    await Promise.allSettled([this.#vad?.close(), this.#wakeWord?.close(), this.#keyphrase?.close()]);
     this.#microphone = undefined;
     this.#vad = undefined;
     this.#wakeWord = undefined;
+    this.#keyphrase = undefined;
     this.#pipeline = undefined;
     this.#speaker = undefined;
   }
@@ -131,6 +143,9 @@ export class VoicePlugin implements PluginInstance {
         ...this.#policy?.state(),
         wake_phrases: off ? { on: false, why: off } : { on: true },
         wake_word: this.#wakeWord ? { models: this.#wakeWord.models } : { on: false, problem: this.#broken.get('wake_word') },
+        keyphrase: this.#keyphrase
+          ? { on: true, phrase: this.#keyphrase.phrase, ...(this.#notes.has('keyphrase') ? { problem: this.#notes.get('keyphrase') } : {}) }
+          : { on: false, problem: this.#broken.get('keyphrase') ?? this.#notes.get('keyphrase') },
         push_to_talk: this.#ctx.settings.get<string>('activation.push_to_talk_entity') || undefined,
       },
     };
@@ -239,6 +254,7 @@ export class VoicePlugin implements PluginInstance {
       return;
     }
     await this.#startWakeWord(policy);
+    await this.#startKeyphrase(policy);
     this.#watchPushToTalk(policy);
     this.#startMicrophone();
   }
@@ -259,6 +275,48 @@ export class VoicePlugin implements PluginInstance {
       });
     } catch (error) {
       this.#break('wake_word', `wake word detection could not start: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /**
+   * The local wake word (pocketsphinx). A missing package is a status line, not a failure: the
+   * plugin still hears wake phrases and push-to-talk; a phrase the dictionary cannot spell is a
+   * setting that cannot work and fails the health check.
+   */
+  async #startKeyphrase(policy: ActivationPolicy): Promise<void> {
+    const ctx = this.#ctx;
+    const get = <T>(key: string) => ctx.settings.get<T>(`activation.${key}`);
+    const phrase = get<string>('keyphrase').trim();
+    if (phrase === '') return;
+    if (ctx.settings.get<number>('microphone.sample_rate') !== 16000) {
+      this.#note(
+        'keyphrase',
+        both(
+          'wake word off: pocketsphinx needs plugin.voice.microphone.sample_rate 16000',
+          '唤醒词已关闭：pocketsphinx 需要 16000 Hz 采样率',
+        ),
+      );
+      return;
+    }
+    const open = this.#options.openKeyphrase ?? ((options: KeyphraseSpotterOptions) => KeyphraseSpotter.open(options));
+    try {
+      this.#keyphrase = await open({
+        phrase,
+        threshold: get<number>('keyphrase_threshold'),
+        phoneLoopPenalty: get<number>('keyphrase_phone_loop_penalty'),
+        modelDir: get<string>('keyphrase_model_dir'),
+        restart: () => ({ minMs: get<number>('keyphrase_restart_ms'), maxMs: get<number>('keyphrase_restart_max_ms') }),
+        onDetection: (detection) => policy.trigger('wake_word', { score: detection.score, model: `pocketsphinx:${detection.phrase}` }),
+        onProblem: (problem) => {
+          if (problem === undefined) this.#notes.delete('keyphrase');
+          else this.#note('keyphrase', both(problem, '唤醒词监听暂停，正在重试'));
+        },
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (/not installed|model is missing/.test(message)) {
+        this.#note('keyphrase', both(`wake word "${phrase}" off: ${message}`, `唤醒词“${phrase}”已关闭：未安装 pocketsphinx`), 'info');
+      } else this.#break('keyphrase', both(`wake word "${phrase}" could not start: ${message}`, `唤醒词“${phrase}”无法启动`));
     }
   }
 
@@ -285,6 +343,7 @@ export class VoicePlugin implements PluginInstance {
       onAudio: (samples) => {
         this.#vad?.push(samples);
         this.#wakeWord?.push(samples);
+        this.#keyphrase?.push(samples);
       },
       onStatus: (status) => {
         this.#micStatus = status;
@@ -333,6 +392,11 @@ export class VoicePlugin implements PluginInstance {
     this.#broken.set(key, line);
     this.#ctx.log.error(line);
   }
+}
+
+/** A status line in English and Chinese: whoever reads the health or the log reads one of the two. */
+export function both(en: string, zh: string): string {
+  return `${en} / ${zh}`;
 }
 
 export default definePlugin((ctx) => new VoicePlugin(ctx));
