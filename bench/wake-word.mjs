@@ -29,7 +29,8 @@ const GRID = [
 /** Runs the decoder over a stream; returns utterances with the phrase and single detections. */
 function decode(args, samples) {
   return new Promise((resolve, reject) => {
-    const child = spawn('pocketsphinx_continuous', args, { stdio: ['pipe', 'pipe', 'ignore'] });
+    // As the plugin runs it: the decoder cannot open a socket as /dev/stdin, so cat feeds it a pipe.
+    const child = spawn('sh', ['-c', 'cat | "$0" "$@"', 'pocketsphinx_continuous', ...args], { stdio: ['pipe', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk) => {
