@@ -10,6 +10,7 @@
  * models, a back end that cannot be built from its settings) makes the health check fail.
  */
 
+import { randomUUID } from 'node:crypto';
 import { Microphone, type MicrophoneStatus } from '../../devices/microphone/microphone.js';
 import { AplayPlayer } from '../../devices/speaker/aplay-player.js';
 import { CAPABILITY, definePlugin, HomeAgentError, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
@@ -20,12 +21,13 @@ import { WakeWordDetector } from './activation/wake-word.js';
 import { ActivationPolicy } from './activation-policy.js';
 import { SpeakerOutput } from './speaker-output.js';
 import type { SpeechLanguage, SpeechToText, TextToSpeech, Utterance } from './speech.js';
+import { SpokenStream } from './spoken-stream.js';
 import { speakableText, spokenLanguage } from './spoken-text.js';
 import { createSpeechToText } from './stt/create-stt.js';
 import { createTextToSpeech } from './tts/create-tts.js';
 import { VoiceActivityDetector } from './vad/voice-activity-detector.js';
 import { registerVoiceMethods, type VoiceStatus } from './voice-methods.js';
-import { VoicePipeline } from './voice-pipeline.js';
+import { type PipelineSpeaker, VoicePipeline } from './voice-pipeline.js';
 import { activationSettings, sttSettings, ttsSettings, type VadLeaves, vadSettings, wakePhrasesOff } from './voice-settings.js';
 
 /** The voice activity detector as the plugin uses it (VoiceActivityDetector; a fake in tests). */
@@ -69,6 +71,7 @@ export class VoicePlugin implements PluginInstance {
   /** Parts that broke: these fail the health check. */
   readonly #broken = new Map<string, string>();
   #speaker: SpeakerOutput | undefined;
+  #stream: SpokenStream | undefined;
   #tts: TextToSpeech | undefined;
   #stt: SpeechToText | undefined;
   #microphone: Microphone | undefined;
@@ -193,6 +196,18 @@ export class VoicePlugin implements PluginInstance {
       },
     });
     this.#speaker = speaker;
+    const stream = new SpokenStream({
+      speaker,
+      ...(ctx.io.cancelInput ? { cancel: (id: string) => ctx.io.cancelInput?.(id, 'barge-in') ?? false } : {}),
+      language: (text) => spokenLanguage(text),
+      onError: (error) => ctx.log.debug({ err: error }, 'a streamed sentence was not spoken'),
+    });
+    this.#stream = stream;
+    this.#undo.push(
+      ctx.events.subscribe('agent.text_delta', (event) => {
+        if (ctx.settings.get<boolean>('stream_speech') && stream.follows(event.input_id)) stream.delta(event);
+      }),
+    );
     // In the background: aplay on a wedged device may take speaker_timeout_ms, which must not hold up the daemon's start.
     void speaker.probe().catch((error: unknown) => ctx.log.debug({ err: error }, 'speaker probe failed'));
     this.#undo.push(
@@ -202,7 +217,14 @@ export class VoicePlugin implements PluginInstance {
         capabilities: CAPABILITY.TEXT | CAPABILITY.AUDIO,
         synchronous: false,
         answers: [ctx.settings.get<string>('channel')],
-        send: (event) => speaker.send(event),
+        send: (event) => {
+          // The answer of a streamed turn: only what was not spoken while the model wrote it.
+          if (event.type === 'text' && typeof event.payload === 'string' && stream.follows(event.input_id)) {
+            const rest = stream.final(event.input_id as string, event.payload);
+            return rest === undefined ? Promise.resolve() : speaker.send({ ...event, payload: rest });
+          }
+          return speaker.send(event);
+        },
       }),
     );
   }
@@ -216,7 +238,7 @@ export class VoicePlugin implements PluginInstance {
       now: this.#now,
       policy,
       stt: () => this.#stt,
-      ...(this.#speaker ? { speaker: this.#speaker } : {}),
+      ...(this.#speaker ? { speaker: this.#bargeInSpeaker(this.#speaker) } : {}),
       bargeIn: () => ctx.settings.get<boolean>('barge_in'),
       wakePhrases: () => (wakePhrasesOff(ctx.settings) ? [] : ctx.settings.get<string[]>('activation.wake_phrases')),
       matchWakePhrase,
@@ -227,7 +249,11 @@ export class VoicePlugin implements PluginInstance {
       },
       command: ({ command, language, activation }) => {
         const area = ctx.settings.get<string>('area');
+        // Our own id, so the turn's text deltas can be spoken as they come.
+        const id = `voice_${randomUUID().replaceAll('-', '')}`;
+        if (ctx.settings.get<boolean>('stream_speech')) this.#stream?.begin(id);
         return ctx.io.injectInput({
+          id,
           channel: ctx.settings.get<string>('channel'),
           // Anyone in the room can speak, and the speaker answers the whole room.
           sender: { trust: 'household', id: 'voice', proof: `a voice heard through the microphone (${activation})`, shared: true },
@@ -257,6 +283,21 @@ export class VoicePlugin implements PluginInstance {
     await this.#startKeyphrase(policy);
     this.#watchPushToTalk(policy);
     this.#startMicrophone();
+  }
+
+  /** Barge-in stops what plays and also the model's turn that is still writing the answer. */
+  #bargeInSpeaker(speaker: SpeakerOutput): PipelineSpeaker {
+    return {
+      get active() {
+        return speaker.active;
+      },
+      say: (text, language) => speaker.say(text, language),
+      interrupt: () => {
+        const stopped = speaker.interrupt();
+        if (this.#stream?.bargeIn()) this.#ctx.log.info('barge-in: the answer being written was cancelled');
+        return stopped;
+      },
+    };
   }
 
   async #startWakeWord(policy: ActivationPolicy): Promise<void> {

@@ -2497,7 +2497,13 @@ const VoicePluginSchema = Type.Object(
     }),
     barge_in: Type.Boolean({
       default: true,
-      ...voiceMeta('Speech heard while HomeAgent is speaking stops the playback.'),
+      ...voiceMeta('Speech heard while HomeAgent is speaking stops the playback and the answer still being written.'),
+    }),
+    stream_speech: Type.Boolean({
+      default: true,
+      ...voiceMeta(
+        'Speak each finished sentence of an answer while the model is still writing the rest; off: speak the whole answer at the end.',
+      ),
     }),
   },
   { additionalProperties: false, default: {} },
