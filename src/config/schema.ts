@@ -2285,7 +2285,7 @@ const VoiceActivationSchema = Type.Object(
       ),
     }),
     keyphrase_threshold: Type.Number({
-      default: 1e-20,
+      default: 1e-5,
       minimum: 1e-60,
       maximum: 1,
       ...voiceMeta(
@@ -2294,7 +2294,7 @@ const VoiceActivationSchema = Type.Object(
       ),
     }),
     keyphrase_phone_loop_penalty: Type.Number({
-      default: 1e-10,
+      default: 1e-5,
       minimum: 1e-60,
       maximum: 1,
       ...voiceMeta('pocketsphinx kws_plp for the local wake word: lower lets the phrase win over other sounds more often.', {
