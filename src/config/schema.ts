@@ -2316,6 +2316,50 @@ const VoiceActivationSchema = Type.Object(
       maximum: 0.99,
       ...voiceMeta('Wake word classifier score that counts as a detection.'),
     }),
+    keyphrase: Type.String({
+      default: 'hey home',
+      maxLength: 64,
+      pattern: "^[A-Za-z' ]*$",
+      ...voiceMeta(
+        "The local wake word: English words that pocketsphinx spots in the microphone's audio (Debian packages pocketsphinx and pocketsphinx-en-us); hearing it opens the microphone for one utterance. Empty: none.",
+        { requires_restart: true },
+      ),
+    }),
+    keyphrase_threshold: Type.Number({
+      default: 1e-5,
+      minimum: 1e-60,
+      maximum: 1,
+      ...voiceMeta(
+        'pocketsphinx kws_threshold for the local wake word: lower hears the phrase more readily and more falsely (tuned by bench/wake-word.mjs).',
+        { requires_restart: true },
+      ),
+    }),
+    keyphrase_phone_loop_penalty: Type.Number({
+      default: 1e-5,
+      minimum: 1e-60,
+      maximum: 1,
+      ...voiceMeta('pocketsphinx kws_plp for the local wake word: lower lets the phrase win over other sounds more often.', {
+        requires_restart: true,
+      }),
+    }),
+    keyphrase_model_dir: Type.String({
+      default: '/usr/share/pocketsphinx/model/en-us',
+      minLength: 1,
+      maxLength: 4096,
+      ...voiceMeta('The pocketsphinx English model directory (en-us/ and cmudict-en-us.dict).', { requires_restart: true }),
+    }),
+    keyphrase_restart_ms: Type.Integer({
+      default: 1000,
+      minimum: 100,
+      maximum: 600000,
+      ...voiceMeta('First wait before restarting a wake word spotter that exited; doubles on each exit in a row.'),
+    }),
+    keyphrase_restart_max_ms: Type.Integer({
+      default: 60000,
+      minimum: 100,
+      maximum: 3600000,
+      ...voiceMeta('Longest wait between wake word spotter restarts.'),
+    }),
     listen_window_ms: Type.Integer({
       default: 8000,
       minimum: 1000,
@@ -2494,7 +2538,13 @@ const VoicePluginSchema = Type.Object(
     }),
     barge_in: Type.Boolean({
       default: true,
-      ...voiceMeta('Speech heard while HomeAgent is speaking stops the playback.'),
+      ...voiceMeta('Speech heard while HomeAgent is speaking stops the playback and the answer still being written.'),
+    }),
+    stream_speech: Type.Boolean({
+      default: true,
+      ...voiceMeta(
+        'Speak each finished sentence of an answer while the model is still writing the rest; off: speak the whole answer at the end.',
+      ),
     }),
   },
   { additionalProperties: false, default: {} },

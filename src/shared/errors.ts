@@ -173,6 +173,9 @@ export const ERROR_CODES = {
   HA_ERR_VOICE_STT: 'speech recognition failed (the back end is not configured, unreachable, refused the audio, failed or timed out)',
   HA_ERR_VOICE_VAD: 'voice activity detection could not run (the Silero model is missing or altered, or its worker failed)',
   HA_ERR_VOICE_WAKE_WORD: 'the wake word models could not be loaded (directory, file names or input and output shapes)',
+  HA_ERR_VOICE_KEYPHRASE:
+    'the local wake word (pocketsphinx keyphrase spotting) cannot run: pocketsphinx_continuous or its English model is missing, the phrase has a word the dictionary lacks, or the program exited',
+  HA_ERR_VOICE_SATELLITE: 'a Wyoming satellite is not connected, refused the connection, or broke the protocol',
   HA_ERR_MICROPHONE_UNAVAILABLE:
     'the microphone cannot record: arecord is missing, or the ALSA capture device is missing, busy or refused the format',
   HA_ERR_SPEAKER_UNAVAILABLE: 'the speaker cannot play: aplay is missing, or the ALSA device is missing, busy or refused the audio',
