@@ -40,6 +40,11 @@ export interface HomeEntity {
   /** The area's name as registered (not an id). */
   area?: string;
   device_class?: string;
+  /**
+   * A light's supported colour modes as Home Assistant states them ("onoff" only: a plain relay,
+   * no brightness; "brightness"; "hs", "rgb", "xy", "color_temp"...). Absent: not known, so allowed.
+   */
+  color_modes?: readonly string[];
 }
 
 export interface IntentHome {
