@@ -132,7 +132,7 @@ const PLACE_BONUS = 0.2;
 const SCORE_TIE = 1e-9;
 
 /** Colour words → the English colour name the light service takes. */
-const COLOURS: ReadonlyArray<{ value: string; phrases: string[] }> = [
+export const COLOURS: ReadonlyArray<{ value: string; phrases: string[] }> = [
   { value: 'red', phrases: ['red', '红色', '红'] },
   { value: 'orange', phrases: ['orange', '橙色', '橘色', '橙'] },
   { value: 'yellow', phrases: ['yellow', '黄色', '黄'] },
