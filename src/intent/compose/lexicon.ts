@@ -275,11 +275,7 @@ const ZH: Lexicon = {
 function withBreaks(lexicon: Lexicon, joins: string): Lexicon {
   return {
     ...lexicon,
-    phrases: [
-      ...lexicon.phrases,
-      ...lexicon.clauseBreaks.map((w): [string, Meaning] => [w, { t: 'break' }]),
-      ...many(joins, { t: 'and' }),
-    ],
+    phrases: [...lexicon.phrases, ...lexicon.clauseBreaks.map((w): [string, Meaning] => [w, { t: 'break' }]), ...many(joins, { t: 'and' })],
   };
 }
 

@@ -7,12 +7,13 @@
  * the action words (a dropped, doubled, swapped or misheard character; words split or joined), and
  * a fuzzy name is only taken when no other name is as close, so a guess never picks between two.
  */
-import { parseDuration, parseNumberWords, parsePercent } from '../number-words.js';
-import type { IntentLanguage } from '../intent-sentences.js';
+
 import { editDistance } from '../edit-distance.js';
+import type { IntentLanguage } from '../intent-sentences.js';
+import { parseDuration, parseNumberWords, parsePercent } from '../number-words.js';
 import { COLOURS, type IntentHome } from '../recognizer.js';
 import { normalizeText } from '../text-normalize.js';
-import { LEXICONS, type Meaning, EN_LIGHT_WORDS, ZH_LIGHT_CHARS } from './lexicon.js';
+import { EN_LIGHT_WORDS, LEXICONS, type Meaning, ZH_LIGHT_CHARS } from './lexicon.js';
 
 export type Value =
   | { kind: 'number'; value: number }
@@ -66,7 +67,9 @@ export function tokenize(normal: string, language: IntentLanguage): string[] {
   for (const m of normal.matchAll(/[a-z0-9.%]+|\S/gu)) tokens.push(m[0]);
   // A doubled Han character ("打打开", "客厅厅") is almost always a stutter or a transcription slip;
   // the few words that repeat a character ("开开", "看看") mean the same said once.
-  return tokens.filter((tok, i) => !(i > 0 && tok === tokens[i - 1] && /\p{Script=Han}/u.test(tok) && !/[一二三四五六七八九十百]/u.test(tok)));
+  return tokens.filter(
+    (tok, i) => !(i > 0 && tok === tokens[i - 1] && /\p{Script=Han}/u.test(tok) && !/[一二三四五六七八九十百]/u.test(tok)),
+  );
 }
 
 const phraseTokens = (phrase: string, language: IntentLanguage): string[] =>
@@ -212,9 +215,15 @@ export class MentionFinder {
             if (distance > allowed) continue;
             const similarity = 1 - distance / Math.max(said.length, candidate.joined.length);
             const span = to - from;
-            const better = !best || similarity > best.similarity + 1e-9 || (Math.abs(similarity - best.similarity) < 1e-9 && span > best.to - best.from);
+            const better =
+              !best || similarity > best.similarity + 1e-9 || (Math.abs(similarity - best.similarity) < 1e-9 && span > best.to - best.from);
             if (better) best = { from, to, entry: candidate.entry, similarity, tied: false };
-            else if (best && Math.abs(similarity - best.similarity) < 1e-9 && span === best.to - best.from && !sameEntry(best.entry, candidate.entry)) {
+            else if (
+              best &&
+              Math.abs(similarity - best.similarity) < 1e-9 &&
+              span === best.to - best.from &&
+              !sameEntry(best.entry, candidate.entry)
+            ) {
               best.tied = true;
             }
           }
@@ -224,7 +233,12 @@ export class MentionFinder {
       const first = result[best.from] as Mention;
       const last = result[best.to - 1] as Mention;
       const piece = toPiece([best.entry], tokens.slice(first.start, last.end), best.similarity);
-      result.splice(best.from, best.to - best.from, { piece, start: first.start, end: last.end, text: this.join(tokens.slice(first.start, last.end)) });
+      result.splice(best.from, best.to - best.from, {
+        piece,
+        start: first.start,
+        end: last.end,
+        text: this.join(tokens.slice(first.start, last.end)),
+      });
       idx = best.from;
     }
     return result;

@@ -136,7 +136,8 @@ function templateEngine(home: IntentHome, sentences: readonly IntentSentences[])
 /** Exit 0 with the report printed, 64 on bad arguments, 65 when the data cannot be read or scored. */
 export async function runIntentEvalCommand(argv: string[], options: IntentEvalOptions = {}): Promise<number> {
   const sentences = options.sentences ?? ALL_SENTENCES;
-  const engineFor = options.engineFor ?? (await defaultEngine());
+  const templatesOnly = argv.includes('--templates-only');
+  const engineFor = options.engineFor ?? (templatesOnly ? templateEngine : await defaultEngine());
   const stdout = options.stdout ?? ((text: string) => process.stdout.write(text));
   const stderr = options.stderr ?? ((text: string) => process.stderr.write(text));
   let values: ReturnType<typeof parse>['values'];
@@ -199,8 +200,22 @@ export async function runIntentEvalCommand(argv: string[], options: IntentEvalOp
 
 /** The engine the daemon runs (templates, composition, conversations); loaded lazily to keep the CLI quick. */
 async function defaultEngine(): Promise<NonNullable<IntentEvalOptions['engineFor']>> {
-  return templateEngine;
+  const { IntentUnderstander } = await import('../understander.js');
+  return (home, sentences) => {
+    const engine = new IntentUnderstander(sentences, home);
+    return (sentence, language, context) => {
+      const got = engine.understand(sentence, language, {
+        ...(context.area !== undefined && { area: context.area }),
+        ...(context.conversation !== undefined && { conversation: context.conversation }),
+      });
+      if (got.kind === 'intents') return { kind: 'intents', intents: got.intents };
+      return got.kind === 'ask' ? { kind: 'ask' } : { kind: 'none' };
+    };
+  };
 }
+
+/** The template recogniser alone, for comparing with the whole engine (`--templates-only`). */
+export const TEMPLATE_ENGINE = templateEngine;
 
 function parseLevels(text: string): number[] {
   const levels = text.split(',').map((part) => Number(part.trim()));
@@ -258,6 +273,7 @@ function parse(argv: string[]) {
       noise: { type: 'string' },
       seed: { type: 'string' },
       json: { type: 'boolean' },
+      'templates-only': { type: 'boolean' },
       failures: { type: 'string' },
     },
     allowPositionals: false,

@@ -1,0 +1,158 @@
+/**
+ * The local intent engine's one entry point (issue 26): what a sentence means, from the template
+ * recogniser (exact Home Assistant-style templates) and the compositional one (compose/) together,
+ * with the conversation's memory of its last target. Templates go first when they match exactly;
+ * composition takes over when no template matches, when a template's reading fails the intent
+ * schema ("start the ceiling fan" as a vacuum start, a list called "shopping list please", a
+ * brightness for a plain relay), and when it explains more (a compound command). The answer is one
+ * or more intents, a question back (several devices fit), a refusal that says what the device can
+ * do, or nothing (the sentence is for the model).
+ */
+import { Composer, type Referent } from './compose/composer.js';
+import { checkIntent, type Unsupported } from './compose/intent-schema.js';
+import type { IntentLanguage, IntentSentences } from './intent-sentences.js';
+import { type IntentHome, IntentRecognizer, type IntentRecognizerOptions, intentLanguageOf, type RecognisedIntent } from './recognizer.js';
+
+export type Understanding =
+  | { kind: 'intents'; intents: RecognisedIntent[]; confidence: number; source: 'template' | 'composed' }
+  | { kind: 'ask'; candidates: string[] }
+  | { kind: 'unsupported'; why: Unsupported; names: string[] }
+  | { kind: 'none' };
+
+export interface UnderstandContext {
+  /** The area of the device that heard the request. */
+  area?: string;
+  /** The conversation the sentence belongs to: follow-ups refer to its last target. */
+  conversation?: string;
+  minSimilarity?: number;
+  /** Milliseconds since the epoch; the clock of the follow-up quiet time. */
+  now?: number;
+}
+
+export interface UnderstanderOptions extends IntentRecognizerOptions {
+  /** After this long without a command the conversation's last target is forgotten (seconds). */
+  followupQuietS?: number;
+  /** At most this many conversations are remembered; the oldest goes first. */
+  maxConversations?: number;
+}
+
+/** Defaults mirrored in the config schema (intent.followup_quiet_s). */
+export const DEFAULT_FOLLOWUP_QUIET_S = 120;
+const DEFAULT_MAX_CONVERSATIONS = 256;
+
+/** Intents acting on a named list must name a list the home has; a template's free text may not. */
+const LIST_INTENTS = new Set(['HassListAddItem', 'HassListCompleteItem']);
+
+export class IntentUnderstander {
+  readonly recognizer: IntentRecognizer;
+  private composers = new Map<IntentLanguage, Composer>();
+  private home: IntentHome;
+  private readonly quietMs: number;
+  private readonly maxConversations: number;
+  private readonly memory = new Map<string, { referent: Referent; at: number }>();
+
+  constructor(sentences: readonly IntentSentences[], home: IntentHome, options: UnderstanderOptions = {}) {
+    this.recognizer = new IntentRecognizer(sentences, home, options);
+    this.home = home;
+    this.quietMs = (options.followupQuietS ?? DEFAULT_FOLLOWUP_QUIET_S) * 1000;
+    this.maxConversations = options.maxConversations ?? DEFAULT_MAX_CONVERSATIONS;
+  }
+
+  setHome(home: IntentHome): void {
+    this.recognizer.setHome(home);
+    this.home = home;
+    this.composers = new Map();
+  }
+
+  private composer(lang: IntentLanguage): Composer {
+    let composer = this.composers.get(lang);
+    if (!composer) {
+      composer = new Composer(this.home, lang);
+      this.composers.set(lang, composer);
+    }
+    return composer;
+  }
+
+  /** Builds what the first sentence would (the bench's compile figure). */
+  warm(): void {
+    for (const lang of ['en', 'zh'] as const) this.composer(lang);
+  }
+
+  understand(text: string, language: string, context: UnderstandContext = {}): Understanding {
+    const lang = intentLanguageOf(language);
+    if (lang === undefined) return { kind: 'none' };
+    const now = context.now ?? Date.now();
+    const remembered = context.conversation === undefined ? undefined : this.memory.get(context.conversation);
+    const referent = remembered && now - remembered.at <= this.quietMs ? remembered.referent : undefined;
+    const result = this.decide(text, lang, context, referent);
+    if (context.conversation !== undefined && result.kind === 'intents') {
+      const last = [...result.intents].reverse().find((i) => ['name', 'area', 'floor', 'domain'].some((k) => k in i.slots));
+      if (last) this.remember(context.conversation, { intent: last }, now);
+    }
+    return result;
+  }
+
+  private remember(conversation: string, referent: Referent, at: number): void {
+    this.memory.delete(conversation);
+    this.memory.set(conversation, { referent, at });
+    while (this.memory.size > this.maxConversations) this.memory.delete(this.memory.keys().next().value as string);
+  }
+
+  /** Forgets a conversation's last target at once (the person said "never mind"). */
+  forget(conversation: string): void {
+    this.memory.delete(conversation);
+  }
+
+  private decide(text: string, lang: IntentLanguage, context: UnderstandContext, referent: Referent | undefined): Understanding {
+    const composer = this.composer(lang);
+    const template = this.recognizer.recognise(text, lang, {
+      ...(context.area !== undefined && { area: context.area }),
+      ...(context.minSimilarity !== undefined && { minSimilarity: context.minSimilarity }),
+    });
+    const composed = composer.compose(text, { ...(context.area !== undefined && { area: context.area }), ...(referent && { referent }) });
+    if (template) {
+      const fits = this.fits(template, composer);
+      if (fits === true) {
+        const compound = composed.kind === 'intents' && composed.intents.length > 1;
+        const sure = template.confidence >= 1;
+        if (!compound && (sure || composed.kind !== 'intents' || composed.confidence < template.confidence)) {
+          // A device kind with several candidates and no place: ask rather than act on all of them.
+          if (composed.kind === 'ask' && isBareDomain(template)) return { kind: 'ask', candidates: composed.candidates };
+          return { kind: 'intents', intents: [template], confidence: template.confidence, source: 'template' };
+        }
+      } else if (composed.kind !== 'intents' && fits !== false) {
+        return { kind: 'unsupported', why: fits.why, names: fits.names };
+      }
+    }
+    switch (composed.kind) {
+      case 'intents':
+        return { kind: 'intents', intents: composed.intents, confidence: composed.confidence, source: 'composed' };
+      case 'ask':
+        return { kind: 'ask', candidates: composed.candidates };
+      case 'unsupported':
+        return { kind: 'unsupported', why: composed.why, names: composed.names };
+      default:
+        return { kind: 'none' };
+    }
+  }
+
+  /** The schema check on a template's reading: true, false (not a reading at all), or what the device cannot do. */
+  private fits(intent: RecognisedIntent, composer: Composer): true | false | { why: Unsupported; names: string[] } {
+    if (LIST_INTENTS.has(intent.name) && intent.slots.name !== undefined) {
+      const said = String(intent.slots.name).toLowerCase();
+      const known = this.home.entities.some(
+        (e) => e.domain === 'todo' && [e.name, ...(e.aliases ?? [])].some((n) => n.toLowerCase() === said),
+      );
+      if (!known) return false;
+    }
+    const targets = ['name', 'area', 'floor', 'domain'].some((k) => k in intent.slots) ? composer.targetsOf(intent.slots) : [];
+    const check = checkIntent(intent, targets);
+    if (check.ok) return true;
+    return check.why === 'action' ? false : { why: check.why, names: check.entities.map((e) => e.name) };
+  }
+}
+
+function isBareDomain(intent: RecognisedIntent): boolean {
+  const s = intent.slots;
+  return s.domain !== undefined && s.name === undefined && s.area === undefined && s.floor === undefined;
+}
