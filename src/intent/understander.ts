@@ -110,10 +110,11 @@ export class IntentUnderstander {
       ...(context.minSimilarity !== undefined && { minSimilarity: context.minSimilarity }),
     });
     const composed = composer.compose(text, { ...(context.area !== undefined && { area: context.area }), ...(referent && { referent }) });
+    if (template) tidyListName(template);
     if (template) {
       const fits = this.fits(template, composer);
       if (fits === true) {
-        const compound = composed.kind === 'intents' && composed.intents.length > 1;
+        const compound = composed.kind === 'intents' && isCompound(composed.intents);
         const sure = template.confidence >= 1;
         if (!compound && (sure || composed.kind !== 'intents' || composed.confidence < template.confidence)) {
           // A device kind with several candidates and no place: ask rather than act on all of them.
@@ -138,18 +139,34 @@ export class IntentUnderstander {
 
   /** The schema check on a template's reading: true, false (not a reading at all), or what the device cannot do. */
   private fits(intent: RecognisedIntent, composer: Composer): true | false | { why: Unsupported; names: string[] } {
-    if (LIST_INTENTS.has(intent.name) && intent.slots.name !== undefined) {
-      const said = String(intent.slots.name).toLowerCase();
-      const known = this.home.entities.some(
-        (e) => e.domain === 'todo' && [e.name, ...(e.aliases ?? [])].some((n) => n.toLowerCase() === said),
-      );
-      if (!known) return false;
-    }
     const targets = ['name', 'area', 'floor', 'domain'].some((k) => k in intent.slots) ? composer.targetsOf(intent.slots) : [];
     const check = checkIntent(intent, targets);
     if (check.ok) return true;
     return check.why === 'action' ? false : { why: check.why, names: check.entities.map((e) => e.name) };
   }
+}
+
+/**
+ * Several intents that each act on their own target, or differ in kind: a real compound. A
+ * template that read "1 hour, 15 minutes and 30 seconds" as one timer is not beaten by three.
+ */
+function isCompound(intents: readonly RecognisedIntent[]): boolean {
+  if (intents.length < 2) return false;
+  const targeted = intents.every((i) => ['name', 'area', 'floor', 'domain'].some((k) => k in i.slots));
+  return targeted || new Set(intents.map((i) => i.name)).size > 1;
+}
+
+/** Politeness a list template's free text took in ("the shopping list please"), and the shopping list said by name. */
+const LIST_EDGE = /(\s+(please|thanks|thank you|for me|now|too)|吧|一下|啊|呢|哦)+$/u;
+const SHOPPING = /^(the\s+)?(my\s+)?(shopping|grocery|groceries)(\s+list)?$|^购物(清单|单|列表)$/u;
+
+function tidyListName(intent: RecognisedIntent): void {
+  if (!LIST_INTENTS.has(intent.name) || typeof intent.slots.name !== 'string') return;
+  const name = intent.slots.name.replace(LIST_EDGE, '').trim();
+  if (SHOPPING.test(name.toLowerCase())) {
+    intent.name = intent.name === 'HassListAddItem' ? 'HassShoppingListAddItem' : 'HassShoppingListCompleteItem';
+    delete intent.slots.name;
+  } else intent.slots.name = name;
 }
 
 function isBareDomain(intent: RecognisedIntent): boolean {

@@ -135,18 +135,35 @@ export class Composer {
     const clauses: Clause[] = [];
     let current: Mention[] = [];
     const complete = () => current.some((m) => has(m, 'action') || has(m, 'verb')) && current.some(isTarget);
-    for (const m of mentions) {
+    mentions.forEach((m, at) => {
       const breaks = has(m, 'break') && !(has(m, 'and') && !complete());
-      const secondAction = (has(m, 'action') || has(m, 'verb')) && complete() && !isParticleLike(m);
+      // A second action starts a command only if a target of its own follows ("开始扫地" after the vacuum does not).
+      const ownTarget = () => {
+        for (const later of mentions.slice(at + 1)) {
+          if (has(later, 'break')) return false;
+          if (isTarget(later)) return true;
+        }
+        return false;
+      };
+      const secondAction = (has(m, 'action') || has(m, 'verb')) && complete() && !isParticleLike(m) && ownTarget();
       if (breaks || secondAction) {
         if (current.length > 0) clauses.push({ mentions: current });
         current = breaks ? [] : [m];
-        continue;
+        return;
       }
       current.push(m);
-    }
+    });
     if (current.length > 0) clauses.push({ mentions: current });
-    return clauses;
+    // A piece with neither an action nor a target ("15 minutes", "and 30 seconds") belongs to the clause before.
+    const merged: Clause[] = [];
+    for (const clause of clauses) {
+      const bare = !clause.mentions.some((m) => has(m, 'action') || has(m, 'verb') || isTarget(m) || has(m, 'it') || has(m, 'also'));
+      const onlyValues = clause.mentions.some((m) => m.piece.t === 'value');
+      const last = merged[merged.length - 1];
+      if (bare && onlyValues && last) last.mentions.push(...clause.mentions);
+      else merged.push(clause);
+    }
+    return merged;
   }
 
   private clause(
@@ -234,7 +251,8 @@ export class Composer {
     });
 
     // Things the home has that are not devices: timers, lists, the time, the weather.
-    const duration = values.find((v): v is Extract<Value, { kind: 'duration' }> => v.kind === 'duration');
+    const durations = values.filter((v): v is Extract<Value, { kind: 'duration' }> => v.kind === 'duration');
+    const duration = durations.length === 0 ? undefined : { kind: 'duration' as const, seconds: durations.reduce((sum, v) => sum + v.seconds, 0) };
     const listTarget = targets.find((t) => t.names?.some((n) => this.byName.get(n)?.some((e) => e.domain === 'todo')));
     if (listTarget || (keywords.has('list') && (action === 'add' || action === 'complete'))) {
       return this.listIntent(ms, action, listTarget, done, intent);
