@@ -110,7 +110,10 @@ export class IntentUnderstander {
       ...(context.minSimilarity !== undefined && { minSimilarity: context.minSimilarity }),
     });
     const composed = composer.compose(text, { ...(context.area !== undefined && { area: context.area }), ...(referent && { referent }) });
-    if (template) tidyListName(template);
+    if (template) {
+      tidyListName(template, this.home);
+      this.nameTheOne(template, composer);
+    }
     if (template) {
       const fits = this.fits(template, composer);
       if (fits === true) {
@@ -137,6 +140,17 @@ export class IntentUnderstander {
     }
   }
 
+  /**
+   * A template reading that selects exactly one device by place and kind ("the bedroom curtain")
+   * also names it, as the composer's readings do, so the executor and the referent memory agree.
+   */
+  private nameTheOne(intent: RecognisedIntent, composer: Composer): void {
+    const s = intent.slots;
+    if (s.name !== undefined || (s.area === undefined && s.floor === undefined) || s.domain === undefined) return;
+    const targets = composer.targetsOf(s);
+    if (targets.length === 1) s.name = (targets[0] as { name: string }).name;
+  }
+
   /** The schema check on a template's reading: true, false (not a reading at all), or what the device cannot do. */
   private fits(intent: RecognisedIntent, composer: Composer): true | false | { why: Unsupported; names: string[] } {
     const targets = ['name', 'area', 'floor', 'domain'].some((k) => k in intent.slots) ? composer.targetsOf(intent.slots) : [];
@@ -160,9 +174,15 @@ function isCompound(intents: readonly RecognisedIntent[]): boolean {
 const LIST_EDGE = /(\s+(please|thanks|thank you|for me|now|too)|吧|一下|啊|呢|哦)+$/u;
 const SHOPPING = /^(the\s+)?(my\s+)?(shopping|grocery|groceries)(\s+list)?$|^购物(清单|单|列表)$/u;
 
-function tidyListName(intent: RecognisedIntent): void {
+function tidyListName(intent: RecognisedIntent, home: IntentHome): void {
   if (!LIST_INTENTS.has(intent.name) || typeof intent.slots.name !== 'string') return;
-  const name = intent.slots.name.replace(LIST_EDGE, '').trim();
+  let name = intent.slots.name.replace(LIST_EDGE, '').trim();
+  // "the chores list" for a list called "Chores": the word "list" was not part of its name.
+  const lists = home.entities.filter((e) => e.domain === 'todo');
+  const known = (said: string) => lists.find((e) => [e.name, ...(e.aliases ?? [])].some((n) => n.toLowerCase() === said.toLowerCase()));
+  const bare = name.replace(/\s*(list|清单|列表)$/u, '');
+  const found = known(name) ?? known(bare);
+  if (found) name = found.name;
   if (SHOPPING.test(name.toLowerCase())) {
     intent.name = intent.name === 'HassListAddItem' ? 'HassShoppingListAddItem' : 'HassShoppingListCompleteItem';
     delete intent.slots.name;

@@ -72,7 +72,8 @@ export class Composer {
 
   /** The entities the slots of an intent select (name, area, floor, domain, class), for the schema check. */
   targetsOf(slots: Readonly<Record<string, unknown>>): HomeEntity[] {
-    const name = slots.name === undefined ? undefined : String(slots.name);
+    // "all" is a template's way of saying every device of the kind, not a name.
+    const name = slots.name === undefined || slots.name === 'all' ? undefined : String(slots.name);
     return this.home.entities.filter(
       (e) =>
         (name === undefined || e.name === name) &&
@@ -266,7 +267,8 @@ export class Composer {
       if (keywords.has('time') && !keywords.has('timer') && (question || action === 'tell' || action === undefined)) {
         return done([intent('HassGetCurrentTime', {})]);
       }
-      if (keywords.has('date') && (question || action === 'tell' || action === undefined || keywords.has('today'))) {
+      const dateAsked = keywords.has('date') || (keywords.has('today') && question && keywords.size === 1);
+      if (dateAsked && (question || action === 'tell' || action === undefined || keywords.has('today'))) {
         return done([intent('HassGetCurrentDate', {})]);
       }
       if (keywords.has('weather') && (question || action === 'tell' || action === undefined)) return done([intent('HassGetWeather', {})]);
@@ -356,6 +358,8 @@ export class Composer {
       const a = meaning(m, 'action');
       if (a && action === undefined) action = a.action;
     }
+    // "turn of the lamp": "off" with a letter lost.
+    if (action === undefined && verb && particle === undefined && ms.some((m) => m.text === 'of')) particle = 'off';
     if (action === undefined && (verb || particle !== undefined)) {
       if (particle === 'on') action = 'on';
       else if (particle === 'off') action = 'off';

@@ -143,7 +143,15 @@ export class MentionFinder {
     let i = 0;
     while (i < tokens.length) {
       const value = this.readValue(tokens, i);
-      const lexical = this.longest(stems, i);
+      let lexical = this.longest(stems, i);
+      // "kitchen lights" is the kitchen's lights, not the one device called "Kitchen Light": a name
+      // reached only by stemming a plural device word gives way to the shorter reading.
+      if (lexical && this.language === 'en' && lexical.entries.every((e) => e.kind === 'entity')) {
+        const last = tokens[lexical.end - 1] as string;
+        const lastStem = stems[lexical.end - 1] as string;
+        const pluralDevice = last !== lastStem && this.root.next.get(lastStem)?.entries.some((e) => e.kind === 'word' && e.meaning.t === 'device');
+        if (pluralDevice && lexical.end - i > 1) lexical = this.longest(stems, i, lexical.end - 1) ?? lexical;
+      }
       if (value && (!lexical || value.end >= lexical.end)) {
         out.push({ piece: { t: 'value', value: value.value }, start: i, end: value.end, text: tokens.slice(i, value.end).join(' ') });
         i = value.end;
@@ -167,10 +175,10 @@ export class MentionFinder {
     return tokens.join(this.language === 'en' ? ' ' : '');
   }
 
-  private longest(stems: readonly string[], start: number): { end: number; entries: Entry[] } | undefined {
+  private longest(stems: readonly string[], start: number, maxEnd = stems.length): { end: number; entries: Entry[] } | undefined {
     let node: TrieNode | undefined = this.root;
     let best: { end: number; entries: Entry[] } | undefined;
-    for (let j = start; j < stems.length && node; j++) {
+    for (let j = start; j < Math.min(stems.length, maxEnd) && node; j++) {
       node = node.next.get(stems[j] as string);
       if (node && node.entries.length > 0) best = { end: j + 1, entries: node.entries };
     }
