@@ -133,6 +133,7 @@ async function inProcess(emit) {
       enabled: true,
       min_confidence: 0.85,
       near_min_similarity: 0.6,
+      followup_quiet_s: 120,
       recompile_delay_ms: 1000,
       weather_entity: '',
       broadcast_channels: [],

@@ -119,7 +119,7 @@ export class IntentUnderstander {
       if (fits === true) {
         const compound = composed.kind === 'intents' && isCompound(composed.intents);
         const sure = template.confidence >= 1;
-        if (!compound && (sure || composed.kind !== 'intents' || composed.confidence < template.confidence)) {
+        if (!compound && (sure || composed.kind !== 'intents' || composed.confidence <= template.confidence)) {
           // A device kind with several candidates and no place: ask rather than act on all of them.
           if (composed.kind === 'ask' && isBareDomain(template)) return { kind: 'ask', candidates: composed.candidates };
           return { kind: 'intents', intents: [template], confidence: template.confidence, source: 'template' };
@@ -146,7 +146,9 @@ export class IntentUnderstander {
    */
   private nameTheOne(intent: RecognisedIntent, composer: Composer): void {
     const s = intent.slots;
-    if (s.name !== undefined || (s.area === undefined && s.floor === undefined) || s.domain === undefined) return;
+    // A question about "any light in the kitchen" is answered about the kitchen's lights, whatever their number.
+    if (intent.name === 'HassGetState' || s.name !== undefined || (s.area === undefined && s.floor === undefined) || s.domain === undefined)
+      return;
     const targets = composer.targetsOf(s);
     if (targets.length === 1) s.name = (targets[0] as { name: string }).name;
   }

@@ -253,7 +253,8 @@ export class Composer {
 
     // Things the home has that are not devices: timers, lists, the time, the weather.
     const durations = values.filter((v): v is Extract<Value, { kind: 'duration' }> => v.kind === 'duration');
-    const duration = durations.length === 0 ? undefined : { kind: 'duration' as const, seconds: durations.reduce((sum, v) => sum + v.seconds, 0) };
+    const duration =
+      durations.length === 0 ? undefined : { kind: 'duration' as const, seconds: durations.reduce((sum, v) => sum + v.seconds, 0) };
     const listTarget = targets.find((t) => t.names?.some((n) => this.byName.get(n)?.some((e) => e.domain === 'todo')));
     if (listTarget || (keywords.has('list') && (action === 'add' || action === 'complete'))) {
       return this.listIntent(ms, action, listTarget, done, intent);

@@ -149,7 +149,8 @@ export class MentionFinder {
       if (lexical && this.language === 'en' && lexical.entries.every((e) => e.kind === 'entity')) {
         const last = tokens[lexical.end - 1] as string;
         const lastStem = stems[lexical.end - 1] as string;
-        const pluralDevice = last !== lastStem && this.root.next.get(lastStem)?.entries.some((e) => e.kind === 'word' && e.meaning.t === 'device');
+        const pluralDevice =
+          last !== lastStem && this.root.next.get(lastStem)?.entries.some((e) => e.kind === 'word' && e.meaning.t === 'device');
         if (pluralDevice && lexical.end - i > 1) lexical = this.longest(stems, i, lexical.end - 1) ?? lexical;
       }
       if (value && (!lexical || value.end >= lexical.end)) {
