@@ -83,6 +83,7 @@ export function createIntentEngine(options: IntentEngineOptions) {
     executor,
     toolRunner: (ctx) => turnToolRunner(options.executeBatch, ctx),
     settings: options.settings,
+    now: options.now,
     modelAvailable: options.modelAvailable,
     isMachineInput: options.isMachineInput,
     log,

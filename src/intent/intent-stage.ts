@@ -42,6 +42,8 @@ export interface IntentStageOptions {
   /** Runs the intent's tool calls as part of this turn (hooks, confirmation, audit, the turn's tool results). */
   toolRunner: (ctx: StageContext) => ToolRunner;
   settings: () => IntentSettings;
+  /** The clock of the follow-up quiet time (the daemon's, a test's manual one). */
+  now?: () => number;
   /** A language model is configured to take what the engine is unsure of. */
   modelAvailable: () => boolean;
   /** Inputs that are not a person talking (automations, memory upkeep): never matched. */
@@ -113,6 +115,7 @@ export function intentStage(options: IntentStageOptions) {
       ...(area !== undefined && { area }),
       minSimilarity: settings.near_min_similarity,
       conversation: `${input.source}\u0001${input.channel}`,
+      ...(options.now && { now: options.now() }),
     });
     const online = options.modelAvailable();
     const said = localAnswer(understood, lang);

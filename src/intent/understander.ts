@@ -42,6 +42,7 @@ const DEFAULT_MAX_CONVERSATIONS = 256;
 
 /** Intents acting on a named list must name a list the home has; a template's free text may not. */
 const LIST_INTENTS = new Set(['HassListAddItem', 'HassListCompleteItem']);
+const ON_OFF_INTENTS = new Set(['HassTurnOn', 'HassTurnOff', 'HassToggle']);
 
 export class IntentUnderstander {
   readonly recognizer: IntentRecognizer;
@@ -113,6 +114,17 @@ export class IntentUnderstander {
     if (template) {
       tidyListName(template, this.home);
       this.nameTheOne(template, composer);
+    }
+    // A template reading that selects no device ("lock the garage door": the garage has no lock)
+    // gives way to the composer's account of what the device there can do.
+    if (
+      template &&
+      composed.kind === 'unsupported' &&
+      ON_OFF_INTENTS.has(template.name) &&
+      hasTargetSlots(template) &&
+      composer.targetsOf(template.slots).length === 0
+    ) {
+      return { kind: 'unsupported', why: composed.why, names: composed.names };
     }
     if (template) {
       const fits = this.fits(template, composer);
@@ -189,6 +201,10 @@ function tidyListName(intent: RecognisedIntent, home: IntentHome): void {
     intent.name = intent.name === 'HassListAddItem' ? 'HassShoppingListAddItem' : 'HassShoppingListCompleteItem';
     delete intent.slots.name;
   } else intent.slots.name = name;
+}
+
+function hasTargetSlots(intent: RecognisedIntent): boolean {
+  return ['name', 'area', 'floor', 'domain'].some((k) => k in intent.slots);
 }
 
 function isBareDomain(intent: RecognisedIntent): boolean {
