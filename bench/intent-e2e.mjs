@@ -152,6 +152,8 @@ async function inProcess(emit) {
       id: `in-${++seq}`,
       source: 'cli',
       channel: 'cli',
+      // The person at the CLI socket, as the daemon stamps it (the stage reads the sender's trust).
+      sender: { trust: 'owner', id: 'cli', proof: 'the CLI socket' },
       type: 'text',
       payload: text,
       meta: {},
