@@ -106,15 +106,13 @@ export class IntentUnderstander {
 
   private decide(text: string, lang: IntentLanguage, context: UnderstandContext, referent: Referent | undefined): Understanding {
     const composer = this.composer(lang);
-    const template = this.recognizer.recognise(text, lang, {
+    const composed = composer.compose(text, { ...(context.area !== undefined && { area: context.area }), ...(referent && { referent }) });
+    let template = this.recognizer.recognise(text, lang, {
       ...(context.area !== undefined && { area: context.area }),
       ...(context.minSimilarity !== undefined && { minSimilarity: context.minSimilarity }),
     });
-    const composed = composer.compose(text, { ...(context.area !== undefined && { area: context.area }), ...(referent && { referent }) });
-    if (template) {
-      tidyListName(template, this.home);
-      this.nameTheOne(template, composer);
-    }
+    if (template && !tidyListName(template, this.home)) template = undefined;
+    if (template) this.nameTheOne(template, composer);
     // A template reading that selects no device ("lock the garage door": the garage has no lock)
     // gives way to the composer's account of what the device there can do.
     if (
@@ -188,19 +186,24 @@ function isCompound(intents: readonly RecognisedIntent[]): boolean {
 const LIST_EDGE = /(\s+(please|thanks|thank you|for me|now|too)|吧|一下|啊|呢|哦)+$/u;
 const SHOPPING = /^(the\s+)?(my\s+)?(shopping|grocery|groceries)(\s+list)?$|^购物(清单|单|列表)$/u;
 
-function tidyListName(intent: RecognisedIntent, home: IntentHome): void {
-  if (!LIST_INTENTS.has(intent.name) || typeof intent.slots.name !== 'string') return;
+function tidyListName(intent: RecognisedIntent, home: IntentHome): boolean {
+  if (!LIST_INTENTS.has(intent.name) || typeof intent.slots.name !== 'string') return true;
   let name = intent.slots.name.replace(LIST_EDGE, '').trim();
   // "the chores list" for a list called "Chores": the word "list" was not part of its name.
   const lists = home.entities.filter((e) => e.domain === 'todo');
-  const known = (said: string) => lists.find((e) => [e.name, ...(e.aliases ?? [])].some((n) => n.toLowerCase() === said.toLowerCase()));
+  // Compared without case, spaces or punctuation ("Trader Joe's" is said "trader joes").
+  const plain = (text: string) => text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+  const known = (said: string) => lists.find((e) => [e.name, ...(e.aliases ?? [])].some((n) => plain(n) === plain(said)));
   const bare = name.replace(/\s*(list|清单|列表)$/u, '');
   const found = known(name) ?? known(bare);
-  if (found) name = found.name;
+  if (found) name = plain(found.name) === plain(name) ? name : found.name;
+  // A home whose lists are entities names them all: free text that is none of them is no list ("from the timer").
+  else if (lists.length > 0 && !SHOPPING.test(name.toLowerCase())) return false;
   if (SHOPPING.test(name.toLowerCase())) {
     intent.name = intent.name === 'HassListAddItem' ? 'HassShoppingListAddItem' : 'HassShoppingListCompleteItem';
     delete intent.slots.name;
   } else intent.slots.name = name;
+  return true;
 }
 
 function hasTargetSlots(intent: RecognisedIntent): boolean {

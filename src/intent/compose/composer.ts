@@ -260,7 +260,8 @@ export class Composer {
       return this.listIntent(ms, action, listTarget, done, intent);
     }
     const deviceTargets = targets.filter((t) => t !== listTarget);
-    if ((keywords.has('timer') && deviceTargets.length === 0) || (duration && deviceTargets.length === 0 && devices.length === 0)) {
+    const placesOnly = deviceTargets.every((t) => t.names === undefined) && devices.length === 0;
+    if ((keywords.has('timer') && placesOnly) || (duration && deviceTargets.length === 0 && devices.length === 0)) {
       const timer = timerIntent(action, keywords, question, all, duration, intent);
       if (timer) return done([timer]);
     }
@@ -323,7 +324,13 @@ export class Composer {
     if (clauseTargets.length === 0 && effectiveAction !== undefined && IMPLIED_DOMAIN[effectiveAction] !== undefined) {
       clauseTargets = [{ device: { domains: [IMPLIED_DOMAIN[effectiveAction] as string] }, plural: false }];
     }
-    if (clauseTargets.length === 0 && (values.length > 0 || color) && !question) {
+    const settingSaid =
+      color !== undefined ||
+      keywords.has('volume') ||
+      keywords.has('brightness') ||
+      keywords.has('temperature') ||
+      values.some((v) => v.kind === 'percent' || v.kind === 'temperature');
+    if (clauseTargets.length === 0 && settingSaid && !question) {
       // "set the brightness to 20%", "音量调到15": the satellite's room.
       const domain = keywords.has('volume')
         ? 'media_player'
@@ -478,7 +485,10 @@ export class Composer {
       const slots = this.slotsFor({ ...target, device: { domains } }, fitting, said, false);
       if (slots.kind !== 'slots') return slots;
       if (name === 'HassClimateSetTemperature') delete slots.slots.domain;
-      slots.slots[slot] = color ?? (number as { value: number }).value;
+      const amount = (number as { value: number } | undefined)?.value;
+      // A brightness, position or volume is a share of the whole: "500%" was misheard, not meant.
+      if (amount !== undefined && slot !== 'temperature' && (amount < 0 || amount > 100)) return { kind: 'none', why: 'out of range' };
+      slots.slots[slot] = color ?? (amount as number);
       const built = { name, slots: slots.slots };
       const check = checkIntent(built, fitting);
       if (!check.ok) return { kind: 'unsupported', why: check.why, names: check.entities.map((e) => e.name), intent: name };
@@ -562,9 +572,12 @@ export class Composer {
     if (target.area !== undefined || target.floor !== undefined) {
       if (target.area !== undefined) slots.area = target.area;
       if (target.floor !== undefined) slots.floor = target.floor;
-      if (entities.length === 1) slots.name = (entities[0] as HomeEntity).name;
+      if (said.all && !query) slots.name = 'all';
+      else if (entities.length === 1) slots.name = (entities[0] as HomeEntity).name;
       return { kind: 'slots', slots };
     }
+    // Home Assistant's way of saying every device of the kind; the executor reads it so.
+    if (said.all && !query) slots.name = 'all';
     if (said.all || said.keywords.has('home') || query) return { kind: 'slots', slots };
     const here = said.context.area === undefined ? [] : entities.filter((e) => e.area === said.context.area);
     if (here.length > 0) {

@@ -164,7 +164,7 @@ const EN: Lexicon = {
     ...many('house|home|everywhere|whole house', k('home')),
     ...many('left|remaining', k('left')),
     ...many('is|are|was it|is it|did i|did we|have i|have we|did you|do i|is there|are there', q('yes_no')),
-    ...many('which|what|whats|where|what is|what are', q('which')),
+    ...many('which|what|whats|where|what is|what are|any|anything|is any|are any', q('which')),
     ...many('how many|how much|how long', q('how_many')),
     ...many('how|hows|how is|hows the', q('what')),
     ...many('locked', s('locked')),
