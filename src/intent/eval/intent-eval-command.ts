@@ -149,7 +149,7 @@ export async function runIntentEvalCommand(argv: string[], options: IntentEvalOp
     dirs = [...(values.tests ?? []), ...(values.sets ?? []).flatMap((list) => list.split(',')).map((d) => d.trim())].filter(
       (d) => d !== '',
     );
-    if (dirs.length === 0) throw new Error('--tests DIR (or --sets DIR,DIR) is required');
+    if (dirs.length === 0) throw new Error('--tests DIR is required (or --sets DIR,DIR)');
     if (values.failures !== undefined && !/^\d+$/u.test(values.failures)) throw new Error('--failures is a count');
     levels = values.noise === undefined ? undefined : parseLevels(values.noise);
     if (values.seed !== undefined && !/^\d+$/u.test(values.seed)) throw new Error('--seed is a whole number');
