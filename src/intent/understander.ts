@@ -10,6 +10,7 @@
  */
 import { Composer, type Referent } from './compose/composer.js';
 import { checkIntent, type Unsupported } from './compose/intent-schema.js';
+import { SpellingRepair } from './compose/spelling.js';
 import type { IntentLanguage, IntentSentences } from './intent-sentences.js';
 import { type IntentHome, IntentRecognizer, type IntentRecognizerOptions, intentLanguageOf, type RecognisedIntent } from './recognizer.js';
 
@@ -47,6 +48,8 @@ const ON_OFF_INTENTS = new Set(['HassTurnOn', 'HassTurnOff', 'HassToggle']);
 export class IntentUnderstander {
   readonly recognizer: IntentRecognizer;
   private composers = new Map<IntentLanguage, Composer>();
+  private readonly sentences: readonly IntentSentences[];
+  private spelling: SpellingRepair | undefined;
   private home: IntentHome;
   private readonly quietMs: number;
   private readonly maxConversations: number;
@@ -54,6 +57,7 @@ export class IntentUnderstander {
 
   constructor(sentences: readonly IntentSentences[], home: IntentHome, options: UnderstanderOptions = {}) {
     this.recognizer = new IntentRecognizer(sentences, home, options);
+    this.sentences = sentences;
     this.home = home;
     this.quietMs = (options.followupQuietS ?? DEFAULT_FOLLOWUP_QUIET_S) * 1000;
     this.maxConversations = options.maxConversations ?? DEFAULT_MAX_CONVERSATIONS;
@@ -63,6 +67,7 @@ export class IntentUnderstander {
     this.recognizer.setHome(home);
     this.home = home;
     this.composers = new Map();
+    this.spelling = undefined;
   }
 
   private composer(lang: IntentLanguage): Composer {
@@ -77,6 +82,7 @@ export class IntentUnderstander {
   /** Builds what the first sentence would (the bench's compile figure). */
   warm(): void {
     for (const lang of ['en', 'zh'] as const) this.composer(lang);
+    this.spelling ??= new SpellingRepair(this.sentences, this.home);
   }
 
   understand(text: string, language: string, context: UnderstandContext = {}): Understanding {
@@ -85,7 +91,18 @@ export class IntentUnderstander {
     const now = context.now ?? Date.now();
     const remembered = context.conversation === undefined ? undefined : this.memory.get(context.conversation);
     const referent = remembered && now - remembered.at <= this.quietMs ? remembered.referent : undefined;
-    const result = this.decide(text, lang, context, referent);
+    let result = this.decide(text, lang, context, referent);
+    // English slips: when the sentence as said is not understood for sure, its repaired spelling
+    // is tried (free text such as a list item or a song title is never repaired in a sure match).
+    if (lang === 'en' && (result.kind !== 'intents' || result.confidence < 1)) {
+      this.spelling ??= new SpellingRepair(this.sentences, this.home);
+      const repaired = this.spelling.repair(text);
+      if (repaired !== text) {
+        const again = this.decide(repaired, lang, context, referent);
+        const better = again.kind === 'intents' && (result.kind !== 'intents' || again.confidence > result.confidence);
+        if (better || (result.kind === 'none' && again.kind !== 'none')) result = again;
+      }
+    }
     if (context.conversation !== undefined && result.kind === 'intents') {
       const last = [...result.intents].reverse().find((i) => ['name', 'area', 'floor', 'domain'].some((k) => k in i.slots));
       if (last) this.remember(context.conversation, { intent: last }, now);

@@ -92,3 +92,14 @@ t.test('misspelt and misheard names resolve only when one name is closest', asyn
   t.match(one(zh.understand('打打开卧室窗帘', 'zh')), { name: 'HassTurnOn', slots: { name: '卧室窗帘' } }, 'a doubled character');
   t.not(one(zh.understand('打开太灯', 'zh'))?.slots.name, '台灯', '太灯 is as close to 吊灯 as to 台灯: no guess');
 });
+
+t.test('English spelling is repaired only to a unique closest known word', async (t) => {
+  const { SpellingRepair } = await import('../../../src/intent/compose/spelling.js');
+  const repair = new SpellingRepair(ALL_SENTENCES, homeOf('en'));
+  t.equal(repair.repair('swtich off the bedoom lamp'), 'switch off the bedroom lamp');
+  t.equal(repair.repair('tunr off'), 'tunr off', '"turn" and "tune" are both one slip away: no choice is made');
+  t.equal(repair.repair('turn off the desk lamp'), 'turn off the desk lamp', 'known words stay');
+  t.equal(repair.repair('add kiwi to the list'), 'add kiwi to the list', 'short words are never changed');
+  t.match(one(en.understand('swtich off the kitchen celing', 'en')), { name: 'HassTurnOff', slots: { name: 'Kitchen Ceiling' } });
+  t.match(one(en.understand('add apples to the shopping list', 'en')), { slots: { item: 'apples' } }, 'a sure match keeps its free text');
+});
