@@ -73,6 +73,8 @@ export async function run(emit) {
       description: 'switch a light on',
       parameters: { type: 'object', properties: { room: { type: 'string' } }, required: ['room'] },
       owner: 'core',
+      // Switching a light acts on the house (src/agent/tool-registry.ts TOOL_TIERS).
+      tier: 'act',
       parallel_safe: true,
       execute: ({ room }) => ({ room, state: 'on' }),
     });
@@ -132,6 +134,8 @@ export async function run(emit) {
       id: `in-${i}`,
       source: 'cli',
       channel: `c${i % 4}`,
+      // The owner at the CLI: an act tool runs without a confirmation (src/shared/trust.ts).
+      sender: { trust: 'owner', id: 'bench', proof: 'the benchmark' },
       type: 'text',
       payload: 'turn on the lights',
       meta: {},

@@ -140,10 +140,13 @@ export async function run(emit) {
       await stores.graph.commit(triples, { source_event_id: `ev-${start}`, timestamp: t0 + start });
     }
 
+    // The fact index follows the graph's sentences: index all of them before timing recall.
+    while (stores.facts.sync() > 0);
     const recall = new MemoryRecall({
       window: stores.window,
       documents: stores.documents,
       graph: stores.graph,
+      facts: stores.facts,
       embedder,
       tokens: (text) => analyzer.tokens(text),
     });

@@ -74,7 +74,16 @@ export async function run(emit) {
         tools: { register: (definition) => tools.register({ ...definition, owner: `plugin:${name}` }) },
         stages: { register: () => () => {} },
         memory: { recall: unavailable, commit: unavailable },
-        knowledge: { search: unavailable, list: unavailable, add: unavailable },
+        // As PluginKnowledge of src/sdk/plugin.ts: a daemon without a library (the benchmark's).
+        knowledge: {
+          available: () => false,
+          search: unavailable,
+          list: unavailable,
+          tree: unavailable,
+          categories: unavailable,
+          categoryCounts: unavailable,
+          add: unavailable,
+        },
         llm: { chat: unavailable },
         http: { route: () => () => {} },
       };

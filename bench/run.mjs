@@ -24,6 +24,8 @@ const ALL = [
   'intent-e2e',
   'vad',
   'voice-turn',
+  'wake-word',
+  'voice-stream',
 ];
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 const emit = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);

@@ -5,7 +5,8 @@
 //   also the microphone and speaker drivers);
 // - only src/store imports better-sqlite3; only devices/** import hardware libraries;
 //   only plugins/mqtt imports mqtt; src/agent sees LLMs only through src/llm/spec;
-// - nothing imports src/main.ts; there are no import cycles.
+// - nothing imports src/main.ts, only src/main.ts imports the composition (src/daemon.ts, src/daemon/);
+//   there are no import cycles.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +37,8 @@ const LAYERS = {
   plugin: 4,
   supervisor: 4,
   cli: 4,
+  // The composition: src/daemon.ts and the per-area modules of src/daemon/ (only main.ts imports them).
+  daemon: 5,
 };
 /**
  * Device drivers a plugin may compose besides the SDK: the voice pipeline owns the microphone and
@@ -105,6 +108,8 @@ for (const file of files) {
     const them = locate(target);
     edges.push(target);
     if (them.rel === 'src/main.ts') problems.push(`${me.rel}: nothing may import src/main.ts`);
+    if (them.area === 'src' && them.folder === 'daemon' && me.folder !== 'daemon' && me.rel !== 'src/main.ts')
+      problems.push(`${me.rel}: only src/main.ts may import the composition (${them.rel})`);
     if (me.area === 'plugins' || me.area === 'devices') {
       const own = them.area === me.area && them.folder === me.folder;
       const sdk = them.area === 'src' && them.folder === 'sdk';

@@ -36,6 +36,7 @@ import { StatePublisher } from './state-publisher.js';
 import { type TopicLayout, topicLayout, topicProblem } from './topics.js';
 import { emptyCounters, type MqttCounters, type MqttLink, type Qos } from './types.js';
 import { Zigbee2MqttBridge } from './zigbee2mqtt-bridge.js';
+import { Zigbee2MqttManagement } from './zigbee2mqtt-management.js';
 
 /** plugin.mqtt.* as the plugin reads it (src/config/schema.ts MqttPluginSchema holds the defaults and bounds). */
 export interface MqttSettings {
@@ -67,6 +68,8 @@ export interface MqttSettings {
   zigbee2mqtt: boolean;
   zigbee2mqtt_base_topic: string;
   zigbee2mqtt_confirm_ms: number;
+  zigbee2mqtt_request_timeout_ms: number;
+  zigbee2mqtt_permit_join_max_s: number;
   notify_rate_per_minute: number;
   command_rate_per_minute: number;
   broker_enabled: boolean;
@@ -114,6 +117,8 @@ const SETTING_KEYS: ReadonlyArray<keyof MqttSettings> = [
   'zigbee2mqtt',
   'zigbee2mqtt_base_topic',
   'zigbee2mqtt_confirm_ms',
+  'zigbee2mqtt_request_timeout_ms',
+  'zigbee2mqtt_permit_join_max_s',
   'notify_rate_per_minute',
   'command_rate_per_minute',
   'broker_enabled',
@@ -207,12 +212,42 @@ export const MQTT_FEATURES: readonly MqttFeatureFactory[] = [
       }),
   },
   { name: 'remote_nodes', create: (f) => new RemoteNodes(f) },
-  {
-    name: 'zigbee2mqtt',
-    create: (f) =>
-      f.settings().zigbee2mqtt ? new Zigbee2MqttBridge({ ...f, confirmTimeoutMs: f.settings().zigbee2mqtt_confirm_ms }) : undefined,
-  },
+  { name: 'zigbee2mqtt', create: (f) => (f.settings().zigbee2mqtt ? new Zigbee2MqttFeature(f) : undefined) },
 ];
+
+/**
+ * Zigbee2MQTT: the bridge (devices as entities, diagnostics) and its management (permit join,
+ * rename, remove, groups: control methods and agent tools), which reads the bridge's device list.
+ */
+export class Zigbee2MqttFeature implements MqttFeature {
+  readonly bridge: Zigbee2MqttBridge;
+  readonly management: Zigbee2MqttManagement;
+
+  constructor(f: MqttFeatureContext) {
+    this.bridge = new Zigbee2MqttBridge({ ...f, confirmTimeoutMs: f.settings().zigbee2mqtt_confirm_ms });
+    this.management = new Zigbee2MqttManagement({ link: f.link, ctx: f.ctx, settings: f.settings, bridge: this.bridge });
+  }
+
+  async start(): Promise<void> {
+    await this.bridge.start();
+    try {
+      await this.management.start();
+    } catch (error) {
+      await this.management.stop();
+      await this.bridge.stop();
+      throw error;
+    }
+  }
+
+  async stop(): Promise<void> {
+    await this.management.stop();
+    await this.bridge.stop();
+  }
+
+  status(): unknown {
+    return { ...this.bridge.status(), permit_join: this.management.permitJoinState() };
+  }
+}
 
 /** The embedded broker as the plugin drives it. */
 export interface BrokerHandle {

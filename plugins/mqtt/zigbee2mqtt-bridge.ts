@@ -77,6 +77,25 @@ interface LiveDevice {
   entities: Map<string, LiveEntity>;
   /** False after `<name>/availability` said offline; true until then (availability is optional in Z2M). */
   available: boolean;
+  /** Whether `<name>/availability` was heard at all (Z2M's availability feature may be off). */
+  availabilityHeard: boolean;
+  /** Diagnostics from the device's last state message: link quality (0-255) and Z2M's last_seen. */
+  linkquality: number | null;
+  last_seen: string | number | null;
+  model: string | null;
+}
+
+/** One device as `mqtt.zigbee_status` and the zigbee_devices tool show it. */
+export interface Zigbee2MqttDeviceDiagnostics {
+  friendly_name: string;
+  ieee_address: string;
+  model: string | null;
+  /** online / offline as Z2M's availability says (offline too while the bridge is); `not reported` without the feature. */
+  availability: 'online' | 'offline' | 'not reported';
+  /** 0-255, higher is better; null until the device reported one. */
+  linkquality: number | null;
+  last_seen: string | number | null;
+  entities: string[];
 }
 
 interface Waiter {
@@ -101,6 +120,8 @@ export class Zigbee2MqttBridge {
   readonly #byName = new Map<string, LiveDevice>();
   readonly #early = new Map<string, Early>();
   readonly #waiters = new Set<Waiter>();
+  /** Every device of the last list but the coordinator, skipped ones included (management names them too). */
+  #listed = new Map<string, string>();
   #skipped: Array<{ friendly_name: string; reason: string }> = [];
   #bridgeOnline: boolean | undefined;
   /** The last device-list summary logged. */
@@ -133,6 +154,7 @@ export class Zigbee2MqttBridge {
     this.#byName.clear();
     this.#early.clear();
     this.#skipped = [];
+    this.#listed = new Map();
     this.#bridgeOnline = undefined;
     this.#summary = '';
   }
@@ -146,6 +168,38 @@ export class Zigbee2MqttBridge {
       entities,
       skipped: this.#skipped.map((s) => ({ ...s })),
     };
+  }
+
+  /** Availability, link quality and last_seen of every device in the list, by friendly name. */
+  diagnostics(): Zigbee2MqttDeviceDiagnostics[] {
+    return [...this.#devices.values()]
+      .map((device) => ({
+        friendly_name: device.friendlyName,
+        ieee_address: device.ieee,
+        model: device.model,
+        availability: (this.#bridgeOnline === false || (device.availabilityHeard && !device.available)
+          ? 'offline'
+          : device.availabilityHeard
+            ? 'online'
+            : 'not reported') as Zigbee2MqttDeviceDiagnostics['availability'],
+        linkquality: device.linkquality,
+        last_seen: device.last_seen,
+        entities: [...device.entities.values()].map((e) => e.handle.entity_id).sort(),
+      }))
+      .sort((a, b) => a.friendly_name.localeCompare(b.friendly_name));
+  }
+
+  /**
+   * The device of the last list a reference names, by friendly name or IEEE address
+   * (case-insensitive), skipped devices included (a disabled or half-interviewed device is what one
+   * removes); undefined otherwise.
+   */
+  device(reference: string): { friendly_name: string; ieee_address: string } | undefined {
+    const wanted = reference.trim().toLowerCase();
+    for (const [ieee, name] of this.#listed) {
+      if (name.toLowerCase() === wanted || ieee.toLowerCase() === wanted) return { friendly_name: name, ieee_address: ieee };
+    }
+    return undefined;
   }
 
   // ---- routing ----
@@ -185,12 +239,14 @@ export class Zigbee2MqttBridge {
     const skipped: Array<{ friendly_name: string; reason: string }> = [];
     const bases = new Set<string>();
     let unreadable = 0;
+    const listed = new Map<string, string>();
     for (const entry of list) {
       const device = readDevice(entry);
       if (device === undefined) {
         unreadable++;
         continue;
       }
+      if (device.type !== 'Coordinator') listed.set(device.ieee_address, device.friendly_name);
       const reason = skipReason(device);
       if (reason !== undefined) {
         if (device.type !== 'Coordinator') skipped.push({ friendly_name: device.friendly_name, reason });
@@ -207,6 +263,7 @@ export class Zigbee2MqttBridge {
     for (const device of [...this.#devices.values()]) if (!keep.has(device.ieee)) this.#removeDevice(device);
     for (const { device, base } of wanted) this.#upsertDevice(device, base);
     this.#skipped = skipped;
+    this.#listed = listed;
     for (const { friendly_name, reason } of skipped) {
       this.#ctx.log.debug({ friendly_name }, `Zigbee2MQTT device ${friendly_name} skipped: ${reason}`);
     }
@@ -228,7 +285,16 @@ export class Zigbee2MqttBridge {
     let device = this.#devices.get(source.ieee_address);
     const fresh = device === undefined;
     if (device === undefined) {
-      device = { ieee: source.ieee_address, friendlyName: source.friendly_name, entities: new Map(), available: true };
+      device = {
+        ieee: source.ieee_address,
+        friendlyName: source.friendly_name,
+        entities: new Map(),
+        available: true,
+        availabilityHeard: false,
+        linkquality: null,
+        last_seen: null,
+        model: null,
+      };
       this.#devices.set(device.ieee, device);
     } else if (device.friendlyName !== source.friendly_name) {
       this.#ctx.log.info(
@@ -239,6 +305,7 @@ export class Zigbee2MqttBridge {
       device.friendlyName = source.friendly_name;
     }
     this.#byName.set(device.friendlyName, device);
+    device.model = typeof source.definition?.model === 'string' ? source.definition.model : device.model;
     const plans = planDeviceEntities(source, base);
     const keys = new Set(plans.map((p) => p.key));
     for (const [key, entity] of [...device.entities]) {
@@ -309,6 +376,9 @@ export class Zigbee2MqttBridge {
 
   #applyState(device: LiveDevice, message: Record<string, unknown>): void {
     const up = this.#up(device);
+    // Not entities (linkquality changes with every message): kept for diagnostics only.
+    if (typeof message.linkquality === 'number' && Number.isFinite(message.linkquality)) device.linkquality = message.linkquality;
+    if (typeof message.last_seen === 'string' || typeof message.last_seen === 'number') device.last_seen = message.last_seen;
     for (const entity of device.entities.values()) {
       const reading = entity.plan.read(message);
       if (reading === undefined) continue;
@@ -344,6 +414,7 @@ export class Zigbee2MqttBridge {
 
   #setAvailable(device: LiveDevice, available: boolean): void {
     const wasUp = this.#up(device);
+    device.availabilityHeard = true;
     device.available = available;
     if (this.#up(device) !== wasUp) this.#refresh(device);
   }

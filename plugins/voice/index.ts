@@ -10,21 +10,24 @@
  * models, a back end that cannot be built from its settings) makes the health check fail.
  */
 
+import { randomUUID } from 'node:crypto';
 import { Microphone, type MicrophoneStatus } from '../../devices/microphone/microphone.js';
 import { AplayPlayer } from '../../devices/speaker/aplay-player.js';
 import { CAPABILITY, definePlugin, HomeAgentError, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
 import { ActivationLog } from './activation/activation-log.js';
+import { KeyphraseSpotter, type KeyphraseSpotterOptions } from './activation/keyphrase-spotter.js';
 import { matchWakePhrase } from './activation/wake-phrase.js';
 import { WakeWordDetector } from './activation/wake-word.js';
 import { ActivationPolicy } from './activation-policy.js';
 import { SpeakerOutput } from './speaker-output.js';
 import type { SpeechLanguage, SpeechToText, TextToSpeech, Utterance } from './speech.js';
+import { SpokenStream } from './spoken-stream.js';
 import { speakableText, spokenLanguage } from './spoken-text.js';
 import { createSpeechToText } from './stt/create-stt.js';
 import { createTextToSpeech } from './tts/create-tts.js';
 import { VoiceActivityDetector } from './vad/voice-activity-detector.js';
 import { registerVoiceMethods, type VoiceStatus } from './voice-methods.js';
-import { VoicePipeline } from './voice-pipeline.js';
+import { type PipelineSpeaker, VoicePipeline } from './voice-pipeline.js';
 import { activationSettings, sttSettings, ttsSettings, type VadLeaves, vadSettings, wakePhrasesOff } from './voice-settings.js';
 
 /** The voice activity detector as the plugin uses it (VoiceActivityDetector; a fake in tests). */
@@ -39,9 +42,18 @@ export type OpenVad = (options: {
   events: { onSpeechStart(atMs: number): void; onUtterance(utterance: Utterance): void; onError?(error: Error): void };
 }) => Promise<VadHandle>;
 
+/** What the plugin needs of the local wake word spotter (KeyphraseSpotter). */
+export interface KeyphraseHandle {
+  readonly phrase: string;
+  push(samples: Int16Array): void;
+  close(): Promise<void> | void;
+}
+
 export interface VoicePluginOptions {
   /** Opens the voice activity detector; the Silero one by default. */
   openVad?: OpenVad;
+  /** Opens the local wake word spotter; pocketsphinx by default. */
+  openKeyphrase?: (options: KeyphraseSpotterOptions) => Promise<KeyphraseHandle>;
   now?: () => number;
 }
 
@@ -59,12 +71,14 @@ export class VoicePlugin implements PluginInstance {
   /** Parts that broke: these fail the health check. */
   readonly #broken = new Map<string, string>();
   #speaker: SpeakerOutput | undefined;
+  #stream: SpokenStream | undefined;
   #tts: TextToSpeech | undefined;
   #stt: SpeechToText | undefined;
   #microphone: Microphone | undefined;
   #micStatus: MicrophoneStatus | undefined;
   #vad: VadHandle | undefined;
   #wakeWord: WakeWordDetector | undefined;
+  #keyphrase: KeyphraseHandle | undefined;
   #policy: ActivationPolicy | undefined;
   #pipeline: VoicePipeline | undefined;
   #log: ActivationLog | undefined;
@@ -105,10 +119,11 @@ export class VoicePlugin implements PluginInstance {
     for (const undo of this.#undo.splice(0)) undo();
     this.#speaker?.interrupt();
     await this.#microphone?.stop();
-    await Promise.allSettled([this.#vad?.close(), this.#wakeWord?.close()]);
+    await Promise.allSettled([this.#vad?.close(), this.#wakeWord?.close(), this.#keyphrase?.close()]);
     this.#microphone = undefined;
     this.#vad = undefined;
     this.#wakeWord = undefined;
+    this.#keyphrase = undefined;
     this.#pipeline = undefined;
     this.#speaker = undefined;
   }
@@ -131,6 +146,9 @@ export class VoicePlugin implements PluginInstance {
         ...this.#policy?.state(),
         wake_phrases: off ? { on: false, why: off } : { on: true },
         wake_word: this.#wakeWord ? { models: this.#wakeWord.models } : { on: false, problem: this.#broken.get('wake_word') },
+        keyphrase: this.#keyphrase
+          ? { on: true, phrase: this.#keyphrase.phrase, ...(this.#notes.has('keyphrase') ? { problem: this.#notes.get('keyphrase') } : {}) }
+          : { on: false, problem: this.#broken.get('keyphrase') ?? this.#notes.get('keyphrase') },
         push_to_talk: this.#ctx.settings.get<string>('activation.push_to_talk_entity') || undefined,
       },
     };
@@ -178,6 +196,18 @@ export class VoicePlugin implements PluginInstance {
       },
     });
     this.#speaker = speaker;
+    const stream = new SpokenStream({
+      speaker,
+      ...(ctx.io.cancelInput ? { cancel: (id: string) => ctx.io.cancelInput?.(id, 'barge-in') ?? false } : {}),
+      language: (text) => spokenLanguage(text),
+      onError: (error) => ctx.log.debug({ err: error }, 'a streamed sentence was not spoken'),
+    });
+    this.#stream = stream;
+    this.#undo.push(
+      ctx.events.subscribe('agent.text_delta', (event) => {
+        if (ctx.settings.get<boolean>('stream_speech') && stream.follows(event.input_id)) stream.delta(event);
+      }),
+    );
     // In the background: aplay on a wedged device may take speaker_timeout_ms, which must not hold up the daemon's start.
     void speaker.probe().catch((error: unknown) => ctx.log.debug({ err: error }, 'speaker probe failed'));
     this.#undo.push(
@@ -187,7 +217,14 @@ export class VoicePlugin implements PluginInstance {
         capabilities: CAPABILITY.TEXT | CAPABILITY.AUDIO,
         synchronous: false,
         answers: [ctx.settings.get<string>('channel')],
-        send: (event) => speaker.send(event),
+        send: (event) => {
+          // The answer of a streamed turn: only what was not spoken while the model wrote it.
+          if (event.type === 'text' && typeof event.payload === 'string' && stream.follows(event.input_id)) {
+            const rest = stream.final(event.input_id as string, event.payload);
+            return rest === undefined ? Promise.resolve() : speaker.send({ ...event, payload: rest });
+          }
+          return speaker.send(event);
+        },
       }),
     );
   }
@@ -201,7 +238,7 @@ export class VoicePlugin implements PluginInstance {
       now: this.#now,
       policy,
       stt: () => this.#stt,
-      ...(this.#speaker ? { speaker: this.#speaker } : {}),
+      ...(this.#speaker ? { speaker: this.#bargeInSpeaker(this.#speaker) } : {}),
       bargeIn: () => ctx.settings.get<boolean>('barge_in'),
       wakePhrases: () => (wakePhrasesOff(ctx.settings) ? [] : ctx.settings.get<string[]>('activation.wake_phrases')),
       matchWakePhrase,
@@ -212,7 +249,11 @@ export class VoicePlugin implements PluginInstance {
       },
       command: ({ command, language, activation }) => {
         const area = ctx.settings.get<string>('area');
+        // Our own id, so the turn's text deltas can be spoken as they come.
+        const id = `voice_${randomUUID().replaceAll('-', '')}`;
+        if (ctx.settings.get<boolean>('stream_speech')) this.#stream?.begin(id);
         return ctx.io.injectInput({
+          id,
           channel: ctx.settings.get<string>('channel'),
           // Anyone in the room can speak, and the speaker answers the whole room.
           sender: { trust: 'household', id: 'voice', proof: `a voice heard through the microphone (${activation})`, shared: true },
@@ -239,8 +280,24 @@ export class VoicePlugin implements PluginInstance {
       return;
     }
     await this.#startWakeWord(policy);
+    await this.#startKeyphrase(policy);
     this.#watchPushToTalk(policy);
     this.#startMicrophone();
+  }
+
+  /** Barge-in stops what plays and also the model's turn that is still writing the answer. */
+  #bargeInSpeaker(speaker: SpeakerOutput): PipelineSpeaker {
+    return {
+      get active() {
+        return speaker.active;
+      },
+      say: (text, language) => speaker.say(text, language),
+      interrupt: () => {
+        const stopped = speaker.interrupt();
+        if (this.#stream?.bargeIn()) this.#ctx.log.info('barge-in: the answer being written was cancelled');
+        return stopped;
+      },
+    };
   }
 
   async #startWakeWord(policy: ActivationPolicy): Promise<void> {
@@ -259,6 +316,48 @@ export class VoicePlugin implements PluginInstance {
       });
     } catch (error) {
       this.#break('wake_word', `wake word detection could not start: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  /**
+   * The local wake word (pocketsphinx). A missing package is a status line, not a failure: the
+   * plugin still hears wake phrases and push-to-talk; a phrase the dictionary cannot spell is a
+   * setting that cannot work and fails the health check.
+   */
+  async #startKeyphrase(policy: ActivationPolicy): Promise<void> {
+    const ctx = this.#ctx;
+    const get = <T>(key: string) => ctx.settings.get<T>(`activation.${key}`);
+    const phrase = get<string>('keyphrase').trim();
+    if (phrase === '') return;
+    if (ctx.settings.get<number>('microphone.sample_rate') !== 16000) {
+      this.#note(
+        'keyphrase',
+        both(
+          'wake word off: pocketsphinx needs plugin.voice.microphone.sample_rate 16000',
+          '唤醒词已关闭：pocketsphinx 需要 16000 Hz 采样率',
+        ),
+      );
+      return;
+    }
+    const open = this.#options.openKeyphrase ?? ((options: KeyphraseSpotterOptions) => KeyphraseSpotter.open(options));
+    try {
+      this.#keyphrase = await open({
+        phrase,
+        threshold: get<number>('keyphrase_threshold'),
+        phoneLoopPenalty: get<number>('keyphrase_phone_loop_penalty'),
+        modelDir: get<string>('keyphrase_model_dir'),
+        restart: () => ({ minMs: get<number>('keyphrase_restart_ms'), maxMs: get<number>('keyphrase_restart_max_ms') }),
+        onDetection: (detection) => policy.trigger('wake_word', { score: detection.score, model: `pocketsphinx:${detection.phrase}` }),
+        onProblem: (problem) => {
+          if (problem === undefined) this.#notes.delete('keyphrase');
+          else this.#note('keyphrase', both(problem, '唤醒词监听暂停，正在重试'));
+        },
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (/not installed|model is missing/.test(message)) {
+        this.#note('keyphrase', both(`wake word "${phrase}" off: ${message}`, `唤醒词“${phrase}”已关闭：未安装 pocketsphinx`), 'info');
+      } else this.#break('keyphrase', both(`wake word "${phrase}" could not start: ${message}`, `唤醒词“${phrase}”无法启动`));
     }
   }
 
@@ -285,6 +384,7 @@ export class VoicePlugin implements PluginInstance {
       onAudio: (samples) => {
         this.#vad?.push(samples);
         this.#wakeWord?.push(samples);
+        this.#keyphrase?.push(samples);
       },
       onStatus: (status) => {
         this.#micStatus = status;
@@ -333,6 +433,11 @@ export class VoicePlugin implements PluginInstance {
     this.#broken.set(key, line);
     this.#ctx.log.error(line);
   }
+}
+
+/** A status line in English and Chinese: whoever reads the health or the log reads one of the two. */
+export function both(en: string, zh: string): string {
+  return `${en} / ${zh}`;
 }
 
 export default definePlugin((ctx) => new VoicePlugin(ctx));

@@ -115,13 +115,23 @@ export interface AgentOptions {
   newId: () => string;
 }
 
-/** A finished turn as memory receives it. */
+/**
+ * Who gave a turn's answer: the model; the kernel (offline notice, an error, a stage's canned reply
+ * such as a local intent's); or the approval gate (the input was an approval code).
+ */
+export type AnsweredBy = 'model' | 'kernel' | 'approval';
+
+/** A finished turn as memory receives it: what memory may keep of it, nothing the kernel said. */
 export interface FinishedTurn {
   input: InputEvent;
-  /** The input as text (what the model saw). */
+  /** The input as text (what the model saw); '' for an approval code, which is no memory. */
   text: string;
-  /** The answer the model gave (without kernel-added confirmation requests). */
+  /**
+   * The answer the model gave (without kernel-added confirmation requests); '' when the kernel
+   * answered (offline notice, error text, a local intent's canned reply, an approval receipt).
+   */
   answer: string;
+  answered_by: AnsweredBy;
   /** The lowest trust of what entered the turn: what memory keeps of it is trusted no further. */
   trust: Trust;
   tools: Array<{ tool: string; text: string }>;
@@ -140,13 +150,15 @@ export class Agent implements TaskRunner {
     const ctx = newStageContext(control.task_id, input);
     const sent = new Set<string>();
     const unrecorded = await this.#record(input, ctx);
-    const finish = (text: string) => this.#finish(ctx, input, channel, userText, text, sent, unrecorded);
+    // Who answered decides what memory keeps: only the model's answers are memory; the kernel's
+    // notices (offline, errors, local intent replies) are not, and an approval turn is none at all.
+    const finish = (text: string, by: AnsweredBy = 'kernel') => this.#finish(ctx, input, channel, userText, text, sent, unrecorded, by);
 
     // A confirmation is the owner's own decision: it runs the held call exactly, without asking the model.
     const confirmation = this.#o.confirmations?.match(input) ?? { kind: 'none' };
-    if (confirmation.kind === 'refused') return finish(confirmation.text);
-    if (confirmation.kind === 'denied') return finish(TEXT[textLanguage(userText)].denied(confirmation.pending.tool));
-    if (confirmation.kind === 'confirmed') return finish(await this.#runConfirmed(confirmation.pending, input, control, ctx));
+    if (confirmation.kind === 'refused') return finish(confirmation.text, 'approval');
+    if (confirmation.kind === 'denied') return finish(TEXT[textLanguage(userText)].denied(confirmation.pending.tool), 'approval');
+    if (confirmation.kind === 'confirmed') return finish(await this.#runConfirmed(confirmation.pending, input, control, ctx), 'approval');
 
     if (await this.#o.stages.run('on_input', ctx)) return finish(ctx.response ?? '');
     if (!this.#o.modelConfigured()) return finish(this.#o.offlineText());
@@ -194,7 +206,7 @@ export class Agent implements TaskRunner {
       ctx.reasoning = result.reasoning;
       ctx.tool_calls = calls;
       if (await this.#o.stages.run('post_action', ctx)) return finish(ctx.response ?? '');
-      if (ctx.tool_calls.length === 0) return finish(ctx.llm_text);
+      if (ctx.tool_calls.length === 0) return finish(ctx.llm_text, 'model');
 
       toolTurns++;
       ctx.messages.push({ role: 'assistant', content: ctx.llm_text, tool_calls: ctx.tool_calls });
@@ -338,6 +350,7 @@ export class Agent implements TaskRunner {
     text: string,
     sent: Set<string>,
     unrecorded: unknown,
+    answeredBy: AnsweredBy,
   ): Promise<TaskResult> {
     ctx.final_text = text;
     delete ctx.response;
@@ -374,8 +387,9 @@ export class Agent implements TaskRunner {
       try {
         await this.#o.remember({
           input,
-          text: userText,
-          answer: modelAnswer,
+          text: answeredBy === 'approval' ? '' : userText,
+          answer: answeredBy === 'model' ? modelAnswer : '',
+          answered_by: answeredBy,
           trust: ctx.trust.level,
           tools: ctx.tool_results.map((o) => ({ tool: o.call.name, text: o.content })),
         });

@@ -13,7 +13,7 @@
 import type { AutomationAction, AutomationCondition, AutomationRule, AutomationTrigger } from '../config/schema.js';
 import { validateServiceData } from '../home/entity-services.js';
 import { DOMAIN_SERVICES, ENTITY_DOMAINS, type EntityDomain } from '../home/types.js';
-import { describeError, HomeAgentError } from '../shared/errors.js';
+import { describeError, HomeAgentError, isHomeAgentError } from '../shared/errors.js';
 import { minutesOf } from './conditions.js';
 import { dailyAt, parseCron } from './cron.js';
 import { compileTopicFilter } from './triggers.js';
@@ -30,6 +30,22 @@ const ENTITY_ID = /^([a-z_]{1,32})\.[a-z0-9_]{1,64}$/;
 const PIN_ID = /^[a-z0-9_]{1,64}$/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
 const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * The settings check of core.automations.rules (run at load and on every `config set`): undefined
+ * when the rules compile, else one line, because each problem already names its rule and field.
+ */
+export function describeRuleProblems(rules: unknown): string | undefined {
+  try {
+    checkRules(rules as AutomationRule[]);
+    return undefined;
+  } catch (error) {
+    const problems = isHomeAgentError(error, 'HA_ERR_AUTOMATION_CONFIG')
+      ? (error.details?.problems as RuleProblem[] | undefined)
+      : undefined;
+    return problems?.length ? problems.map((p) => `${p.automation_id}: ${p.field}: ${p.problem}`).join('; ') : describeError(error);
+  }
+}
 
 /** Checks and compiles rules; throws HA_ERR_AUTOMATION_CONFIG listing every problem (details.problems). */
 export function checkRules(rules: readonly AutomationRule[]): CheckedRule[] {

@@ -40,6 +40,7 @@ import {
 } from './format.js';
 import { GPIO_OPTIONS, type GpioFlags, gpioFlagsUsed, parseGpioCommand, runGpio } from './gpio.js';
 import { formatHealthAnswer, healthExitCode } from './health.js';
+import { parseHomeassistantCommand, runHomeassistant } from './homeassistant.js';
 import {
   KB_LONG_COMMANDS,
   KB_LONG_TIMEOUT_MS,
@@ -58,6 +59,7 @@ import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
 import { parseSensorsCommand as parseI2cCommand, runSensors as runI2c } from './sensors.js';
 import { parseVoiceCommand, runVoice, VOICE_OPTIONS, type VoiceFlags, voiceFlagsUsed } from './voice.js';
 import { parseWebuiCommand, runWebui, WEBUI_OPTIONS, type WebuiFlags, webuiFlagsUsed } from './webui.js';
+import { parseZigbeeCommand, runZigbee, ZIGBEE_OPTIONS, type ZigbeeFlags, zigbeeFlagsUsed } from './zigbee.js';
 
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
 
@@ -131,6 +133,16 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
                             publish a message (any valid topic; audited)
   mqtt credentials [--reset devices]
                             the embedded broker's login for Home Assistant, Zigbee2MQTT and other devices (or a new password)
+  zigbee [status]           Zigbee2MQTT: bridge, whether joining is open, each device's availability and link quality, groups
+  zigbee permit-join [SECONDS]
+                            let new Zigbee devices pair for SECONDS (default 120, at most 254; 0 closes)
+  zigbee rename FROM TO     rename a device (friendly name or IEEE address); its entity ids follow
+  zigbee remove DEVICE [--force]
+                            remove a device from the network (--force: even if it does not answer)
+  zigbee group add NAME [--id N] | remove GROUP [--force] | members add|remove GROUP DEVICE [--endpoint E]
+                            Zigbee groups (one command switches every member)
+  homeassistant [status]    the Home Assistant connection: connected or why not, entities brought in and skipped
+  homeassistant sync        read Home Assistant's registries and states again now
   webui credentials [--reset password|api_key]
                             the web page's address, admin password and API key (or make a new one)
   lists [list]              shopping and to-do lists with their open and done item counts
@@ -165,7 +177,15 @@ interface ModuleRunContext {
   timeoutMs: number;
 }
 
-type ModuleFlags = EntitiesFlags & GpioFlags & AutomationsFlags & MqttFlags & WebuiFlags & ChangesFlags & ListsFlags & VoiceFlags;
+type ModuleFlags = EntitiesFlags &
+  GpioFlags &
+  AutomationsFlags &
+  MqttFlags &
+  WebuiFlags &
+  ChangesFlags &
+  ListsFlags &
+  VoiceFlags &
+  ZigbeeFlags;
 
 /**
  * Commands with their own flags that run themselves: each parses its arguments (throwing its own
@@ -211,6 +231,20 @@ const COMMAND_MODULES: Record<string, CommandModule> = {
     parse: (args, flags) => {
       const command = parseMqttCommand(args, flags);
       return (context) => runMqtt(command, context);
+    },
+  },
+  zigbee: {
+    flags: Object.keys(ZIGBEE_OPTIONS),
+    parse: (args, flags) => {
+      const command = parseZigbeeCommand(args, flags);
+      return (context) => runZigbee(command, context);
+    },
+  },
+  homeassistant: {
+    flags: [],
+    parse: (args) => {
+      const command = parseHomeassistantCommand(args);
+      return (context) => runHomeassistant(command, context);
     },
   },
   webui: {
@@ -269,6 +303,7 @@ function moduleFlagsUsed(flags: ModuleFlags): string[] {
       ...changesFlagsUsed(flags),
       ...listsFlagsUsed(flags),
       ...voiceFlagsUsed(flags),
+      ...zigbeeFlagsUsed(flags),
     ]),
   ];
 }
@@ -451,6 +486,7 @@ async function main(argv: string[]): Promise<number> {
         ...CHANGES_OPTIONS,
         ...LISTS_OPTIONS,
         ...VOICE_OPTIONS,
+        ...ZIGBEE_OPTIONS,
       },
       allowPositionals: true,
     });

@@ -319,7 +319,7 @@ function writeStream(stream: MemoryIo['stdout'], text: string): Promise<void> {
 
 interface SearchResult {
   abstain: boolean;
-  items: Array<{ kind: string; text: string; score: number; sources: string[]; at: string | null }>;
+  items: Array<{ kind: string; text: string; line?: string; score: number; sources: string[]; at: string | null }>;
 }
 
 /** `2024-05-06 08:00` from an ISO time. */
@@ -337,7 +337,9 @@ export function formatSearch(r: SearchResult): string {
   const lines: string[] = [];
   if (r.abstain || r.items.length === 0) lines.push('no record: nothing in memory relates to this (the prompt would say so)');
   r.items.forEach((item, i) => {
-    lines.push(`${i + 1}. [${item.kind}] ${item.score.toFixed(2)}  ${when(item.at)}  ${item.text.replace(/\s*\n\s*/g, ' / ')}`);
+    // The prompt's own line (speaker, when, what) when the daemon gives it.
+    const text = item.line ?? `${when(item.at)}  ${item.text.replace(/\s*\n\s*/g, ' / ')}`;
+    lines.push(`${i + 1}. [${item.kind}] ${item.score.toFixed(2)}  ${text}`);
     if (item.sources.length > 0) lines.push(`   from ${item.sources.join(', ')}`);
   });
   return lines.join('\n');

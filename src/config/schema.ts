@@ -671,8 +671,33 @@ const AreaSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const PersonSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64, description: 'How memory names the person ("Anna").' }),
+    aliases: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      default: [],
+      maxItems: 16,
+      description: 'Other names for the person ("Mum", "妈妈").',
+    }),
+    senders: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+      default: [],
+      maxItems: 32,
+      description:
+        "How the person's words arrive: sender ids (`cli`, `webui:admin`, `qq:12345`), sources (`webui`), or `voice@<area>` for a voice in that room; a trailing * matches any rest.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
 const HomeSchema = Type.Object(
   {
+    people: Type.Array(PersonSchema, {
+      default: [],
+      maxItems: 64,
+      ...homeMeta(
+        'The household, each {name, aliases, senders}: memory names who said what by these (the CLI and web owner, QQ ids, voices by room). Anyone else is "someone", and their facts count for less.',
+      ),
+    }),
     areas: Type.Array(AreaSchema, {
       default: [],
       maxItems: 256,
@@ -1924,6 +1949,22 @@ const MqttPluginSchema = Type.Object(
       maximum: 60000,
       ...mqttMeta('How long an entity call to a Zigbee2MQTT device waits for its new state before it returns anyway.'),
     }),
+    zigbee2mqtt_request_timeout_ms: Type.Integer({
+      default: 10000,
+      minimum: 1000,
+      maximum: 120000,
+      ...mqttMeta(
+        'How long a Zigbee2MQTT management request (permit join, rename, remove, groups) waits for its bridge/response before it fails.',
+      ),
+    }),
+    zigbee2mqtt_permit_join_max_s: Type.Integer({
+      default: 254,
+      minimum: 1,
+      maximum: 254,
+      ...mqttMeta(
+        'Longest time Zigbee2MQTT may let new devices join when HomeAgent opens the network (Zigbee allows 254 s at most; Zigbee2MQTT closes it itself).',
+      ),
+    }),
     broker_enabled: Type.Boolean({
       default: false,
       ...mqttMeta(
@@ -2283,6 +2324,50 @@ const VoiceActivationSchema = Type.Object(
       maximum: 0.99,
       ...voiceMeta('Wake word classifier score that counts as a detection.'),
     }),
+    keyphrase: Type.String({
+      default: 'hey home',
+      maxLength: 64,
+      pattern: "^[A-Za-z' ]*$",
+      ...voiceMeta(
+        "The local wake word: English words that pocketsphinx spots in the microphone's audio (Debian packages pocketsphinx and pocketsphinx-en-us); hearing it opens the microphone for one utterance. Empty: none.",
+        { requires_restart: true },
+      ),
+    }),
+    keyphrase_threshold: Type.Number({
+      default: 1e-5,
+      minimum: 1e-60,
+      maximum: 1,
+      ...voiceMeta(
+        'pocketsphinx kws_threshold for the local wake word: lower hears the phrase more readily and more falsely (tuned by bench/wake-word.mjs).',
+        { requires_restart: true },
+      ),
+    }),
+    keyphrase_phone_loop_penalty: Type.Number({
+      default: 1e-5,
+      minimum: 1e-60,
+      maximum: 1,
+      ...voiceMeta('pocketsphinx kws_plp for the local wake word: lower lets the phrase win over other sounds more often.', {
+        requires_restart: true,
+      }),
+    }),
+    keyphrase_model_dir: Type.String({
+      default: '/usr/share/pocketsphinx/model/en-us',
+      minLength: 1,
+      maxLength: 4096,
+      ...voiceMeta('The pocketsphinx English model directory (en-us/ and cmudict-en-us.dict).', { requires_restart: true }),
+    }),
+    keyphrase_restart_ms: Type.Integer({
+      default: 1000,
+      minimum: 100,
+      maximum: 600000,
+      ...voiceMeta('First wait before restarting a wake word spotter that exited; doubles on each exit in a row.'),
+    }),
+    keyphrase_restart_max_ms: Type.Integer({
+      default: 60000,
+      minimum: 100,
+      maximum: 3600000,
+      ...voiceMeta('Longest wait between wake word spotter restarts.'),
+    }),
     listen_window_ms: Type.Integer({
       default: 8000,
       minimum: 1000,
@@ -2461,7 +2546,13 @@ const VoicePluginSchema = Type.Object(
     }),
     barge_in: Type.Boolean({
       default: true,
-      ...voiceMeta('Speech heard while HomeAgent is speaking stops the playback.'),
+      ...voiceMeta('Speech heard while HomeAgent is speaking stops the playback and the answer still being written.'),
+    }),
+    stream_speech: Type.Boolean({
+      default: true,
+      ...voiceMeta(
+        'Speak each finished sentence of an answer while the model is still writing the rest; off: speak the whole answer at the end.',
+      ),
     }),
   },
   { additionalProperties: false, default: {} },
@@ -2616,6 +2707,86 @@ const OnebotPluginSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+const homeassistantMeta = (description: string, extra: Partial<SettingMeta> = {}) => pluginMeta('homeassistant', description, extra);
+const HaPattern = Type.String({ minLength: 1, maxLength: 255, pattern: '^[a-z0-9_]+(\\.([a-z0-9_]+|\\*))?$' });
+
+const HomeassistantPluginSchema = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: false,
+      ...meta({
+        description:
+          "Load the homeassistant plugin at start: Home Assistant's entities (those exposed to Assist, or listed in include) become HomeAgent entities over its WebSocket API.",
+        requires_restart: true,
+        category: 'plugin.homeassistant',
+      }),
+    }),
+    url: Type.String({
+      default: 'ws://homeassistant.local:8123/api/websocket',
+      minLength: 1,
+      maxLength: 1024,
+      ...homeassistantMeta("Home Assistant's WebSocket API: ws://<host>:8123/api/websocket (wss:// behind TLS). A change reconnects."),
+    }),
+    token: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...homeassistantMeta(
+        'A long-lived access token (Home Assistant: your profile > Security > Long-lived access tokens). After Home Assistant refused it, HomeAgent tries again only when this changes.',
+        { secret: true },
+      ),
+    }),
+    expose: Type.Union([Type.Literal('assist'), Type.Literal('list')], {
+      default: 'assist',
+      ...homeassistantMeta(
+        "assist: the entities Home Assistant exposes to Assist (Settings > Voice assistants > Expose; needs an administrator's token), plus include, minus exclude. list: only include, minus exclude.",
+      ),
+    }),
+    include: Type.Array(HaPattern, {
+      default: [],
+      maxItems: 1000,
+      ...homeassistantMeta('Entity ids (light.kitchen), domains (light) or domain.* patterns brought in besides the exposed ones.'),
+    }),
+    exclude: Type.Array(HaPattern, {
+      default: [],
+      maxItems: 1000,
+      ...homeassistantMeta('Entity ids, domains or domain.* patterns never brought in, even when exposed or included.'),
+    }),
+    max_entities: Type.Integer({
+      default: 500,
+      minimum: 1,
+      maximum: 5000,
+      ...homeassistantMeta('Most Home Assistant entities brought in; the rest are skipped and counted in homeassistant.status.'),
+    }),
+    command_timeout_ms: Type.Integer({
+      default: 10000,
+      minimum: 500,
+      maximum: 120000,
+      ...homeassistantMeta('A command (a service call, a registry list) Home Assistant does not answer within this fails.'),
+    }),
+    ping_interval_ms: Type.Integer({
+      default: 30000,
+      minimum: 1000,
+      maximum: 600000,
+      ...homeassistantMeta('How often HomeAgent pings Home Assistant; a ping not answered within command_timeout_ms ends the connection.'),
+    }),
+    reconnect_min_ms: Type.Integer({
+      default: 1000,
+      minimum: 100,
+      maximum: 60000,
+      ...homeassistantMeta(
+        'First wait before reconnecting; it doubles (with jitter) up to reconnect_max_ms and resets after a healthy connection.',
+      ),
+    }),
+    reconnect_max_ms: Type.Integer({
+      default: 60000,
+      minimum: 1000,
+      maximum: 3600000,
+      ...homeassistantMeta('Longest wait between reconnects (a restarting Home Assistant can take minutes).'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 /** Sections of the built-in plugins. Sections of other plugins are free-form here and validated by the plugin host. */
 const PluginSchema = Type.Object(
   {
@@ -2633,6 +2804,7 @@ const PluginSchema = Type.Object(
     voice: VoicePluginSchema,
     camera: CameraPluginSchema,
     onebot: OnebotPluginSchema,
+    homeassistant: HomeassistantPluginSchema,
   },
   { additionalProperties: Type.Record(Type.String(), Type.Unknown()), default: {} },
 );

@@ -106,6 +106,8 @@ class Task {
   criticalDepth = 0;
   /** Set while suspended: settles the pending safePoint() promise. */
   resume: Deferred | null = null;
+  /** Why the task was cancelled before the scheduler stopped (cancelRunning); shutdown otherwise. */
+  cancelReason: string | undefined;
   done = false;
   readonly ended = deferred();
 
@@ -225,6 +227,29 @@ export class InputScheduler {
       this.#log.debug({ input_id: id, source: input.source, level }, 'input queued');
       this.#schedule();
     });
+  }
+
+  /**
+   * Cancels the running or suspended task of one input (a voice turn whose listener spoke over
+   * it: barge-in), as stop() cancels every task: its LLM request is aborted at once and its next
+   * safe point rejects, so it unwinds and its receipt says `cancelled` with `reason`. Tool
+   * execution already under way finishes (a critical section is never torn). False when no task
+   * of that input is running or suspended. `plugin`: only an input that plugin injected.
+   */
+  cancelRunning(inputId: string, reason: string, plugin?: string): boolean {
+    const task = [this.#running, ...this.#suspended].find(
+      (t) => t !== null && !t.done && t.entry.input.id === inputId && (plugin === undefined || t.entry.input.meta?.plugin === plugin),
+    );
+    if (!task || task.cancel.signal.aborted) return false;
+    const error = new HomeAgentError('HA_ERR_ABORTED', `the task was cancelled: ${reason}`);
+    task.cancelReason = reason;
+    task.cancel.abort(error);
+    task.llm?.abort(error);
+    const resume = task.resume;
+    task.resume = null;
+    resume?.reject(error);
+    this.#log.info({ task_id: task.id, input_id: inputId, reason }, 'task cancelled');
+    return true;
   }
 
   /** The limits for this submit; a throwing or nonsensical source keeps the last good values (a receipt must still come). */
@@ -428,7 +453,7 @@ export class InputScheduler {
     if (task.cancel.signal.aborted) {
       this.#settle(task.entry, {
         status: 'cancelled',
-        reason: 'shutdown',
+        reason: task.cancelReason ?? 'shutdown',
         ...text,
         error: 'error' in outcome ? toErrorEnvelope(outcome.error) : { code: 'HA_ERR_ABORTED', message: abortedError().message },
       });

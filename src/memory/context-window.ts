@@ -62,7 +62,7 @@ export interface NewContextEvent {
 }
 
 /** What the turn adds once it has finished. */
-export type ContextEventUpdate = Partial<Pick<ContextEvent, 'response' | 'tools_used' | 'tool_results' | 'media_refs'>>;
+export type ContextEventUpdate = Partial<Pick<ContextEvent, 'input' | 'response' | 'tools_used' | 'tool_results' | 'media_refs'>>;
 
 /**
  * Relevance of each text to the query, higher is more relevant (e.g. cosine of embeddings).
@@ -162,14 +162,24 @@ export class ContextWindow {
     if (!current) return undefined;
     const next: ContextEvent = {
       ...current,
+      ...(update.input !== undefined && { input: update.input }),
       ...(update.response !== undefined && { response: update.response }),
       ...(update.tools_used !== undefined && { tools_used: [...update.tools_used] }),
       ...(update.tool_results !== undefined && { tool_results: update.tool_results.map((r) => ({ tool: r.tool, text: r.text })) }),
       ...(update.media_refs !== undefined && { media_refs: [...update.media_refs] }),
     };
     this.#sql
-      .get('UPDATE context_events SET response = ?, tools_used = ?, tool_results = ?, media_refs = ?, revision = revision + 1 WHERE id = ?')
-      .run(next.response, JSON.stringify(next.tools_used), JSON.stringify(next.tool_results), JSON.stringify(next.media_refs), id);
+      .get(
+        'UPDATE context_events SET input = ?, response = ?, tools_used = ?, tool_results = ?, media_refs = ?, revision = revision + 1 WHERE id = ?',
+      )
+      .run(
+        next.input,
+        next.response,
+        JSON.stringify(next.tools_used),
+        JSON.stringify(next.tool_results),
+        JSON.stringify(next.media_refs),
+        id,
+      );
     return next;
   }
 

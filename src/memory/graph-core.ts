@@ -27,7 +27,9 @@ import { blobToVector, vectorToBlob } from './vector-blob.js';
 import { VectorIndex } from './vector-index.js';
 
 /** Relation types where a subject has one current value; configurable. */
-export const DEFAULT_SINGLE_VALUED_RELATIONS: readonly string[] = ['lives_in', 'age', 'name', 'occupation'];
+// located_in: a thing is in one place at a time, so "the key is in the drawer now" supersedes
+// "the key is under the flower pot" (kept as history).
+export const DEFAULT_SINGLE_VALUED_RELATIONS: readonly string[] = ['lives_in', 'age', 'name', 'occupation', 'located_in'];
 /** Confidence of a committed triple that does not say. */
 export const DEFAULT_COMMIT_CONFIDENCE = 0.8;
 export const MAX_ENTITY_NAME_LENGTH = 200;
@@ -55,6 +57,10 @@ export interface GraphProvenance {
   session?: string;
   /** When they were said (ms); the relations' valid_from. Default: now. */
   timestamp?: number;
+  /** Who said them (a person's name, or 'someone'); kept with the sentence. */
+  speaker?: string;
+  /** The date the sentence's time words point at (ms), when it names one. */
+  refers_to?: number;
 }
 
 export interface CommitOptions {
@@ -254,8 +260,8 @@ export class GraphCore {
     if (existing) return existing.id;
     const id = Number(
       this.sql
-        .get('INSERT INTO graph_sentences (text, source_event_id, document_id, created_at) VALUES (?, ?, ?, ?)')
-        .run(text, eventId, documentId, now).lastInsertRowid,
+        .get('INSERT INTO graph_sentences (text, source_event_id, document_id, created_at, speaker, refers_to) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(text, eventId, documentId, now, provenance.speaker ?? '', provenance.refers_to ?? null).lastInsertRowid,
     );
     this.sql.get('INSERT INTO graph_sentences_trigram (rowid, text) VALUES (?, ?)').run(id, text);
     return id;

@@ -234,6 +234,7 @@ export function cleanupOrphanSentences(core: GraphCore): number {
     for (const id of ids) {
       core.sql.get('DELETE FROM graph_sentences WHERE id = ?').run(id);
       core.sql.get('DELETE FROM graph_sentences_trigram WHERE rowid = ?').run(id);
+      core.sql.get('DELETE FROM graph_sentences_fts WHERE rowid = ?').run(id);
     }
     return ids.length;
   });

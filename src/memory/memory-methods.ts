@@ -6,6 +6,7 @@
  * memory.event reads it, forgetting an event removes it there too), so a stopped service answers
  * HA_ERR_UNAVAILABLE. Every change is audited with the caller as actor.
  */
+
 import { Type } from '@sinclair/typebox';
 import type { AuditRecord } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
@@ -29,6 +30,7 @@ import {
 } from './memory-inspector.js';
 import type { MemoryParts } from './memory-service.js';
 import type { MemoryStores } from './memory-stores.js';
+import { recallLine } from './recall-lines.js';
 
 export { EVIDENCE_PER_RELATION } from './memory-inspector.js';
 
@@ -59,7 +61,7 @@ export function registerMemoryMethods(control: MemoryControl, memory: { parts():
   control.register({
     name: 'memory.search',
     description:
-      'What memory recalls for a text, exactly as the prompts get it: items with kind, score, source event ids and date, and abstain when nothing relates.',
+      'What memory recalls for a text, exactly as the prompts get it: items with kind, the prompt line (speaker, when, what), facts, score, source event ids and date, and abstain when nothing relates.',
     params: Type.Object({
       query: Type.String({ minLength: 1, maxLength: 1000 }),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
@@ -71,6 +73,11 @@ export function registerMemoryMethods(control: MemoryControl, memory: { parts():
         items: result.items.map((item) => ({
           kind: item.kind,
           text: item.text,
+          // The line the prompt gets: who said it, when, and what.
+          line: recallLine(item, options.clock.now()),
+          ...(item.speaker !== undefined && { speaker: item.speaker }),
+          ...(item.facts !== undefined && { facts: item.facts }),
+          ...(item.superseded === true && { superseded: true }),
           score: item.score,
           sources: item.sources,
           at: iso(item.at),

@@ -171,6 +171,24 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 4,
+    name: 'facts say who said them and are searchable by word',
+    up(db) {
+      db.exec(`
+        -- Who said the sentence a fact was read from (core.home.people; 'someone' when unknown;
+        -- '' for sentences from before this column): recall's prompt lines name the speaker.
+        ALTER TABLE graph_sentences ADD COLUMN speaker TEXT NOT NULL DEFAULT '';
+        -- The date a sentence's time words point at ("next Tuesday" said on a Friday), ms; null
+        -- when it names none.
+        ALTER TABLE graph_sentences ADD COLUMN refers_to INTEGER;
+        -- BM25 over the analyser's tokens of each sentence (rowid = graph_sentences.id), so recall
+        -- finds a fact by the words of a question, not only by an exact entity name. Existing
+        -- sentences are indexed by FactIndex.sync() on first use (the tokens need the analyser).
+        CREATE VIRTUAL TABLE graph_sentences_fts USING fts5(content, tokenize = 'unicode61 remove_diacritics 2');
+      `);
+    },
+  },
 ];
 
 /** Applies the memory migrations and returns the connection the memory stores share. */

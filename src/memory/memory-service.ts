@@ -23,13 +23,18 @@ import type { ToolDefinition } from '../shared/tool.js';
 import type { Trust } from '../shared/trust.js';
 import type { ManagedDatabase } from '../store/database.js';
 import { ConversationLog } from './conversation-log.js';
+import { prepareFacts, withLocationFacts } from './fact-intake.js';
+import { forgetRecentTool, forgetReply, forgetTurns, isForgetRequest, recentTurns } from './forget-recent.js';
+import { type HouseholdPerson, speakerName, UNKNOWN_SPEAKER, UNKNOWN_SPEAKER_CONFIDENCE } from './household-people.js';
 import { MemoryMaintenance, type TimerScheduler } from './maintenance.js';
 import { blockMergeTool } from './memory-block-merge-tool.js';
 import { type MemoryStores, openMemoryStores } from './memory-stores.js';
-import type { MemoryPolicy, PolicyLookup } from './memory-text.js';
+import { type MemoryPolicy, memoryToolResults, type PolicyLookup } from './memory-text.js';
 import { memoryTools } from './memory-tools.js';
 import { MemoryRecall, type RecallOptions } from './recall.js';
+import { recallLine } from './recall-lines.js';
 import { consolidationTask, reviewTask } from './self-tasks.js';
+import { resolveTimeWords } from './time-words.js';
 import { WindowConversation } from './window-conversation.js';
 
 /** core.memory. */
@@ -67,6 +72,11 @@ export interface MemoryServiceOptions {
    * <data>/models); empty: the rule parser.
    */
   parserModelPath?: () => string;
+  /**
+   * core.home.people, read when used: who said an input is named from these (never the transport
+   * it came by). Absent: nobody is known, every input is said by "someone".
+   */
+  people?: () => readonly HouseholdPerson[];
   /** Recall tuning for the evaluation's ablation runs (`homeagent memory-eval --fusion ...`); defaults otherwise. */
   recall?: Partial<Pick<RecallOptions, 'fusion' | 'neighbours' | 'itemChars' | 'charsPerItem' | 'paths'>>;
   clock: Clock;
@@ -110,6 +120,10 @@ export interface RecordedInput {
   channel: string;
   peer: string;
   input: string;
+  /** InputSender.id (`cli`, `webui:admin`, `qq:12345`): names the speaker by core.home.people. */
+  sender_id?: string;
+  /** The room a voice was heard in (meta.area): `voice@<area>` in core.home.people. */
+  area?: string;
   /**
    * The sender's trust (recorded) or, for a finished turn, the lowest of what entered it. Absent:
    * untrusted (what nobody vouched for, recall does not either).
@@ -173,6 +187,7 @@ export class MemoryService implements Service {
         window: stores.window,
         documents: stores.documents,
         graph: stores.graph,
+        facts: stores.facts,
         embedder,
         tokens: (text) => analyzer.tokens(text),
         ...this.#o.recall,
@@ -217,7 +232,11 @@ export class MemoryService implements Service {
       this.#recall = recall;
       this.#maintenance = maintenance;
       this.#rawLog = rawLog;
-      this.#tools = [...memoryTools({ stores, recall, analyzer, clock, embedder }), blockMergeTool({ graph: stores.graph, clock })];
+      this.#tools = [
+        ...memoryTools({ stores, recall, analyzer, clock, embedder }),
+        blockMergeTool({ graph: stores.graph, clock }),
+        forgetRecentTool({ stores, rawLog: () => this.#rawLog }),
+      ];
     } catch (error) {
       await rawLog?.stop();
       await created?.close();
@@ -310,7 +329,7 @@ export class MemoryService implements Service {
       timestamp: input.timestamp,
       source: input.source,
       channel: input.channel,
-      peer: input.peer,
+      peer: this.speakerOf(input),
       input: input.input,
     });
   }
@@ -327,7 +346,14 @@ export class MemoryService implements Service {
     if (!stores || !analyzer) return;
     const existing = stores.window.get(turn.id);
     if (existing && (existing.response !== '' || existing.tools_used.length > 0)) return;
-    const finished = { response: turn.response, tools_used: turn.tools.map((t) => t.tool), tool_results: turn.tools };
+    // An approval code is no memory: the agent hands its turn over with no input text.
+    const finished = {
+      ...(existing && turn.input === '' && { input: '' }),
+      response: turn.response,
+      tools_used: turn.tools.map((t) => t.tool),
+      tool_results: turn.tools,
+    };
+    const speaker = this.speakerOf(turn);
     // What the turn read (a web page, a file) is kept with it: the event is trusted no further.
     stores.trust.record(turn.id, turn.trust ?? 'untrusted');
     if (existing) stores.window.complete(turn.id, finished);
@@ -337,7 +363,7 @@ export class MemoryService implements Service {
         timestamp: turn.timestamp,
         source: turn.source,
         channel: turn.channel,
-        peer: turn.peer,
+        peer: speaker,
         input: turn.input,
         ...finished,
       });
@@ -345,9 +371,25 @@ export class MemoryService implements Service {
     const noMemory = this.#channelPolicy(turn.channel)?.no_memory === true;
     if (!noMemory) {
       this.#writeRawLog(turn);
-      const triples = await analyzer.extract(turn.input, { speaker: turn.peer });
-      if (triples.length > 0) {
-        await stores.graph.commit(triples, { source_event_id: turn.id, timestamp: turn.timestamp, session: turn.channel });
+      // "I", "my", "我", "我的" are the speaker; what nobody known said counts for less.
+      const known = speaker !== UNKNOWN_SPEAKER;
+      const extracted =
+        turn.input === '' ? [] : withLocationFacts(analyzer.sentences(turn.input), await analyzer.extract(turn.input, { speaker }));
+      const triples = prepareFacts(extracted, stores.graph).map((t) =>
+        known ? t : { ...t, confidence: t.confidence * UNKNOWN_SPEAKER_CONFIDENCE },
+      );
+      // One commit per sentence: each keeps the date its own time words point at.
+      const bySentence = new Map<string, typeof triples>();
+      for (const t of triples) bySentence.set(t.sentence, [...(bySentence.get(t.sentence) ?? []), t]);
+      for (const [sentence, group] of bySentence) {
+        const refersTo = resolveTimeWords(sentence, turn.timestamp);
+        await stores.graph.commit(group, {
+          source_event_id: turn.id,
+          timestamp: turn.timestamp,
+          session: turn.channel,
+          speaker,
+          ...(refersTo !== undefined && { refers_to: refersTo }),
+        });
       }
     }
     const maxSize = this.#o.limits().max_context_size;
@@ -389,12 +431,41 @@ export class MemoryService implements Service {
       };
     }
     return {
-      text: result.items
-        .map((item) => `- (${new Date(item.at).toISOString().slice(0, 10)}) ${item.text.replace(/\s*\n\s*/g, ' / ')}`)
-        .join('\n'),
+      // Attributed and dated: "Anna, 3 days ago (2024-05-06): the spare key is under the flower pot".
+      text: result.items.map((item) => `- ${recallLine(item, this.#o.clock.now())}`).join('\n'),
       items: result.items.length,
       trust: stores.trust.lowest(result.items),
     };
+  }
+
+  /**
+   * Answers "forget that" / "忘掉我刚才说的" without a model: forgets what the same speaker said
+   * last on the channel and returns the reply, in the request's language; undefined when the input
+   * is no such request (the composition's on_input stage calls this, so it works offline).
+   */
+  async answerForgetRequest(input: RecordedInput): Promise<string | undefined> {
+    const stores = this.#stores;
+    if (!stores || !isForgetRequest(input.input)) return undefined;
+    await this.recordInput(input);
+    const turns = recentTurns(stores, { channel: input.channel, speaker: this.speakerOf(input), before: input.id, count: 1 });
+    const result = forgetTurns(
+      stores,
+      this.#rawLog,
+      turns.map((t) => t.id),
+    );
+    this.#o.log.info({ input_id: input.id, forgotten: result.events, facts_removed: result.facts_removed }, 'forgot on request');
+    return forgetReply(input.input, result);
+  }
+
+  /** Who said an input, named by core.home.people; never the channel or transport it came by. */
+  speakerOf(input: Pick<RecordedInput, 'sender_id' | 'source' | 'channel' | 'peer' | 'area'>): string {
+    return speakerName(this.#o.people?.() ?? [], {
+      sender_id: input.sender_id,
+      source: input.source,
+      channel: input.channel,
+      peer: input.peer,
+      area: input.area,
+    });
   }
 
   #settings(): MemorySettings {
@@ -456,15 +527,14 @@ export class MemoryService implements Service {
     });
   }
 
-  /** The turn as the person and the model saw it, minus results of no_memory tools. Failures only log (inside the log). */
+  /** The turn as the person and the model saw it; tool results only through their cleaners. Failures only log (inside the log). */
   #writeRawLog(turn: RememberedTurn): void {
     const rawLog = this.#rawLog;
     if (!rawLog) return;
-    const common = { event_id: turn.id, channel: turn.channel, peer: turn.peer, session: turn.channel };
-    rawLog.append({ ...common, role: 'user', content: turn.input, timestamp: turn.timestamp });
+    const common = { event_id: turn.id, channel: turn.channel, peer: this.speakerOf(turn), session: turn.channel };
+    if (turn.input !== '') rawLog.append({ ...common, role: 'user', content: turn.input, timestamp: turn.timestamp });
     const now = this.#o.clock.now();
-    for (const result of turn.tools) {
-      if (this.#o.toolPolicy?.(result.tool)?.no_memory) continue;
+    for (const result of memoryToolResults(turn.tools, { toolPolicy: this.#o.toolPolicy })) {
       rawLog.append({ ...common, role: 'tool', tool: result.tool, content: result.text, timestamp: now });
     }
     if (turn.response !== '') rawLog.append({ ...common, role: 'assistant', content: turn.response, timestamp: now });

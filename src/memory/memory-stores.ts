@@ -12,6 +12,7 @@ import type { SqlDatabase } from '../store/types.js';
 import { ContextWindow, type RelevanceScorer } from './context-window.js';
 import { DocumentStore } from './document-store.js';
 import { EventTrust } from './event-trust.js';
+import { FactIndex } from './fact-index.js';
 import { GraphStore } from './graph-store.js';
 import { openMemoryDatabase } from './memory-schema.js';
 import type { PolicyLookup } from './memory-text.js';
@@ -40,6 +41,8 @@ export interface MemoryStores {
   graph: GraphStore;
   people: PersonDirectory;
   trust: EventTrust;
+  /** The graph's sentences by word, with who said them and whether they are still so. */
+  facts: FactIndex;
 }
 
 export function openMemoryStores(options: MemoryStoresOptions): MemoryStores {
@@ -63,5 +66,13 @@ export function openMemoryStores(options: MemoryStoresOptions): MemoryStores {
     ...(options.channelPolicy !== undefined && { channelPolicy: options.channelPolicy }),
     ...(options.toolPolicy !== undefined && { toolPolicy: options.toolPolicy }),
   });
-  return { db, window, documents, graph, people: new PersonDirectory(graph), trust: new EventTrust(db) };
+  return {
+    db,
+    window,
+    documents,
+    graph,
+    people: new PersonDirectory(graph),
+    trust: new EventTrust(db),
+    facts: new FactIndex({ database: db, indexText: options.indexText }),
+  };
 }

@@ -3,6 +3,7 @@
  * removed (they make every message of a channel look alike), the channel's and each tool's own
  * cleaner applied, and nothing from channels or tools marked `no_memory`.
  */
+import { isPersonName } from './household-people.js';
 
 /** How one input channel or one tool's results enter memory. */
 export interface MemoryPolicy {
@@ -125,16 +126,28 @@ export function memoryText(source: MemoryTextSource, options: MemoryTextOptions,
 function speakerOf(source: MemoryTextSource): string | undefined {
   if (source.branch === 'agent' || source.input.trim() === '') return undefined;
   const peer = source.peer?.trim() ?? '';
-  return peer !== '' && peer !== source.source ? peer : undefined;
+  return isPersonName(peer, { source: source.source ?? '', channel: source.channel }) ? peer : undefined;
 }
 
-/** The tool results that may enter memory, each through its tool's cleaner. */
+/**
+ * The tool results that may enter memory: only through their tool's cleaner. A tool without one
+ * (or marked `no_memory`) keeps its results out: raw tool output is JSON, ids and receipts
+ * (`{"entity_id":"switch.garden_pump",...}`), which would outrank what people said on every
+ * shared word; what the turn meant is in the model's answer. A cleaner that leaves nothing
+ * leaves nothing.
+ */
 export function memoryToolResults(results: readonly ToolResultRecord[], options: MemoryTextOptions): ToolResultRecord[] {
   return results.flatMap((result) => {
     const tool = options.toolPolicy?.(result.tool);
-    if (tool?.no_memory) return [];
-    return [{ tool: result.tool, text: applyCleaner(result.text, tool, `tool:${result.tool}`, options) }];
+    if (tool?.no_memory || !tool?.cleaner) return [];
+    const text = applyCleaner(result.text, tool, `tool:${result.tool}`, options).trim();
+    return text === '' ? [] : [{ tool: result.tool, text }];
   });
+}
+
+/** True when a tool's results may enter memory at all (it has a cleaner and is not `no_memory`). */
+export function toolEntersMemory(policy: MemoryPolicy | undefined): boolean {
+  return policy?.no_memory !== true && policy?.cleaner !== undefined;
 }
 
 function applyCleaner(text: string, policy: MemoryPolicy | undefined, owner: string, options: MemoryTextOptions): string {

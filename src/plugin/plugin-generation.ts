@@ -471,6 +471,7 @@ export class PluginGeneration {
         },
         injectInput: (input) => inject(input, 0),
         injectInterrupt: (input, level) => inject(input, level),
+        ...(external ? {} : { cancelInput: (inputId: string, reason: string) => kernel.scheduler.cancelRunning(inputId, reason, name) }),
       },
       tools: {
         register: (definition) => {

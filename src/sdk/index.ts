@@ -34,6 +34,7 @@ export {
 export type { ChatMessage, Usage } from '../llm/spec/index.js';
 export type { Logger } from '../log/logger.js';
 export { offeredTokens, randomToken, TokenCheck, WEAK_TOKEN_CHARS } from '../shared/access-token.js';
+export { type BackoffBounds, backoffDelay, backoffRange, ReconnectBackoff } from '../shared/backoff.js';
 export { ERROR_CODES, type ErrorCode, type ErrorEnvelope, HomeAgentError, isHomeAgentError, toErrorEnvelope } from '../shared/errors.js';
 export { findOnPath } from '../shared/find-on-path.js';
 export { type Language, textLanguage } from '../shared/language.js';

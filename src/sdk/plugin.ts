@@ -92,6 +92,13 @@ export interface PluginIo {
    * clamped to L3; L4 is for the kernel and built-in plugins.
    */
   injectInterrupt(input: PluginInput, level: Exclude<Level, 0>): Promise<Receipt>;
+  /**
+   * Cancels the running (or suspended) turn of an input this plugin injected, e.g. when the person
+   * talked over the spoken answer (barge-in): the model's request stops at once and the receipt
+   * says `cancelled` with `reason`. False when that input has no running turn (finished, still
+   * queued, or another plugin's). Built-in plugins only; absent in external plugins' contexts.
+   */
+  cancelInput?(inputId: string, reason: string): boolean;
 }
 
 export interface PluginTools {

@@ -33,6 +33,7 @@ export const ERROR_CODES = {
 
   HA_ERR_DAEMON_ALREADY_RUNNING: 'another HomeAgent daemon is using this data directory',
   HA_ERR_DAEMON_NOT_RUNNING: 'the HomeAgent daemon is not running',
+  HA_ERR_DAEMON_WIRING: 'a part of the daemon was used before the part it depends on was composed',
 
   HA_ERR_SERVICE_START: 'a service failed to start',
 
@@ -172,6 +173,9 @@ export const ERROR_CODES = {
   HA_ERR_VOICE_STT: 'speech recognition failed (the back end is not configured, unreachable, refused the audio, failed or timed out)',
   HA_ERR_VOICE_VAD: 'voice activity detection could not run (the Silero model is missing or altered, or its worker failed)',
   HA_ERR_VOICE_WAKE_WORD: 'the wake word models could not be loaded (directory, file names or input and output shapes)',
+  HA_ERR_VOICE_KEYPHRASE:
+    'the local wake word (pocketsphinx keyphrase spotting) cannot run: pocketsphinx_continuous or its English model is missing, the phrase has a word the dictionary lacks, or the program exited',
+  HA_ERR_VOICE_SATELLITE: 'a Wyoming satellite is not connected, refused the connection, or broke the protocol',
   HA_ERR_MICROPHONE_UNAVAILABLE:
     'the microphone cannot record: arecord is missing, or the ALSA capture device is missing, busy or refused the format',
   HA_ERR_SPEAKER_UNAVAILABLE: 'the speaker cannot play: aplay is missing, or the ALSA device is missing, busy or refused the audio',
@@ -179,6 +183,18 @@ export const ERROR_CODES = {
   HA_ERR_ONEBOT_CONNECTION: 'no OneBot implementation is connected, or its connection closed while an action was pending',
   HA_ERR_ONEBOT_TIMEOUT: 'the OneBot implementation did not answer an action within plugin.onebot.action_timeout_ms',
   HA_ERR_ONEBOT_ACTION: 'the OneBot implementation answered an action with status failed (its retcode and wording say why)',
+
+  HA_ERR_HOMEASSISTANT_CONFIG: 'the Home Assistant settings are incomplete (no ws:// or wss:// url, no token)',
+  HA_ERR_HOMEASSISTANT_AUTH:
+    'Home Assistant refused the access token (auth_invalid): HomeAgent stops reconnecting until plugin.homeassistant.token changes',
+  HA_ERR_HOMEASSISTANT_CONNECTION: 'Home Assistant is not connected, or its connection closed while a command was pending',
+  HA_ERR_HOMEASSISTANT_TIMEOUT: 'Home Assistant did not answer a command within plugin.homeassistant.command_timeout_ms',
+  HA_ERR_HOMEASSISTANT_COMMAND: 'Home Assistant answered a command with an error (its code and message say why)',
+
+  HA_ERR_ZIGBEE_UNAVAILABLE:
+    'Zigbee2MQTT cannot be managed now (plugin.mqtt.zigbee2mqtt off, the broker not connected, or the bridge offline)',
+  HA_ERR_ZIGBEE_TIMEOUT: 'Zigbee2MQTT did not answer a bridge request within its time limit',
+  HA_ERR_ZIGBEE_REQUEST: 'Zigbee2MQTT answered a bridge request with an error (its wording says why)',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

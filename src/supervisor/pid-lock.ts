@@ -3,7 +3,14 @@
  * file whose process is gone (or is not a HomeAgent) is stale and taken over.
  */
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { HomeAgentError } from '../shared/errors.js';
+
+/**
+ * Lock files held by daemons of this process. The file names this process's pid for every one of
+ * them, so it cannot tell a second in-process daemon (a test's) from a stale file of its own.
+ */
+const HELD_HERE = new Set<string>();
 
 export class PidLock {
   readonly file: string;
@@ -14,10 +21,17 @@ export class PidLock {
   }
 
   acquire(): void {
+    if (HELD_HERE.has(resolve(this.file))) {
+      throw new HomeAgentError(
+        'HA_ERR_DAEMON_ALREADY_RUNNING',
+        `another HomeAgent of this process (pid ${process.pid}) is running with this data directory (lock file ${this.file})`,
+      );
+    }
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         writeFileSync(this.file, `${process.pid}\n`, { flag: 'wx', mode: 0o644 });
         this.#held = true;
+        HELD_HERE.add(resolve(this.file));
         return;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -37,6 +51,7 @@ export class PidLock {
   release(): void {
     if (!this.#held) return;
     this.#held = false;
+    HELD_HERE.delete(resolve(this.file));
     try {
       if (readFileSync(this.file, 'utf8').trim() === String(process.pid)) unlinkSync(this.file);
     } catch {

@@ -10,7 +10,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { type DaemonHandle, type HelperTest, spawnDaemon, tempDir } from './daemon.js';
+import { type HelperTest, tempDir } from './daemon.js';
+import { type InProcessDaemonHandle as DaemonHandle, startDaemon } from './in-process-daemon.js';
 import { RpcConnection } from './rpc.js';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from './scripted-llm-server.js';
 
@@ -98,7 +99,7 @@ export async function startWebuiHome(t: HelperTest, options: StartOptions = {}):
   const configFile = join(dir, 'config.yaml');
   // JSON is YAML.
   writeFileSync(configFile, JSON.stringify(options.config ?? HOME_CONFIG, null, 2));
-  const daemon = spawnDaemon(t, {
+  const daemon = await startDaemon(t, {
     dataDir: join(dir, 'data'),
     env: {
       HOMEAGENT_CONFIG: configFile,

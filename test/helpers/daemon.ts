@@ -112,7 +112,7 @@ let emptyConfigFile: string | undefined;
  * An empty configuration file shared by every daemon of this test process, so a system-wide
  * /etc/homeagent/config.yaml cannot change what a test sees.
  */
-function emptyConfig(): string {
+export function emptyConfig(): string {
   if (emptyConfigFile === undefined || !existsSync(emptyConfigFile)) {
     const dir = mkdtempSync(join(tmpdir(), 'ha-config-'));
     emptyConfigFile = join(dir, 'empty.yaml');

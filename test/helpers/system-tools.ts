@@ -15,3 +15,6 @@ export const fswebcamMissing = (): string | false => missing('fswebcam', 'fswebc
 /** Playing speech needs both the synthesiser and the player. */
 export const speechPlaybackMissing = (): string | false => espeakMissing() || aplayMissing();
 export const arecordMissing = (): string | false => missing('arecord', 'alsa-utils');
+/** The local wake word needs pocketsphinx with its English model; the tests make speech with espeak-ng and sox. */
+export const keyphraseMissing = (): string | false =>
+  missing('pocketsphinx_continuous', 'pocketsphinx pocketsphinx-en-us') || missing('sox', 'sox') || espeakMissing();

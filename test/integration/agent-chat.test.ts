@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { REPO_ROOT, spawnDaemon } from '../helpers/daemon.js';
+import { REPO_ROOT } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/in-process-daemon.js';
 import { type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
 
 function chunk(delta: Record<string, unknown>, finish: string | null = null): object {
@@ -52,7 +53,7 @@ function toolReply(name: string, args: object): ScriptStep {
 }
 
 t.test('without a language model the agent says it is offline and how to configure one', async (t) => {
-  const daemon = spawnDaemon(t);
+  const daemon = await startDaemon(t);
   await daemon.waitForReady();
   const r = await daemon.ctl(['chat', '-m', 'Turn on the kitchen light']);
   t.equal(r.code, 0, r.stderr);
@@ -65,7 +66,7 @@ t.test('without a language model the agent says it is offline and how to configu
 t.test('a tool round through the scripted OpenAI-compatible server', async (t) => {
   const server = await startScriptedServer(t);
   server.enqueue(toolReply('output_list_channels', {}), textReply('You can reach me on the command line.'));
-  const daemon = spawnDaemon(t, {
+  const daemon = await startDaemon(t, {
     env: { HOMEAGENT_LLM_BASE_URL: server.url, HOMEAGENT_LLM_API_KEY: 'sk-test-key', HOMEAGENT_LLM_MODEL: 'test-model' },
   });
   await daemon.waitForReady();
@@ -109,7 +110,7 @@ t.test('a tool round through the scripted OpenAI-compatible server', async (t) =
 t.test('HTTP 401 disables the source and the answer says to check the key', async (t) => {
   const server = await startScriptedServer(t);
   server.enqueue({ status: 401, body: { error: { message: 'Authentication Fails', type: 'authentication_error' } } });
-  const daemon = spawnDaemon(t, { env: { HOMEAGENT_LLM_BASE_URL: server.url, HOMEAGENT_LLM_API_KEY: 'sk-wrong' } });
+  const daemon = await startDaemon(t, { env: { HOMEAGENT_LLM_BASE_URL: server.url, HOMEAGENT_LLM_API_KEY: 'sk-wrong' } });
   await daemon.waitForReady();
   const r = await daemon.ctl(['chat', '-m', 'tell me a joke']);
   t.equal(r.code, 0, r.stderr);
@@ -125,7 +126,7 @@ t.test('a Lua-adapted source (anthropic) answers through the daemon', async (t) 
   const server = await startScriptedServer(t);
   server.enqueue({ raw: fixture, headers: { 'content-type': 'text/event-stream' } });
   const sources = { claude: { adapter: 'anthropic', base_url: server.url, api_key: 'sk-ant-test', model: 'claude-test' } };
-  const daemon = spawnDaemon(t, { env: { HOMEAGENT_LLM_SOURCES: JSON.stringify(sources) } });
+  const daemon = await startDaemon(t, { env: { HOMEAGENT_LLM_SOURCES: JSON.stringify(sources) } });
   await daemon.waitForReady();
   const r = await daemon.ctl(['chat', '-m', 'Is the kitchen light on?']);
   t.equal(r.code, 0, r.stderr);

@@ -11,7 +11,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { readJpegSize } from '../../devices/camera/jpeg-size.js';
-import { type DaemonHandle, spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { tempDir } from '../helpers/daemon.js';
+import { type InProcessDaemonHandle as DaemonHandle, startDaemon } from '../helpers/in-process-daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { fswebcamMissing } from '../helpers/system-tools.js';
 import { until } from '../helpers/until.js';
@@ -70,7 +71,7 @@ function storedJpeg(t: Test, dataDir: string, digest: unknown): Buffer {
 
 t.test('snapshots from homeagentctl and from an automation', { skip: fswebcamMissing() }, async (t) => {
   const { config, dataDir } = writeConfig(t, CONFIG);
-  const daemon: DaemonHandle = spawnDaemon(t, {
+  const daemon: DaemonHandle = await startDaemon(t, {
     dataDir,
     env: { HOMEAGENT_CONFIG: config, HOMEAGENT_PLUGIN_CAMERA_DEVICE: 'TEST' },
   });
@@ -135,7 +136,7 @@ t.test('snapshots from homeagentctl and from an automation', { skip: fswebcamMis
 
 t.test('without a camera the daemon starts and offers none', async (t) => {
   const { config, dataDir } = writeConfig(t, { plugin: { camera: { device: '/dev/video97' } } });
-  const daemon = spawnDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config } });
+  const daemon = await startDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config } });
   await daemon.waitForReady();
   const connection = await RpcConnection.connect(daemon.socketPath);
   t.teardown(() => connection.close());

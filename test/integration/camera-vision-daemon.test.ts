@@ -12,7 +12,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { tempDir } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/in-process-daemon.js';
 import { type RecordedRequest, type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
 import { fswebcamMissing } from '../helpers/system-tools.js';
 
@@ -77,7 +78,7 @@ async function askForPicture(t: Test, vision: boolean): Promise<{ requests: Reco
       plugin: { camera: { name: 'Hall camera', area: 'hall', resolution: '320x240', skip_frames: 0 } },
     }),
   );
-  const daemon = spawnDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config, HOMEAGENT_PLUGIN_CAMERA_DEVICE: 'TEST' } });
+  const daemon = await startDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config, HOMEAGENT_PLUGIN_CAMERA_DEVICE: 'TEST' } });
   await daemon.waitForReady(WAIT_MS);
   const r = await daemon.ctl(['chat', '-m', 'What does the hall camera see?'], { timeoutMs: WAIT_MS });
   t.equal(r.code, 0, r.stderr);

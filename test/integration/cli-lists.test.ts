@@ -4,10 +4,10 @@
  * a store refusal and a usage mistake exit with their codes and change nothing.
  */
 import t from 'tap';
-import { spawnDaemon } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/in-process-daemon.js';
 
 t.test('homeagentctl lists add, show, done and lists against the daemon', async (t) => {
-  const daemon = spawnDaemon(t);
+  const daemon = await startDaemon(t);
   await daemon.waitForReady();
 
   const added = await daemon.ctl(['lists', 'add', 'milk']);

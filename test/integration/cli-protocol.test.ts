@@ -5,13 +5,13 @@
  */
 import { statSync } from 'node:fs';
 import t, { type Test } from 'tap';
-import { type DaemonHandle, spawnDaemon } from '../helpers/daemon.js';
+import { type InProcessDaemonHandle as DaemonHandle, startDaemon } from '../helpers/in-process-daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 
 const MAX_FRAME_BYTES = 1024 * 1024;
 
 t.test('CLI socket protocol', async (t) => {
-  const daemon: DaemonHandle = spawnDaemon(t);
+  const daemon: DaemonHandle = await startDaemon(t);
   await daemon.waitForReady();
 
   const connect = async (t: { teardown(fn: () => unknown): void }) => {

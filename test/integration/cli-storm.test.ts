@@ -9,7 +9,7 @@
  * The storm is random from one seed, printed as a comment: STORM_SEED=<seed> replays it.
  */
 import t, { type Test } from 'tap';
-import { type DaemonHandle, spawnDaemon } from '../helpers/daemon.js';
+import { type InProcessDaemonHandle as DaemonHandle, startDaemon } from '../helpers/in-process-daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { connectCloseStorm, type FuzzCase, fuzzStorm, garbage, overLimitStorm, Rng, type StormTally, stormSeed } from '../helpers/storm.js';
 import { until } from '../helpers/until.js';
@@ -85,7 +85,7 @@ function cliCase(rng: Rng): FuzzCase {
 
 t.test('the CLI socket survives connection storms', async (t) => {
   const rng = new Rng(stormSeed(t));
-  const daemon: DaemonHandle = spawnDaemon(t);
+  const daemon: DaemonHandle = await startDaemon(t);
   await daemon.waitForReady();
   const target = { path: daemon.socketPath };
 

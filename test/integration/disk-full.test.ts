@@ -21,7 +21,8 @@ import { isHomeAgentError } from '../../src/shared/errors.js';
 import { MediaStore } from '../../src/store/media-store.js';
 import { Store } from '../../src/store/store.js';
 import { stateDbComponent } from '../../src/supervisor/components.js';
-import { runCtl, spawnDaemon } from '../helpers/daemon.js';
+import { runCtl } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/in-process-daemon.js';
 import { fillDisk, inSmallDiskNamespace, mountSmallDisk, rerunInSmallDiskNamespace, smallDiskUnavailable } from '../helpers/small-disk.js';
 import { until } from '../helpers/until.js';
 import { captureLogs } from '../unit/fixtures/support.js';
@@ -161,7 +162,7 @@ async function inProcess(t: Test): Promise<void> {
 
 async function daemon(t: Test): Promise<void> {
   const dataDir = mountSmallDisk(t, DISK_BYTES);
-  const homeagent = spawnDaemon(t, {
+  const homeagent = await startDaemon(t, {
     dataDir,
     env: { HOMEAGENT_SUPERVISOR_HEARTBEAT_INTERVAL_MS: '200', HOMEAGENT_PLUGIN_WEBUI_ENABLED: 'false' },
   });

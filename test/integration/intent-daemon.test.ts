@@ -14,7 +14,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { Receipt } from '../../src/io/types.js';
-import { type DaemonHandle, type LogLine, spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { type LogLine, tempDir } from '../helpers/daemon.js';
+import { type InProcessDaemonHandle as DaemonHandle, startDaemon } from '../helpers/in-process-daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
 import { until } from '../helpers/until.js';
@@ -99,7 +100,7 @@ const handledLocally = (intent: string) => (line: LogLine) =>
 
 t.test('offline: the engine answers, switches the GPIO light, sets timers and holds the lock', async (t) => {
   const { config, dataDir } = writeConfig(t, gpioConfig());
-  const daemon = spawnDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config } });
+  const daemon = await startDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config } });
   await daemon.waitForReady();
   const ctl = await Control.open(t, daemon);
   t.equal(await ctl.state(LIGHT_ID), 'off', 'the light starts off');
@@ -183,7 +184,7 @@ t.test('with a model: confident commands skip it, a misspelt name goes to it wit
   const server = await startScriptedServer(t);
   const llm = { base_url: server.url, api_key: 'sk-test-key', model: 'test-model' };
   const { config, dataDir } = writeConfig(t, gpioConfig({ llm }));
-  const daemon = spawnDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config } });
+  const daemon = await startDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config } });
   await daemon.waitForReady();
   const ctl = await Control.open(t, daemon);
 

@@ -12,7 +12,7 @@
 import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import t, { type Test } from 'tap';
-import { type DaemonHandle, spawnDaemon } from '../helpers/daemon.js';
+import { type InProcessDaemonHandle as DaemonHandle, startDaemon } from '../helpers/in-process-daemon.js';
 import { connectReversePeer } from '../helpers/onebot-peer.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import {
@@ -236,7 +236,7 @@ function onebotCase(host: string) {
 t.test('web, kbtree and OneBot listeners survive connection storms', async (t) => {
   const rng = new Rng(stormSeed(t));
   const [kbtreePort, onebotPort] = [await freePort(), await freePort()];
-  const daemon: DaemonHandle = spawnDaemon(t, {
+  const daemon: DaemonHandle = await startDaemon(t, {
     env: {
       HOMEAGENT_PLUGIN_WEBUI_MAX_CONNECTIONS: String(WEB_MAX),
       // The storm's wrong keys slow this address down; the shortest wait keeps the check after it quick.

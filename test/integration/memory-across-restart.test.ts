@@ -36,7 +36,11 @@ t.test('a fact told before a kill -9 is recalled into the prompt after the resta
   const asked = await second.ctl(['chat', '-m', 'Where is the spare key for the shed?']);
   t.equal(asked.code, 0, asked.stderr);
   const system = String(server.requests.at(-1)?.body.messages[0].content ?? '');
-  t.match(system, /\[Related documents\]\n- \(\d{4}-\d{2}-\d{2}\) .*blue flower pot/, 'the remembered sentence is in the prompt, dated');
+  t.match(
+    system,
+    /\[Related documents\]\n- (?:\S+, )?today \(\d{4}-\d{2}-\d{2}\): .*blue flower pot/,
+    'the remembered sentence is in the prompt, dated',
+  );
 
   const never = await second.ctl(['chat', '-m', 'What colour is the neighbour’s submarine?']);
   t.equal(never.code, 0, never.stderr);

@@ -11,7 +11,8 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { tempDir } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/in-process-daemon.js';
 import { connectReversePeer, fixture, startForwardPeer } from '../helpers/onebot-peer.js';
 import { type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
 import { until } from '../helpers/until.js';
@@ -83,7 +84,7 @@ t.test('reverse mode: private and group turns, refusals, and the send loop held 
   const llm = await startScriptedServer(t);
   const port = await freePort();
   const { config, dataDir } = writeConfig(t, { mode: 'reverse', port });
-  const daemon = spawnDaemon(t, {
+  const daemon = await startDaemon(t, {
     dataDir,
     env: { HOMEAGENT_CONFIG: config, HOMEAGENT_LLM_BASE_URL: llm.url, HOMEAGENT_LLM_API_KEY: 'sk-test', HOMEAGENT_LLM_MODEL: 'test-model' },
   });
@@ -208,7 +209,7 @@ t.test('forward mode: the daemon sends the token and reconnects after the peer d
   const server = await startForwardPeer({ token: TOKEN });
   t.teardown(() => server.close());
   const { config, dataDir } = writeConfig(t, { mode: 'forward', url: server.url, reconnect_min_ms: 200 });
-  const daemon = spawnDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config } });
+  const daemon = await startDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config } });
   await daemon.waitForReady();
   await until('the first connection', () => (server.accepted === 1 && server.peer.open ? true : undefined), 20_000);
   t.equal(server.handshakes[0]?.authorization, `Bearer ${TOKEN}`);

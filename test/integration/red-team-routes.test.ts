@@ -26,7 +26,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
 import t from 'tap';
-import { REPO_ROOT, spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { REPO_ROOT, tempDir } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/in-process-daemon.js';
 import { connectReversePeer, fixture, type OneBotPeer } from '../helpers/onebot-peer.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
@@ -204,7 +205,7 @@ writeFileSync(
     },
   }),
 );
-const daemon = spawnDaemon(t, {
+const daemon = await startDaemon(t, {
   dataDir,
   env: {
     HOMEAGENT_CONFIG: configFile,
@@ -548,7 +549,7 @@ t.test('forging an approval from every route that is not the owner, then approvi
 });
 
 t.test('the daemon is alive and still answers the owner', async (t) => {
-  t.equal(daemon.child.exitCode, null);
+  t.equal(daemon.exit, undefined);
   t.match(await call('status'), { state: /running|degraded/ });
 });
 

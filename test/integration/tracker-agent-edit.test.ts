@@ -34,7 +34,8 @@ import {
   waitForPlugin,
   writeFixtureArchive,
 } from '../fixtures/fault-plugins/harness.mjs';
-import { spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { tempDir } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/in-process-daemon.js';
 import { type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
 
 const HEARTBEAT_MS = 1000;
@@ -84,7 +85,7 @@ const root = tempDir(t, 'ha-agent-edit-');
 const dataDir = join(root, 'data');
 const pluginsDir = join(dataDir, 'plugins');
 const entryFile = join(pluginsDir, PLUGIN, 'index.mjs');
-const daemon = spawnDaemon(t, {
+const daemon = await startDaemon(t, {
   dataDir,
   env: {
     ...faultDaemonEnv({ heartbeatMs: HEARTBEAT_MS, restartBackoffMs: HEARTBEAT_MS, trialIntervals: TRIAL_INTERVALS }),

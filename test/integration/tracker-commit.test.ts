@@ -25,7 +25,8 @@ import {
   writeFixtureArchive,
   writeOutsideSentinels,
 } from '../fixtures/fault-plugins/harness.mjs';
-import { type DaemonHandle, spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { tempDir } from '../helpers/daemon.js';
+import { type InProcessDaemonHandle as DaemonHandle, startDaemon } from '../helpers/in-process-daemon.js';
 
 const HEARTBEAT_MS = FAULT_DEFAULTS.heartbeatMs;
 const DECISION_TIMEOUT_MS = 4 * HEARTBEAT_MS + 15_000;
@@ -64,7 +65,7 @@ t.test('a good change is committed and survives a restart', async (t) => {
   const stamps = stampFiles(sentinels);
   const env = faultDaemonEnv();
 
-  const first = spawnDaemon(t, { dataDir, env });
+  const first = await startDaemon(t, { dataDir, env });
   let client = await connect(t, first);
 
   const v1 = fixtureFiles('good', PLUGIN, '1.0.0');
@@ -101,7 +102,7 @@ t.test('a good change is committed and survives a restart', async (t) => {
   first.kill('SIGTERM');
   t.match(await first.waitForExit(), { code: 0 }, 'the daemon stops cleanly');
 
-  const second = spawnDaemon(t, { dataDir, env });
+  const second = await startDaemon(t, { dataDir, env });
   client = await connect(t, second);
   t.same(treeDigest(pluginsDir), committedTree, 'after the restart the tree is unchanged');
   t.equal((await showChange(client, installed.id)).status, 'committed', 'the install is still committed');

@@ -11,7 +11,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { get, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
-import { spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { tempDir } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/in-process-daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
 
@@ -47,7 +48,7 @@ const dir = tempDir(t, 'ha-webui-api-');
 const configFile = join(dir, 'config.yaml');
 writeFileSync(configFile, JSON.stringify({ plugin: { gpio: { backend: 'simulated', pins: [RELAY] } } }));
 const dataDir = join(dir, 'data');
-const daemon = spawnDaemon(t, {
+const daemon = await startDaemon(t, {
   dataDir,
   env: {
     HOMEAGENT_CONFIG: configFile,

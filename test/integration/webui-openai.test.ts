@@ -8,7 +8,7 @@
  */
 import OpenAI from 'openai';
 import t from 'tap';
-import { spawnDaemon } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/in-process-daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
 
@@ -65,7 +65,7 @@ interface SentMessage {
 }
 
 const llm = await startScriptedServer(t);
-const daemon = spawnDaemon(t, {
+const daemon = await startDaemon(t, {
   env: { HOMEAGENT_LLM_BASE_URL: llm.url, HOMEAGENT_LLM_API_KEY: 'sk-vendor', HOMEAGENT_LLM_MODEL: 'test-model' },
 });
 await daemon.waitForReady();

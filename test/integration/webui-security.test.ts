@@ -9,7 +9,8 @@
 import { request as httpRequest } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import t, { type Test } from 'tap';
-import { type DaemonHandle, type EnvOverrides, spawnDaemon } from '../helpers/daemon.js';
+import type { EnvOverrides } from '../helpers/daemon.js';
+import { type InProcessDaemonHandle as DaemonHandle, startDaemon as startInProcess } from '../helpers/in-process-daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 
 interface Credentials {
@@ -31,7 +32,7 @@ interface Web {
 }
 
 async function startDaemon(t: Test, env: EnvOverrides = {}): Promise<Web> {
-  const daemon = spawnDaemon(t, { env });
+  const daemon = await startInProcess(t, { env });
   await daemon.waitForReady(30_000);
   const rpc = await RpcConnection.connect(daemon.socketPath);
   t.teardown(() => rpc.close());

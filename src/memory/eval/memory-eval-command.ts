@@ -10,11 +10,13 @@ import { createTextAnalyzer } from '../../nlp/text-analyzer.js';
 import { describeError } from '../../shared/errors.js';
 import { EXIT_CODES } from '../../shared/exit-codes.js';
 import { RECALL_PATHS, type RecallPath } from '../recall.js';
+import { householdTable, runHouseholdEval } from './household.js';
 import { reportJson, reportTable } from './report.js';
 import { parseKs, runMemoryEval } from './run-memory-eval.js';
 import { storeMemoryFactory } from './store-memory.js';
 
-export const MEMORY_EVAL_USAGE = `usage: homeagent memory-eval --locomo DIR [--k 5,10] [--json] [--details]
+export const MEMORY_EVAL_USAGE = `usage: homeagent memory-eval --household DIR [--json]
+       homeagent memory-eval --locomo DIR [--k 5,10] [--json] [--details]
                             [--fusion rrf|weighted] [--neighbours N] [--paths lexical,vector,symbol,graph,window]
                             [--item-chars N] [--shared]`;
 
@@ -22,12 +24,22 @@ export async function runMemoryEvalCommand(argv: string[]): Promise<number> {
   let values: ReturnType<typeof parse>['values'];
   try {
     values = parse(argv).values;
-    if (!values.locomo) throw new Error('--locomo DIR is required');
+    if (!values.locomo && !values.household) throw new Error('--locomo DIR or --household DIR is required');
     if (values.fusion !== undefined && values.fusion !== 'rrf' && values.fusion !== 'weighted')
       throw new Error('--fusion is rrf or weighted');
   } catch (error) {
     process.stderr.write(`homeagent memory-eval: ${describeError(error)}\n${MEMORY_EVAL_USAGE}\n`);
     return EXIT_CODES.USAGE;
+  }
+  if (values.household) {
+    try {
+      const rows = await runHouseholdEval(values.household, new LogManager({ level: 'warn', levels: {} }));
+      process.stdout.write(`${values.json ? rows.map((r) => JSON.stringify(r)).join('\n') : householdTable(rows)}\n`);
+      return EXIT_CODES.OK;
+    } catch (error) {
+      process.stderr.write(`homeagent memory-eval: ${describeError(error)}\n`);
+      return EXIT_CODES.DATA_ERROR;
+    }
   }
   const analyzer = createTextAnalyzer();
   try {
@@ -62,6 +74,7 @@ function parse(argv: string[]) {
     args: argv,
     options: {
       locomo: { type: 'string' },
+      household: { type: 'string' },
       k: { type: 'string' },
       json: { type: 'boolean' },
       details: { type: 'boolean' },

@@ -250,7 +250,7 @@ t.test('memory search, stats and entity over the socket: readable text and --jso
   await seed(s);
   const search = await run(s, { command: 'search', query: 'boiler note 7', limit: 3 });
   t.equal(search.code, 0);
-  t.match(search.out, /^1\. \[event\] \d\.\d\d {2}2024-05-06 08:00 {2}the boiler note 7\n {3}from ev-7\n/);
+  t.match(search.out, /^1\. \[event\] \d\.\d\d {2}today \(2024-05-06\): the boiler note 7\n {3}from ev-7\n/, 'the prompt line');
   const nothing = await run(s, { command: 'search', query: 'zebra saxophone quantum' });
   t.match(nothing.out, /^no record/);
   const searchJson = await run(s, { command: 'search', query: 'boiler note 7', limit: 3 }, { json: true });

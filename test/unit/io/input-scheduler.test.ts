@@ -507,3 +507,34 @@ t.test("a task's token usage reaches its receipt", async (t) => {
     usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
   });
 });
+
+t.test(
+  "cancelRunning stops one input's task in its LLM step (barge-in); other plugins' inputs and finished ones are refused",
+  async (t) => {
+    const h = new Harness();
+    const requested = deferred();
+    const signals: AbortSignal[] = [];
+    h.behaviors.set('spoken', async (control) => {
+      await control.safePoint();
+      const signal = control.llmSignal();
+      signals.push(signal);
+      requested.resolve();
+      const reply = await llmStep(signal, new Promise<string>(() => {}));
+      if (reply === 'aborted') await control.safePoint();
+      return { text: 'never' };
+    });
+    h.behaviors.set('next', async () => ({ text: 'next one runs' }));
+    await h.scheduler.start();
+    const spoken = h.submit(input('spoken', 0, { meta: { plugin: 'voice' } }));
+    const next = h.submit(input('next'));
+    await requested.promise;
+    t.equal(h.scheduler.cancelRunning('spoken', 'barge-in', 'webui'), false, 'another plugin may not cancel it');
+    t.equal(signals[0]?.aborted, false);
+    t.equal(h.scheduler.cancelRunning('spoken', 'barge-in', 'voice'), true);
+    t.equal(signals[0]?.aborted, true, 'the LLM request is aborted at once');
+    t.match(await spoken, { status: 'cancelled', reason: 'barge-in', error: { code: 'HA_ERR_ABORTED' } });
+    t.match(await next, { status: 'done', text: 'next one runs' }, 'the queue goes on');
+    t.equal(h.scheduler.cancelRunning('spoken', 'barge-in', 'voice'), false, 'a finished input cannot be cancelled again');
+    t.equal(h.receipts.get('spoken')?.length, 1, 'one receipt');
+  },
+);

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { defaultConfig } from '../../../src/config/loader.js';
+import type { HouseholdPerson } from '../../../src/memory/household-people.js';
 import type { TimerScheduler } from '../../../src/memory/maintenance.js';
 import { MemoryService, type MemorySettings, type RememberedTurn, SELF_CHANNEL } from '../../../src/memory/memory-service.js';
 import type { MemoryPolicy } from '../../../src/memory/memory-text.js';
@@ -22,6 +23,7 @@ interface RigOptions {
   /** What selfInput answers: false = not taken (no language model). */
   selfInputTakes?: boolean;
   withDataDir?: boolean;
+  people?: HouseholdPerson[];
 }
 
 interface Rig {
@@ -56,6 +58,7 @@ async function rig(t: Teardown, options: RigOptions = {}): Promise<Rig> {
     memory: () => settings,
     ...(options.withDataDir !== false && { dataDir: dir }),
     ...(options.toolPolicy && { toolPolicy: options.toolPolicy }),
+    ...(options.people && { people: () => options.people ?? [] }),
     ...(options.withSelfInput && {
       selfInput: (text: string) => {
         selfTasks.push(text);
@@ -172,7 +175,7 @@ t.test('turns are remembered, recalled into the prompt block, and reachable by p
     tools: [],
   });
   const block = await memory.promptBlock('When is the boiler service?');
-  t.match(block, /^- \(2026-11-01\) .*boiler service is booked for Friday/);
+  t.match(block, /^- Anna, today \(2026-11-01\): The boiler service is booked for Friday/, 'attributed and dated');
   t.notMatch(block, /duplicate/, 'a turn is stored once');
   t.match(await memory.promptBlock('zebra saxophone quantum'), /no record/);
   // The input being answered is recorded before its prompt is built: it is no memory of itself.
@@ -302,10 +305,11 @@ t.test('a no_memory channel is kept in the window but never archived nor read fo
   t.ok(stores.documents.count() > 0, 'and its turns are archived again');
 });
 
-t.test('results of no_memory tools stay out of memory text, documents and the raw log', async (t) => {
+t.test('tool results enter memory text, documents and the raw log only through their cleaner', async (t) => {
   const r = await rig(t, {
     maxContext: 11,
-    toolPolicy: (tool) => (tool === 'vault_read' ? { no_memory: true } : undefined),
+    toolPolicy: (tool) =>
+      tool === 'vault_read' ? { no_memory: true } : tool === 'weather' ? { cleaner: (text) => text.replace(/\{.*\}/, '') } : undefined,
   });
   const { stores } = r.memory.parts();
   const first = turn({
@@ -313,7 +317,8 @@ t.test('results of no_memory tools stay out of memory text, documents and the ra
     response: 'Done.',
     tools: [
       { tool: 'vault_read', text: 'alarm code 9931' },
-      { tool: 'weather', text: 'sunny, 21 degrees' },
+      { tool: 'weather', text: 'sunny, 21 degrees {"station_id":"x-17"}' },
+      { tool: 'entity_get', text: '{"entity_id":"switch.garden_pump","state":"on"}' },
     ],
   });
   await r.memory.remember(first);
@@ -322,6 +327,7 @@ t.test('results of no_memory tools stay out of memory text, documents and the ra
   const text = event ? stores.window.similarityText(event) : '';
   t.match(text, /sunny, 21 degrees/, 'other tools count');
   t.notMatch(text, /9931/, 'the no_memory tool does not');
+  t.notMatch(text, /station_id|garden_pump/, 'nor what a cleaner removed, nor a tool without a cleaner');
   for (let i = 0; i < 12; i++) await r.memory.remember(turn());
   const archived = stores.documents.list({ limit: 100 }).find((d) => d.source_event_ids.includes(first.id));
   t.ok(archived, 'the turn was archived');
@@ -331,11 +337,14 @@ t.test('results of no_memory tools stay out of memory text, documents and the ra
     .map((f) => readFileSync(join(r.dir, 'memory', 'raw', f), 'utf8'))
     .join('');
   t.match(raw, /sunny/);
-  t.notMatch(raw, /9931/, 'nor in the raw log');
+  t.notMatch(raw, /9931|garden_pump/, 'nor in the raw log');
 });
 
 t.test('the raw conversation log: user, tool and assistant records of every remembered turn', async (t) => {
-  const r = await rig(t, { settings: { no_memory_channels: ['diary'] } });
+  const r = await rig(t, {
+    settings: { no_memory_channels: ['diary'] },
+    toolPolicy: (tool) => (tool === 'light_set' ? { cleaner: (text) => text } : undefined),
+  });
   await r.memory.remember(
     turn({
       id: 'raw-1',
@@ -492,4 +501,152 @@ t.test('a failing self input leaves the relations unreviewed for the next pass',
   const retry = await maintenance.runLoop('review');
   t.ok(retry.ok && retry.result.reviewed === 1, 'and the relation comes again');
   t.equal(sent.length, 1);
+});
+
+t.test('the speaker is the configured person, never the transport: "my" and "我的" resolve to them', async (t) => {
+  const people: HouseholdPerson[] = [
+    { name: 'Anna', aliases: ['妈妈'], senders: ['cli', 'webui:admin'] },
+    { name: 'Ben', aliases: [], senders: ['qq:42', 'voice@garage'] },
+  ];
+  const r = await rig(t, { people });
+  const { stores } = r.memory.parts();
+  // main.ts gives the source as the peer when the transport names none: "cli" is no person.
+  await r.memory.remember(turn({ id: 'cli-1', peer: 'cli', input: '我女儿叫小美', response: '好的' }));
+  await r.memory.remember(
+    turn({ id: 'qq-1', source: 'qq', channel: 'qq:42', peer: 'qq', sender_id: 'qq:42', input: 'My car is in the garage.' }),
+  );
+  await r.memory.remember(
+    turn({ id: 'v-1', source: 'voice', channel: 'voice', peer: 'voice', sender_id: 'voice', area: 'garage', input: 'my bike is red' }),
+  );
+  await r.memory.remember(
+    turn({ id: 'mq-1', source: 'mqtt', channel: 'mqtt', peer: 'mqtt', sender_id: 'mqtt', input: 'My password is hunter2' }),
+  );
+  t.ok(stores.graph.entity('Anna的女儿'), 'the CLI owner is Anna');
+  t.notOk(stores.graph.entity('cli的女儿'), 'never the transport');
+  t.equal(stores.window.get('cli-1')?.peer, 'Anna');
+  t.equal(stores.window.get('qq-1')?.peer, 'Ben', 'a QQ id names its person');
+  t.equal(stores.window.get('v-1')?.peer, 'Ben', 'a voice by its room');
+  t.equal(stores.window.get('mq-1')?.peer, 'someone', 'anyone else is someone');
+  const event = stores.window.get('mq-1');
+  t.equal(event ? stores.window.similarityText(event) : '', 'My password is hunter2', 'someone carries no name in memory text');
+  const anna = stores.graph.relationsOf(stores.graph.entity('Anna的女儿')?.id ?? -1);
+  const someone = stores.graph.entity('someone') ? stores.graph.relationsOf(stores.graph.entity('someone')?.id ?? -1) : [];
+  t.ok(anna.length > 0 && someone.length > 0, 'both said something memory read');
+  t.ok(Math.max(...someone.map((x) => x.confidence)) < Math.min(...anna.map((x) => x.confidence)), "someone's facts count for less");
+});
+
+t.test('an approval turn and kernel answers leave no memory text', async (t) => {
+  const r = await rig(t);
+  const { stores } = r.memory.parts();
+  await r.memory.recordInput({ id: 'ap-1', timestamp: T0, source: 'cli', channel: 'cli', peer: 'cli', input: '/confirm 4821' });
+  // The agent hands an approval turn over with no input and a kernel answer as ''.
+  await r.memory.remember(turn({ id: 'ap-1', input: '', response: '' }));
+  const event = stores.window.get('ap-1');
+  t.equal(event?.input, '', 'the approval code is gone from the window');
+  t.equal(event ? stores.window.similarityText(event) : 'x', '');
+});
+
+t.test('fact-first recall: the turn that states the fact comes first, attributed; a correction supersedes it', async (t) => {
+  const people: HouseholdPerson[] = [{ name: 'Anna', aliases: [], senders: ['cli'] }];
+  const r = await rig(t, { people, maxContext: 12, toolPolicy: () => undefined });
+  const { stores } = r.memory.parts();
+  const cli = { source: 'cli', channel: 'cli', peer: 'cli' };
+  // A few days of ordinary use: devices, timers, notices, tool JSON, around one fact told in passing.
+  for (let i = 0; i < 6; i++) {
+    await r.memory.remember(
+      turn({
+        ...cli,
+        input: `turn on the garden pump where the key switch is ${i}`,
+        response: '',
+        tools: [{ tool: 'entity_call', text: '{"entity_id":"switch.garden_pump","state":"on","hits":[],"no_record":true}' }],
+      }),
+    );
+  }
+  r.clock.advance(HOUR);
+  await r.memory.remember(turn({ ...cli, id: 'key-1', input: 'The spare key is under the blue flower pot.', response: 'Noted.' }));
+  for (let i = 0; i < 14; i++) await r.memory.remember(turn({ ...cli, input: `set a timer for the key lime pie ${i}`, response: '' }));
+  r.clock.advance(3 * 24 * HOUR);
+  let result = await r.memory.parts().recall.recall('where is the spare key', 3);
+  t.equal(result.items[0]?.kind, 'fact', 'a fact comes first');
+  t.match(result.items[0]?.text, /spare key is under the blue flower pot/);
+  t.equal(result.items[0]?.speaker, 'Anna');
+  t.notMatch(JSON.stringify(result.items), /garden_pump|no_record/, 'no tool JSON in what recall returns');
+  const block = await r.memory.promptBlock('where is the spare key');
+  t.match(block, /^- Anna, 3 days ago \(\d{4}-\d\d-\d\d\): The spare key is under the blue flower pot\./);
+
+  r.clock.advance(HOUR);
+  await r.memory.remember(turn({ ...cli, id: 'key-2', input: 'Actually the key is in the drawer now.', response: 'Got it.' }));
+  const spare = stores.graph.entity('spare key');
+  t.same(
+    stores.graph.relationsOf(spare?.id ?? -1).map((x) => x.target.name),
+    ['drawer'],
+    '"the key" is the spare key, and its place is the drawer now',
+  );
+  result = await r.memory.parts().recall.recall('where is the spare key', 3);
+  t.match(result.items[0]?.text, /drawer/, 'the current fact first');
+  t.notOk(
+    result.items.some((i) => /flower pot/.test(i.text) && !i.superseded),
+    'the old place is never recalled as current',
+  );
+  result = await r.memory.parts().recall.recall('where was the spare key last week', 5);
+  t.ok(
+    result.items.some((i) => /flower pot/.test(i.text) && i.superseded === true),
+    'a question about the past reaches the superseded fact, marked as history',
+  );
+});
+
+t.test('facts with a time word are stored with the date it points at', async (t) => {
+  const r = await rig(t, { people: [{ name: 'Anna', aliases: [], senders: ['cli'] }] });
+  const { stores } = r.memory.parts();
+  await r.memory.remember(
+    turn({ source: 'cli', channel: 'cli', peer: 'cli', id: 'd-1', input: 'My car is in the garage until tomorrow.' }),
+  );
+  const row = stores.db.prepare("SELECT speaker, refers_to FROM graph_sentences WHERE source_event_id = 'd-1'").get() as
+    | { speaker: string; refers_to: number | null }
+    | undefined;
+  t.equal(row?.speaker, 'Anna');
+  t.equal(row?.refers_to, Math.floor(r.clock.now() / (24 * HOUR)) * 24 * HOUR + 24 * HOUR, 'tomorrow, resolved');
+});
+
+t.test('forgetting on request: "forget that" and "忘掉我刚才说的" remove what the speaker just said, facts included', async (t) => {
+  const people: HouseholdPerson[] = [
+    { name: 'Anna', aliases: [], senders: ['cli'] },
+    { name: 'Ben', aliases: [], senders: ['qq:42'] },
+  ];
+  const r = await rig(t, { people });
+  const { stores } = r.memory.parts();
+  const cli = { source: 'cli', channel: 'home', peer: 'cli' };
+  await r.memory.remember(turn({ ...cli, id: 'f-1', input: 'My car is in the garage.' }));
+  await r.memory.remember(
+    turn({ source: 'qq', channel: 'home', peer: 'qq', sender_id: 'qq:42', id: 'f-2', input: 'My bike is in the shed.' }),
+  );
+  t.ok(stores.graph.entity("Anna's car"));
+  const request = { ...cli, id: 'f-3', timestamp: r.clock.now(), input: 'Forget that.' };
+  const reply = await r.memory.answerForgetRequest(request);
+  t.equal(reply, "Done: I've forgotten what you just said.");
+  t.notOk(stores.window.get('f-1'), "Anna's last turn is gone (not Ben's, said after it)");
+  t.ok(stores.window.get('f-2'));
+  const car = stores.graph.entity("Anna's car");
+  t.same(car ? stores.graph.relationsOf(car.id) : [], [], 'and the facts read from it');
+  t.equal(
+    (await r.memory.parts().recall.recall('where is the car', 3)).items.filter((i) => /garage/.test(i.text)).length,
+    0,
+    'recall no longer has it',
+  );
+
+  await r.memory.remember(turn({ ...cli, id: 'f-4', input: '我的钥匙在抽屉里' }));
+  t.equal(
+    await r.memory.answerForgetRequest({ ...cli, id: 'f-5', timestamp: r.clock.now(), input: '忘掉我刚才说的' }),
+    '好的，我已经忘掉你刚才说的话。',
+  );
+  t.notOk(stores.window.get('f-4'));
+  t.equal(
+    await r.memory.answerForgetRequest({ ...cli, id: 'f-6', timestamp: r.clock.now(), input: 'forget about the party planning' }),
+    undefined,
+    'not a request to forget the last turn',
+  );
+  t.ok(
+    r.memory.tools().some((tool) => tool.name === 'memory_forget_recent' && tool.no_memory === true),
+    'the model has the tool too',
+  );
 });

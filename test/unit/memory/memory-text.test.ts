@@ -64,13 +64,14 @@ t.test('channel and tool policies: cleaners, no_memory, failing cleaners', async
   ];
   t.equal(
     memoryText(event({ input: '[09:00] Al: What is THE weather', tool_results: results }), options),
-    'What is THE weather\nsunny\nraw result',
+    'What is THE weather\nsunny',
+    'a tool without a cleaner (other) keeps its raw result out',
   );
   t.equal(memoryText(event({ channel: 'shouty', input: 'LOUD' }), options), 'loud');
   t.equal(memoryText(event({ channel: 'secret', tool_results: results }), options), '', 'a no_memory channel gives nothing');
   t.equal(
-    memoryText(event({ channel: 'broken', input: 'private', tool_results: [results[2] as (typeof results)[number]] }), options),
-    'raw result',
+    memoryText(event({ channel: 'broken', input: 'private', tool_results: [results[0] as (typeof results)[number]] }), options),
+    'sunny',
   );
   t.same(errors, ['channel:broken'], 'a throwing cleaner drops its text and is reported');
 });

@@ -2,7 +2,9 @@ import t from 'tap';
 import { HashEmbedder } from '../../../src/embed/hash-embedder.js';
 import { bm25Scores, fuseRrf, fuseWeighted, MemoryRecall } from '../../../src/memory/recall.js';
 import { tempDir } from '../fixtures/support.js';
-import { HOUR, openStores, T0, testIndexText } from './fixtures/memory-fixture.js';
+import { openStores, T0, testIndexText } from './fixtures/memory-fixture.js';
+
+const MINUTE = 60_000;
 
 const tokens = (text: string) => testIndexText(text).split(' ').filter(Boolean);
 
@@ -45,7 +47,8 @@ t.test('recall finds archived and recent memories with their provenance, widens 
     const text = said[i] ?? `Anna: small talk number ${i} about the weather`;
     s.window.append({
       id: `ev-${i}`,
-      timestamp: T0 + i * HOUR,
+      // One sitting: turns a minute apart (widening stays within a conversation).
+      timestamp: T0 + i * MINUTE,
       source: 'chat',
       channel: 'family',
       peer: text.split(':')[0] ?? '',
@@ -86,12 +89,12 @@ t.test('a fact from the graph votes for the document it was said in; the list ke
   const lines = Array.from({ length: 40 }, (_, i) => `turn ${i} ${'filler words '.repeat(8)}`);
   lines[5] = 'Dana moved to Lisbon last spring';
   for (const [i, text] of lines.entries()) {
-    s.window.append({ id: `ev-${i}`, timestamp: T0 + i * HOUR, source: 'chat', channel: 'family', peer: 'Dana', input: text });
+    s.window.append({ id: `ev-${i}`, timestamp: T0 + i * MINUTE, source: 'chat', channel: 'family', peer: 'Dana', input: text });
   }
   await s.window.prune('filler');
   await s.graph.commit([{ subject: 'Dana', relation: 'lives_in', object: 'Lisbon', sentence: 'Dana moved to Lisbon last spring' }], {
     source_event_id: 'ev-5',
-    timestamp: T0 + 5 * HOUR,
+    timestamp: T0 + 5 * MINUTE,
   });
   const graphOnly = new MemoryRecall({
     window: s.window,

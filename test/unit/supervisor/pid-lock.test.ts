@@ -87,3 +87,19 @@ t.test('a live HomeAgent owner is refused', async (t) => {
   t.equal(readFileSync(file, 'utf8'), `${process.pid}\n`, 'taken over once the owner is gone');
   lock.release();
 });
+
+t.test('a second lock of this process on the same file is refused (two in-process daemons)', async (t) => {
+  const dir = tempDir(t);
+  const first = new PidLock(join(dir, 'homeagent.pid'));
+  first.acquire();
+  // Same file by another spelling: the set of held files compares resolved paths.
+  const second = new PidLock(join(dir, '.', 'homeagent.pid'));
+  const error = expectError(t, () => second.acquire(), 'HA_ERR_DAEMON_ALREADY_RUNNING');
+  t.match(error.message, 'of this process');
+  second.release();
+  t.ok(existsSync(first.file), "the refused lock's release leaves the holder's file");
+  first.release();
+  second.acquire();
+  t.pass('taken once the first daemon let go');
+  second.release();
+});

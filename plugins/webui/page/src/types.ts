@@ -96,7 +96,18 @@ export interface KbEntry {
 /** memory.search */
 export interface MemorySearchResult {
   abstain: boolean;
-  items: Array<{ kind: string; text: string; score: number; sources: string[]; at: string | null }>;
+  items: Array<{
+    kind: string;
+    text: string;
+    /** Who said it, when, and what: the line the prompt gets. */
+    line?: string;
+    speaker?: string;
+    facts?: string[];
+    superseded?: boolean;
+    score: number;
+    sources: string[];
+    at: string | null;
+  }>;
 }
 
 /** memory.entities */

@@ -92,7 +92,9 @@ t.test('push-to-talk by entity: the next utterance becomes an input on the voice
   now += 1000;
   vad.events?.onUtterance(utterance);
   const { input } = await test.nextInjected();
+  t.match(input.id, /^voice_[0-9a-f]{32}$/, 'its own input id, to follow the streamed answer');
   t.same(input, {
+    id: input.id,
     channel: 'voice',
     payload: 'turn on the light',
     meta: { area: 'kitchen', language: 'en', activation: 'push_to_talk' },

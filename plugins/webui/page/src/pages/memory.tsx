@@ -54,9 +54,11 @@ function Recall() {
           <ul class="hits">
             {result.items.map((item, i) => (
               <li key={`${i}-${item.text}`}>
-                <span class="badge">{item.kind}</span> {item.text}
+                <span class="badge">{item.kind}</span> {item.line ?? item.text}
+                {item.facts && item.facts.length > 0 && <div class="small">{item.facts.join(' · ')}</div>}
                 <div class="muted small">
                   {item.score.toFixed(2)} · {dateTime(item.at)}
+                  {item.superseded && ` · ${t('mem.superseded')}`}
                 </div>
                 {item.sources.length > 0 && <Sources ids={item.sources} />}
               </li>

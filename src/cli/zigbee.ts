@@ -1,0 +1,235 @@
+/**
+ * `homeagentctl zigbee …`: the Zigbee2MQTT network of a running daemon, through the mqtt plugin's
+ * `mqtt.zigbee_*` control methods (plugin.mqtt.zigbee2mqtt must be on). `status` shows the bridge,
+ * whether joining is open and every device's availability and link quality; permit-join, rename,
+ * remove and group change the network and are the owner's (the CLI socket proves that), each one
+ * audited by the daemon. Output lines are English with the Chinese after a slash, as the house
+ * reads both.
+ */
+import { type CommandRunOptions, type DaemonCall, withDaemon } from './command-client.js';
+import { RemoteError } from './rpc-client.js';
+
+/** homeagentctl's option table entries for zigbee (merged into its parseArgs options). */
+export const ZIGBEE_OPTIONS = {
+  force: { type: 'boolean' },
+  id: { type: 'string' },
+  endpoint: { type: 'string' },
+} as const;
+
+export type ZigbeeFlags = { force?: boolean | undefined; id?: string | undefined; endpoint?: string | undefined };
+
+export type ZigbeeCommand =
+  | { command: 'status' }
+  | { command: 'permit-join'; seconds: number }
+  | { command: 'rename'; from: string; to: string }
+  | { command: 'remove'; device: string; force: boolean }
+  | { command: 'group'; action: 'add'; group: string; id?: number }
+  | { command: 'group'; action: 'remove'; group: string; force: boolean }
+  | { command: 'group'; action: 'members_add' | 'members_remove'; group: string; device: string; endpoint?: string | number };
+
+export class ZigbeeUsageError extends Error {}
+
+/** Seconds joining stays open when none are given: enough to reset a bulb or press a pairing button. */
+export const DEFAULT_PERMIT_JOIN_S = 120;
+const COMMANDS = 'status, permit-join, rename, remove or group';
+
+/** The zigbee flags given on the command line (homeagentctl refuses them on other commands). */
+export function zigbeeFlagsUsed(flags: ZigbeeFlags): Array<keyof ZigbeeFlags> {
+  return (Object.keys(ZIGBEE_OPTIONS) as Array<keyof ZigbeeFlags>).filter((k) => flags[k] !== undefined);
+}
+
+/** Reads `zigbee <sub> …` (positionals after `zigbee`); no sub-command means status. Throws ZigbeeUsageError. */
+export function parseZigbeeCommand(positionals: readonly string[], flags: ZigbeeFlags): ZigbeeCommand {
+  const [sub = 'status', ...rest] = positionals;
+  const allowed = (...names: Array<keyof ZigbeeFlags>) => {
+    const stray = zigbeeFlagsUsed(flags).find((f) => !names.includes(f));
+    if (stray !== undefined) throw new ZigbeeUsageError(`--${stray} does not belong to zigbee ${[sub, ...rest.slice(0, 1)].join(' ')}`);
+  };
+  switch (sub) {
+    case 'status':
+    case 'devices':
+      allowed();
+      if (rest.length > 0) throw new ZigbeeUsageError(`zigbee ${sub} takes no arguments`);
+      return { command: 'status' };
+    case 'permit-join': {
+      allowed();
+      if (rest.length > 1) throw new ZigbeeUsageError('zigbee permit-join takes at most SECONDS (0 closes joining)');
+      const seconds = rest[0] === undefined ? DEFAULT_PERMIT_JOIN_S : integer(rest[0], 'SECONDS', 0, 254);
+      return { command: 'permit-join', seconds };
+    }
+    case 'rename': {
+      allowed();
+      const [from, to] = rest;
+      if (rest.length !== 2 || from === undefined || to === undefined || from.trim() === '' || to.trim() === '') {
+        throw new ZigbeeUsageError('zigbee rename needs FROM (friendly name or IEEE address) and TO (quote names with spaces)');
+      }
+      return { command: 'rename', from, to };
+    }
+    case 'remove': {
+      allowed('force');
+      const [device] = rest;
+      if (rest.length !== 1 || device === undefined || device.trim() === '') {
+        throw new ZigbeeUsageError('zigbee remove needs exactly one DEVICE (friendly name or IEEE address)');
+      }
+      return { command: 'remove', device, force: flags.force === true };
+    }
+    case 'group':
+      return parseGroup(rest, flags, allowed);
+    default:
+      throw new ZigbeeUsageError(`unknown zigbee command ${sub}; use ${COMMANDS}`);
+  }
+}
+
+function parseGroup(rest: string[], flags: ZigbeeFlags, allowed: (...names: Array<keyof ZigbeeFlags>) => void): ZigbeeCommand {
+  const [action, ...args] = rest;
+  switch (action) {
+    case 'add': {
+      allowed('id');
+      if (args.length !== 1 || args[0] === undefined) throw new ZigbeeUsageError('zigbee group add needs exactly one NAME [--id N]');
+      return flags.id === undefined
+        ? { command: 'group', action: 'add', group: args[0] }
+        : { command: 'group', action: 'add', group: args[0], id: integer(flags.id, '--id', 1, 65535) };
+    }
+    case 'remove':
+      allowed('force');
+      if (args.length !== 1 || args[0] === undefined) throw new ZigbeeUsageError('zigbee group remove needs exactly one GROUP [--force]');
+      return { command: 'group', action: 'remove', group: args[0], force: flags.force === true };
+    case 'members': {
+      allowed('endpoint');
+      const [verb, group, device] = args;
+      if ((verb !== 'add' && verb !== 'remove') || args.length !== 3 || group === undefined || device === undefined) {
+        throw new ZigbeeUsageError('zigbee group members add|remove GROUP DEVICE [--endpoint E]');
+      }
+      const command: ZigbeeCommand = { command: 'group', action: verb === 'add' ? 'members_add' : 'members_remove', group, device };
+      if (flags.endpoint !== undefined) command.endpoint = /^\d+$/.test(flags.endpoint) ? Number(flags.endpoint) : flags.endpoint;
+      return command;
+    }
+    default:
+      throw new ZigbeeUsageError(
+        'zigbee group add NAME [--id N] | remove GROUP [--force] | members add|remove GROUP DEVICE [--endpoint E]',
+      );
+  }
+}
+
+function integer(text: string, what: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
+    throw new ZigbeeUsageError(`${what} must be a whole number from ${min} to ${max}, not ${JSON.stringify(text)}`);
+  }
+  return Number(text);
+}
+
+/** What mqtt.zigbee_status answers (the plugin's ZigbeeManagementStatus; the CLI may not import plugins). */
+export interface ZigbeeStatusAnswer {
+  bridge: 'online' | 'offline' | 'unknown';
+  permit_join: PermitJoinAnswer;
+  devices: Array<{
+    friendly_name: string;
+    ieee_address: string;
+    model: string | null;
+    availability: 'online' | 'offline' | 'not reported';
+    linkquality: number | null;
+    last_seen: string | number | null;
+    entities: string[];
+  }>;
+  groups: Array<{ id: number; friendly_name: string; members: Array<{ ieee_address: string; endpoint: number | null }> }>;
+}
+
+export interface PermitJoinAnswer {
+  open: boolean;
+  until: string | null;
+  remaining_s: number | null;
+  opened_by: string | null;
+}
+
+/** The methods exist only while the mqtt plugin runs with its Zigbee2MQTT feature on. */
+export const ZIGBEE_OFF =
+  'Zigbee2MQTT management is off: set plugin.mqtt.zigbee2mqtt: true and a broker (plugin.mqtt.url or plugin.mqtt.broker_enabled), then restart HomeAgent / Zigbee2MQTT 管理未开启';
+
+function explained(call: DaemonCall): DaemonCall {
+  return async (method, params) => {
+    try {
+      return await call(method, params);
+    } catch (error) {
+      if (error instanceof RemoteError && error.code === 'HA_ERR_RPC_UNKNOWN_METHOD')
+        throw new RemoteError({ code: error.code, message: ZIGBEE_OFF });
+      throw error;
+    }
+  };
+}
+
+/** Runs a parsed zigbee command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
+export async function runZigbee(command: ZigbeeCommand, options: CommandRunOptions): Promise<number> {
+  return withDaemon(options, undefined, async ({ call: daemonCall, print }) => {
+    const call = explained(daemonCall);
+    switch (command.command) {
+      case 'status':
+        return print((await call('mqtt.zigbee_status', {})) as ZigbeeStatusAnswer, formatZigbeeStatus);
+      case 'permit-join':
+        return print((await call('mqtt.zigbee_permit_join', { seconds: command.seconds })) as PermitJoinAnswer, formatPermitJoin);
+      case 'rename': {
+        const answer = await call('mqtt.zigbee_rename', { from: command.from, to: command.to });
+        return print(
+          answer,
+          () =>
+            `renamed ${command.from} to ${command.to}; its entity ids follow the new name / 已将 ${command.from} 重命名为 ${command.to}`,
+        );
+      }
+      case 'remove': {
+        const answer = await call('mqtt.zigbee_remove', { device: command.device, force: command.force });
+        return print(
+          answer,
+          () =>
+            `removed ${command.device} from the Zigbee network; pair it again to bring it back / 已从 Zigbee 网络移除 ${command.device}`,
+        );
+      }
+      case 'group': {
+        const { command: _, ...params } = command;
+        const answer = await call('mqtt.zigbee_group', params);
+        return print(answer, () => formatGroupDone(command));
+      }
+    }
+  });
+}
+
+function formatGroupDone(command: Extract<ZigbeeCommand, { command: 'group' }>): string {
+  switch (command.action) {
+    case 'add':
+      return `group ${command.group} created / 已创建分组 ${command.group}`;
+    case 'remove':
+      return `group ${command.group} removed / 已删除分组 ${command.group}`;
+    case 'members_add':
+      return `${command.device} added to group ${command.group} / 已将 ${command.device} 加入分组 ${command.group}`;
+    case 'members_remove':
+      return `${command.device} taken out of group ${command.group} / 已将 ${command.device} 移出分组 ${command.group}`;
+  }
+}
+
+// ---- readable output ----
+
+export function formatPermitJoin(p: PermitJoinAnswer): string {
+  if (!p.open) return 'joining closed: no new Zigbee devices can pair / 已关闭入网：新设备无法配对';
+  const until = p.until === null ? '' : ` (until ${p.until.slice(11, 19)} UTC)`;
+  const left = p.remaining_s === null ? '' : ` for ${p.remaining_s} s`;
+  return `joining open${left}${until}: put the new device in pairing mode now / 已允许入网${p.remaining_s === null ? '' : ` ${p.remaining_s} 秒`}：请让新设备进入配对模式`;
+}
+
+/** The bridge, joining, then one line per device (weakest link first is not the order: names are). */
+export function formatZigbeeStatus(s: ZigbeeStatusAnswer): string {
+  const lines = [
+    `Zigbee2MQTT bridge: ${s.bridge} / 网关：${s.bridge === 'online' ? '在线' : s.bridge === 'offline' ? '离线' : '未知'}`,
+    formatPermitJoin(s.permit_join),
+    `${s.devices.length} device(s) / ${s.devices.length} 个设备:`,
+  ];
+  const width = Math.min(32, Math.max(6, ...s.devices.map((d) => d.friendly_name.length)));
+  for (const d of s.devices) {
+    const link = d.linkquality === null ? 'lqi -' : `lqi ${d.linkquality}${d.linkquality < 30 ? ' (weak / 信号弱)' : ''}`;
+    const seen =
+      d.last_seen === null ? '' : `, last seen ${typeof d.last_seen === 'number' ? new Date(d.last_seen).toISOString() : d.last_seen}`;
+    const availability =
+      d.availability === 'offline' ? 'OFFLINE / 离线' : d.availability === 'online' ? 'online' : 'availability not reported';
+    lines.push(`  ${d.friendly_name.padEnd(width)}  ${availability}, ${link}${seen}  [${d.ieee_address}${d.model ? `, ${d.model}` : ''}]`);
+  }
+  lines.push(`${s.groups.length} group(s) / ${s.groups.length} 个分组${s.groups.length === 0 ? '' : ':'}`);
+  for (const g of s.groups) lines.push(`  ${g.friendly_name} (id ${g.id}): ${g.members.length} member(s)`);
+  return lines.join('\n');
+}

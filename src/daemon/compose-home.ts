@@ -1,0 +1,100 @@
+/**
+ * The home: its entities (the one place device state is read and changed, docs/decisions/0004)
+ * with their tools and control methods, the automations that run on the device without the model
+ * (docs/automations.md), and the household's shopping and to-do lists.
+ */
+
+import { AutomationEngine } from '../automation/automation-engine.js';
+import { registerAutomationMethods } from '../automation/automation-methods.js';
+import { registerEntityMethods } from '../home/entity-methods.js';
+import { EntityRegistry } from '../home/entity-registry.js';
+import { entityTools } from '../home/entity-tools.js';
+import type { InputScheduler } from '../io/input-scheduler.js';
+import type { IoManager } from '../io/io-manager.js';
+import { registerListMethods } from '../lists/list-methods.js';
+import { ListStore } from '../lists/list-store.js';
+import { listTools } from '../lists/list-tools.js';
+import { ListUpkeep } from '../lists/list-upkeep.js';
+import { describeError } from '../shared/errors.js';
+import type { InputSender } from '../shared/trust.js';
+import type { CoreParts } from './compose-core.js';
+import type { ToolParts } from './compose-tools.js';
+
+/** An automation's input: a rule the owner wrote, fired by whatever triggered it. */
+const AUTOMATION_SENDER: InputSender = { trust: 'household', id: 'automation', proof: 'an automation rule in the configuration' };
+
+export function composeEntities(core: CoreParts, toolbox: ToolParts): EntityRegistry {
+  const { store, events, logs, clock, settings, control } = core;
+  const entities = new EntityRegistry({
+    database: () => store.database('home'),
+    events,
+    log: logs.child('home'),
+    clock,
+    settings: () => settings.config().core.home,
+  });
+  for (const definition of entityTools(entities, { audit: (record) => logs.audit(record) })) toolbox.tools.register(definition);
+  registerEntityMethods(control, entities, { logs, now: () => clock.now() });
+  return entities;
+}
+
+export function composeAutomations(
+  core: CoreParts,
+  deps: { entities: EntityRegistry; io: IoManager; scheduler: InputScheduler },
+): AutomationEngine {
+  const { events, store, logs, settings, clock, control } = core;
+  const { io, scheduler } = deps;
+  const automations = new AutomationEngine({
+    entities: deps.entities,
+    events,
+    io: {
+      notify: (channel, text, meta) => io.send({ id: core.newId(), channel, type: 'text', payload: text, meta, created_at: clock.now() }),
+      input: (channel, text, level, meta) => {
+        void scheduler.submit(
+          {
+            id: core.newId(),
+            source: 'automation',
+            channel,
+            sender: AUTOMATION_SENDER,
+            type: 'text',
+            payload: text,
+            meta,
+            received_at: clock.now(),
+            level,
+          },
+          { origin: 'builtin' },
+        );
+      },
+    },
+    database: () => store.database('home'),
+    log: logs.child('automation'),
+    clock: core.timerClock,
+    settings: () => settings.config().core.automations,
+  });
+  registerAutomationMethods(control, automations, { logs });
+  // A `config set core.automations.rules` takes effect at once; rules that fail to load leave the
+  // running ones in place (the settings check already refused what it could see).
+  const log = logs.child('daemon');
+  events.on('daemon', 'settings.changed', ({ key }) => {
+    if (key !== 'core.automations.rules') return;
+    try {
+      automations.reload();
+    } catch (error) {
+      log.error({ err: describeError(error) }, 'automation rules not reloaded: the rules running stay');
+    }
+  });
+  return automations;
+}
+
+export interface ListParts {
+  lists: ListStore;
+  upkeep: ListUpkeep;
+}
+
+/** Shopping and to-do lists, kept with the household's other durable state. */
+export function composeLists(core: CoreParts, toolbox: ToolParts): ListParts {
+  const { store, settings, clock, logs, control } = core;
+  const lists = new ListStore({ database: () => store.database('state'), settings: () => settings.config().core.lists, clock });
+  for (const definition of listTools(lists)) toolbox.tools.register(definition);
+  registerListMethods(control, lists, { logs });
+  return { lists, upkeep: new ListUpkeep({ lists, log: logs.child('lists') }) };
+}
