@@ -133,6 +133,7 @@ async function inProcess(emit) {
       enabled: true,
       min_confidence: 0.85,
       near_min_similarity: 0.6,
+      followup_quiet_s: 120,
       recompile_delay_ms: 1000,
       weather_entity: '',
       broadcast_channels: [],
@@ -151,6 +152,8 @@ async function inProcess(emit) {
       id: `in-${++seq}`,
       source: 'cli',
       channel: 'cli',
+      // The person at the CLI socket, as the daemon stamps it (the stage reads the sender's trust).
+      sender: { trust: 'owner', id: 'cli', proof: 'the CLI socket' },
       type: 'text',
       payload: text,
       meta: {},

@@ -11,6 +11,11 @@
 //   areas opened and resolved by similarity). Checked first like the mix; goal p95 <= 10 ms.
 // intent_no_match_ms: recognise() of requests no template covers (weather, stories, reminders):
 //   both passes run and find nothing, which every request handed on to the model pays first.
+// intent_understand_compile_ms: `new IntentUnderstander(...)` plus both languages' compositional
+//   parts (mention tries, fuzzy name lists) for the same home; goal <= 300 ms (issue 26).
+// intent_understand_{en,zh}_p95: one understand() — templates, composition, schema check — of the
+//   mix above plus issue 26's phrasings (paraphrases, compounds, follow-ups, misspellings,
+//   statements that must refuse). Checked first; goal p95 <= 5 ms.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { round, spread, watchGc } from './stats.mjs';
@@ -158,6 +163,32 @@ const NO_MATCH_MIX = [
   ['提醒我今晚下班回家后给妈妈打电话', 'zh'],
 ];
 
+// [sentence, language, the first intent (undefined: refused or asked)]: what composition adds.
+const COMPOSED_MIX = [
+  ['could you power down the kitchen light 1', 'en', 'HassTurnOff'],
+  ['please start a five minute timer', 'en', 'HassStartTimer'],
+  ['turn off the kitchen light 1 and open the study curtain 1', 'en', 'HassTurnOff'],
+  ['trun off the livng room lamp 1', 'en', 'HassTurnOff'],
+  ['did i lock the hallway lock 1', 'en', 'HassGetState'],
+  ['I turned off the kitchen light 1 yesterday', 'en', undefined],
+  ['why is the garage fan 1 always on', 'en', undefined],
+  ['关掉厨房灯1然后打开书房窗帘1', 'zh', 'HassTurnOff'],
+  ['把客厅台等1关了', 'zh', 'HassTurnOff'],
+  ['计时器10分钟', 'zh', 'HassStartTimer'],
+  ['我昨天把厨房的灯关了', 'zh', undefined],
+  ['你觉得智能门锁安全吗', 'zh', undefined],
+];
+
+function checkComposedMix(understander) {
+  const wrong = [];
+  for (const [text, language, intent] of COMPOSED_MIX) {
+    const got = understander.understand(text, language);
+    const name = got.kind === 'intents' ? got.intents[0].name : undefined;
+    if (name !== intent) wrong.push(`${language} "${text}": expected ${intent ?? 'no intent'}, got ${name ?? got.kind}`);
+  }
+  if (wrong.length > 0) throw new Error(`intent bench composed mix does not match:\n  ${wrong.join('\n  ')}`);
+}
+
 /** Every near sentence must give its intent and name by a near match (or nothing when it names nothing). */
 function checkNearMix(recognizer) {
   const wrong = [];
@@ -296,4 +327,48 @@ export async function run(emit) {
     goal: `p95 <= ${GOAL_NEAR_P95_MS}`,
     goal_met: missSpread.p95 <= GOAL_NEAR_P95_MS,
   });
+
+  const { IntentUnderstander } = await load('src/intent/understander.js');
+  const buildStarted = performance.now();
+  const understander = new IntentUnderstander(ALL_SENTENCES, home);
+  understander.warm();
+  const buildMs = performance.now() - buildStarted;
+  emit({
+    name: 'intent_understand_compile_ms',
+    unit: 'ms',
+    value: round(buildMs),
+    n: 1,
+    entities: home.entities.length,
+    what: "new IntentUnderstander(ALL_SENTENCES, home) and both languages' compositional parts, cold: the templates compiled and the mention tries and fuzzy name lists built for 200 entities",
+    goal: 'value <= 300',
+    goal_met: buildMs <= 300,
+  });
+  checkComposedMix(understander);
+  const mix = [...MIX.map(([text, language]) => [text, language]), ...COMPOSED_MIX.map(([text, language]) => [text, language])];
+  for (let i = 0; i < WARMUP_ROUNDS; i++) for (const [text, language] of mix) understander.understand(text, language);
+  const understood = { en: [], zh: [] };
+  for (let i = 0; i < TIMED_ROUNDS; i++) {
+    for (const [text, language] of mix) {
+      const started = performance.now();
+      understander.understand(text, language);
+      understood[language].push(performance.now() - started);
+    }
+  }
+  for (const [tag, list, said] of [
+    ['en', understood.en, 'English'],
+    ['zh', understood.zh, 'Chinese'],
+  ]) {
+    const s = spread(list, [50, 95, 99]);
+    emit({
+      name: `intent_understand_${tag}_p95`,
+      unit: 'ms',
+      value: s.p95,
+      ...s,
+      n: list.length,
+      sentences: mix.filter(([, language]) => language === tag).length,
+      what: `IntentUnderstander.understand() of ${said} sentences: the template mix plus paraphrases, compounds, misspellings and statements that must refuse (templates, composition and the schema check), home of 200 entities; value is p95`,
+      goal: `p95 <= ${GOAL_P95_MS}`,
+      goal_met: s.p95 <= GOAL_P95_MS,
+    });
+  }
 }

@@ -26,8 +26,9 @@ const USAGE = `usage: homeagent <command>
   run [--config FILE]           run the daemon (configuration: defaults < FILE, $HOMEAGENT_CONFIG
                                 or /etc/homeagent/config.yaml < HOMEAGENT_* environment)
   restore FILE [--config FILE]  replace the state database by a backup; the daemon must be stopped
-  memory-eval --locomo DIR      measure memory recall on LoCoMo-format conversations (--help)
-  intent-eval --tests DIR [--fixtures FILE] [--json] [--failures N]
+  memory-eval --locomo DIR | --household DIR
+                                measure memory recall on LoCoMo-format conversations or household logs (--help)
+  intent-eval --tests DIR [--tests DIR ...] [--noise 0,0.05] [--json] [--failures N]
                                 measure the local intent engine on Home Assistant-format intent tests
   tracker-apply|tracker-recover --root DIR --state-dir DIR
                                 commit or roll back the plugins overlay (run as root by systemd)

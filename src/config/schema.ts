@@ -964,6 +964,14 @@ const IntentSchema = Type.Object(
       maximum: 1,
       ...intentMeta('Names said less like a registered name or alias than this are not taken for it at all.'),
     }),
+    followup_quiet_s: Type.Integer({
+      default: 120,
+      minimum: 0,
+      maximum: 3600,
+      ...intentMeta(
+        'A follow-up ("turn it off", "lock it too", "还有卧室的") refers to the last device of the conversation for this many seconds after the last command; after that it is forgotten. 0: no follow-ups.',
+      ),
+    }),
     recompile_delay_ms: Type.Integer({
       default: 1000,
       minimum: 0,

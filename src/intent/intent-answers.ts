@@ -85,6 +85,10 @@ const EN = {
   not_understood: () =>
     "Sorry, I didn't understand that, and I am offline: no language model is set up to help (connect one with `homeagentctl config set core.llm.api_key <key>`, see the README). Try for example “turn on the kitchen light”, “set a timer for 10 minutes” or “what time is it”.",
   unsure: (p) => `I'm not sure what you meant. Did you mean “${p.value}”? Please say it again with the exact name.`,
+  ask_which: (p) => `Which one do you mean: ${p.what}?`,
+  only_on_off: (p) => `${capital(p.what)} can only be switched on and off, not dimmed.`,
+  no_colour: (p) => `${capital(p.what)} cannot change colour${p.detail === '' ? '' : `; it can ${p.detail}`}.`,
+  cannot_do: (p) => `${capital(p.what)} cannot do that.`,
 } satisfies Record<string, Phrase>;
 
 export type AnswerKey = keyof typeof EN;
@@ -152,6 +156,10 @@ const ZH: Record<AnswerKey, Phrase> = {
   not_understood: () =>
     '抱歉，我没听懂，现在也没有接入语言模型（可以用 `homeagentctl config set core.llm.api_key <key>` 接入一个，见 README）。可以试试“打开厨房的灯”“设一个十分钟的计时器”或“现在几点”。',
   unsure: (p) => `我不太确定你的意思。你是说“${p.value}”吗？请用准确的名字再说一遍。`,
+  ask_which: (p) => `你说的是哪一个：${p.what}？`,
+  only_on_off: (p) => `${p.what}只能开关，不能调亮度。`,
+  no_colour: (p) => `${p.what}不能调颜色${p.detail === '' ? '' : `，只能${p.detail}`}。`,
+  cannot_do: (p) => `${p.what}做不到这个。`,
 };
 
 const TABLES: Record<IntentLanguage, Record<AnswerKey, Phrase>> = { en: EN, zh: ZH };

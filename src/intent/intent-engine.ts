@@ -49,6 +49,7 @@ export function createIntentEngine(options: IntentEngineOptions) {
     entities: () => entities.list(),
     areas: () => entities.areas(),
     delayMs: () => options.settings().recompile_delay_ms,
+    followupQuietS: () => options.settings().followup_quiet_s,
   });
   const unsubscribe = [
     options.events.on('intent', 'entity.registered', () => recognizer.changed()),
@@ -78,9 +79,11 @@ export function createIntentEngine(options: IntentEngineOptions) {
   });
   const hooks = intentStage({
     recognizer: () => recognizer.current(),
+    understander: () => recognizer.understander(),
     executor,
     toolRunner: (ctx) => turnToolRunner(options.executeBatch, ctx),
     settings: options.settings,
+    now: options.now,
     modelAvailable: options.modelAvailable,
     isMachineInput: options.isMachineInput,
     log,

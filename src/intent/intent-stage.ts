@@ -5,14 +5,21 @@
  * the model with the candidate attached as a system note in pre_action, and is the answer the
  * person gets if the model cannot be reached. With no model at all the engine is the answer:
  * the command, a "did you mean", or a short "I did not understand" with examples.
+ *
+ * Issue 26: the engine may hear several commands in one sentence (each is carried out, in order,
+ * and the answers joined), ask which device was meant when several fit (asked at once, never
+ * guessed), refuse a request the device cannot do with what it can do instead, and take a
+ * follow-up ("turn it off", "还有卧室的") as meaning the conversation's last target. The
+ * conversation is the input's channel; its last target is forgotten after follow-up quiet time.
  */
 import type { ExecuteOptions, StageContext, ToolOutcome } from '../agent/types.js';
 import type { ToolCall } from '../llm/spec/model.js';
 import type { Logger } from '../log/logger.js';
-import { answer } from './intent-answers.js';
+import { answer, joinNames } from './intent-answers.js';
 import type { IntentExecutor, ToolRunner } from './intent-executor.js';
 import type { IntentLanguage } from './intent-sentences.js';
 import { type IntentRecognizer, intentLanguageOf, type RecognisedIntent } from './recognizer.js';
+import type { IntentUnderstander, Understanding } from './understander.js';
 
 export interface IntentSettings {
   enabled: boolean;
@@ -22,14 +29,21 @@ export interface IntentSettings {
   near_min_similarity: number;
   /** Input devices and the area each is in. */
   source_areas: ReadonlyArray<{ source: string; area: string }>;
+  /** A follow-up ("turn it off") refers to the conversation's last target for this long (seconds). */
+  followup_quiet_s: number;
 }
 
 export interface IntentStageOptions {
+  /** The template recogniser alone: what a ringing timer's stored command is matched with. */
   recognizer: () => IntentRecognizer;
+  /** The whole engine: templates, composition, compounds, follow-ups, questions back. */
+  understander: () => IntentUnderstander;
   executor: IntentExecutor;
   /** Runs the intent's tool calls as part of this turn (hooks, confirmation, audit, the turn's tool results). */
   toolRunner: (ctx: StageContext) => ToolRunner;
   settings: () => IntentSettings;
+  /** The clock of the follow-up quiet time (the daemon's, a test's manual one). */
+  now?: () => number;
   /** A language model is configured to take what the engine is unsure of. */
   modelAvailable: () => boolean;
   /** Inputs that are not a person talking (automations, memory upkeep): never matched. */
@@ -71,6 +85,8 @@ export interface IntentNote {
   slots: RecognisedIntent['slots'];
   confidence: number;
   handled: boolean;
+  /** A compound command: every intent, in order (name and slots above are the first). */
+  intents?: Array<{ name: string; slots: RecognisedIntent['slots'] }>;
 }
 
 const HAN = /\p{Script=Han}/u;
@@ -95,25 +111,44 @@ export function intentStage(options: IntentStageOptions) {
     const lang = inputLanguage(text, input.meta);
     // The area of the device that heard it: what a satellite says with its input, else where the device is configured.
     const area = typeof input.meta.area === 'string' ? input.meta.area : settings.source_areas.find((s) => s.source === input.source)?.area;
-    const recognised = options.recognizer().recognise(text, lang, {
+    const understood = options.understander().understand(text, lang, {
       ...(area !== undefined && { area }),
       minSimilarity: settings.near_min_similarity,
+      conversation: `${input.source}\u0001${input.channel}`,
+      ...(options.now && { now: options.now() }),
     });
     const online = options.modelAvailable();
-    if (recognised === undefined || !options.executor.handles(recognised.name)) {
+    const said = localAnswer(understood, lang);
+    if (said !== undefined) {
+      // A question back or what the device can do: the person hears it now, the model is not needed.
+      ctx.response = said;
+      log.info({ task_id: ctx.task_id, kind: understood.kind }, 'local intent engine answered without acting');
+      return;
+    }
+    const intents = understood.kind === 'intents' ? understood.intents.filter((i) => options.executor.handles(i.name)) : [];
+    if (understood.kind !== 'intents' || intents.length !== understood.intents.length || intents.length === 0) {
       if (!online) ctx.response = answer(lang, 'not_understood');
       return;
     }
-    const note: IntentNote = { name: recognised.name, slots: recognised.slots, confidence: recognised.confidence, handled: false };
+    const recognised = intents[0] as RecognisedIntent;
+    const confidence = Math.min(understood.confidence, ...intents.map((i) => i.confidence));
+    const note: IntentNote = { name: recognised.name, slots: recognised.slots, confidence, handled: false };
+    if (intents.length > 1) note.intents = intents.map((i) => ({ name: i.name, slots: i.slots }));
     ctx.extra[INTENT_EXTRA] = note;
-    if (recognised.confidence >= settings.min_confidence) {
-      const outcome = await options.executor.execute(recognised, lang, options.toolRunner(ctx));
+    if (confidence >= settings.min_confidence) {
+      const texts: string[] = [];
+      let acted = false;
+      for (const intent of intents) {
+        const outcome = await options.executor.execute(intent, lang, options.toolRunner(ctx));
+        texts.push(outcome.text);
+        acted ||= outcome.acted;
+      }
       note.handled = true;
       log.info(
-        { task_id: ctx.task_id, intent: recognised.name, slots: recognised.slots, acted: outcome.acted },
-        `local intent ${recognised.name} handled without the model`,
+        { task_id: ctx.task_id, intents: intents.map((i) => ({ intent: i.name, slots: i.slots })), acted },
+        `local intent ${intents.map((i) => i.name).join(' + ')} handled without the model`,
       );
-      ctx.response = outcome.text;
+      ctx.response = texts.join(lang === 'zh' ? '' : ' ');
       return;
     }
     const unsure = answer(lang, 'unsure', { value: guessOf(recognised) });
@@ -122,10 +157,7 @@ export function intentStage(options: IntentStageOptions) {
       return;
     }
     ctx.fallback = unsure;
-    log.debug(
-      { task_id: ctx.task_id, intent: recognised.name, confidence: recognised.confidence },
-      'unsure local intent passed to the model',
-    );
+    log.debug({ task_id: ctx.task_id, intent: recognised.name, confidence }, 'unsure local intent passed to the model');
   }
 
   /**
@@ -190,8 +222,22 @@ function parsed(content: string): unknown {
   }
 }
 
+/**
+ * What the engine says itself instead of acting: which device was meant, or what the device can
+ * do instead of what was asked ("the kitchen light can only be switched on and off").
+ */
+export function localAnswer(understood: Understanding, lang: IntentLanguage): string | undefined {
+  if (understood.kind === 'ask') return answer(lang, 'ask_which', { what: joinNames(lang, understood.candidates) });
+  if (understood.kind !== 'unsupported') return undefined;
+  const what = joinNames(lang, understood.names);
+  if (understood.why === 'brightness') return answer(lang, 'only_on_off', { what });
+  if (understood.why === 'color') return answer(lang, 'no_colour', { what });
+  return answer(lang, 'cannot_do', { what });
+}
+
 /** The near names the engine took for what was said, or the intent's name when none was near. */
 function guessOf(recognised: RecognisedIntent): string {
   const near = recognised.near?.map((n) => n.value) ?? [];
-  return near.length > 0 ? near.join(', ') : recognised.name;
+  if (near.length > 0) return near.join(', ');
+  return typeof recognised.slots.name === 'string' ? recognised.slots.name : recognised.name;
 }

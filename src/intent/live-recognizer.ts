@@ -9,7 +9,8 @@
  */
 import type { Area, EntityInfo } from '../home/types.js';
 import type { IntentSentences } from './intent-sentences.js';
-import { type IntentHome, IntentRecognizer } from './recognizer.js';
+import type { IntentHome, IntentRecognizer } from './recognizer.js';
+import { IntentUnderstander } from './understander.js';
 
 export interface LiveRecognizerOptions {
   sentences: readonly IntentSentences[];
@@ -17,11 +18,13 @@ export interface LiveRecognizerOptions {
   areas: () => readonly Area[];
   /** Quiet time after the last registry change before recompiling in the background. */
   delayMs: () => number;
+  /** How long a conversation's last target is remembered for follow-ups (seconds). */
+  followupQuietS?: () => number;
 }
 
 export class LiveRecognizer {
   readonly #o: LiveRecognizerOptions;
-  #recognizer: IntentRecognizer | undefined;
+  #understander: IntentUnderstander | undefined;
   #key = '';
   #stale = true;
   #timer: NodeJS.Timeout | undefined;
@@ -38,19 +41,26 @@ export class LiveRecognizer {
     this.#timer.unref();
   }
 
-  /** The recogniser for the home as it is now. */
+  /** The template recogniser for the home as it is now. */
   current(): IntentRecognizer {
+    return this.understander().recognizer;
+  }
+
+  /** The whole engine (templates, composition, conversations) for the home as it is now. */
+  understander(): IntentUnderstander {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#stale || this.#recognizer === undefined) {
+    if (this.#stale || this.#understander === undefined) {
       this.#stale = false;
       const home = homeOf(this.#o.entities(), this.#o.areas());
       const key = JSON.stringify(home);
-      if (this.#recognizer === undefined) this.#recognizer = new IntentRecognizer(this.#o.sentences, home);
-      else if (key !== this.#key) this.#recognizer.setHome(home);
+      if (this.#understander === undefined) {
+        const quiet = this.#o.followupQuietS;
+        this.#understander = new IntentUnderstander(this.#o.sentences, home, quiet ? { followupQuietS: quiet() } : {});
+      } else if (key !== this.#key) this.#understander.setHome(home);
       this.#key = key;
     }
-    return this.#recognizer;
+    return this.#understander;
   }
 
   close(): void {
@@ -74,7 +84,14 @@ export function homeOf(entities: readonly EntityInfo[], areas: readonly Area[]):
         domain: entity.domain,
         ...(area !== undefined && { area }),
         ...(entity.device_class !== null && { device_class: entity.device_class }),
+        ...colourModes(entity.attributes),
       };
     }),
   };
+}
+
+/** A light's supported colour modes (Home Assistant's attribute), so a plain relay is not offered a brightness. */
+function colourModes(attributes: Readonly<Record<string, unknown>> | undefined): { color_modes?: string[] } {
+  const modes = attributes?.supported_color_modes;
+  return Array.isArray(modes) && modes.every((m) => typeof m === 'string') ? { color_modes: modes as string[] } : {};
 }

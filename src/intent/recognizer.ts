@@ -40,6 +40,11 @@ export interface HomeEntity {
   /** The area's name as registered (not an id). */
   area?: string;
   device_class?: string;
+  /**
+   * A light's supported colour modes as Home Assistant states them ("onoff" only: a plain relay,
+   * no brightness; "brightness"; "hs", "rgb", "xy", "color_temp"...). Absent: not known, so allowed.
+   */
+  color_modes?: readonly string[];
 }
 
 export interface IntentHome {
@@ -127,7 +132,7 @@ const PLACE_BONUS = 0.2;
 const SCORE_TIE = 1e-9;
 
 /** Colour words → the English colour name the light service takes. */
-const COLOURS: ReadonlyArray<{ value: string; phrases: string[] }> = [
+export const COLOURS: ReadonlyArray<{ value: string; phrases: string[] }> = [
   { value: 'red', phrases: ['red', '红色', '红'] },
   { value: 'orange', phrases: ['orange', '橙色', '橘色', '橙'] },
   { value: 'yellow', phrases: ['yellow', '黄色', '黄'] },

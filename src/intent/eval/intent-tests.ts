@@ -5,6 +5,12 @@
  * The data is read in place, never copied into the repository; every shape problem is reported as
  * HA_ERR_EVAL_DATA naming the file and the index at fault, so a changed upstream format fails loudly
  * instead of silently scoring fewer sentences.
+ *
+ * Beside Home Assistant's format (issue 26, agreed with the held-out writers):
+ *   `intent: none`        no intent may be recognised (the sentence goes to the model);
+ *   `intent: ask`         the recogniser must ask which device is meant;
+ *   `intents: [...]`      a compound command: every intent, in order;
+ *   `conversation: [...]` steps `{sentence, intent | intents}` spoken in order in one conversation.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +24,13 @@ export interface ExpectedIntent {
   name: string;
   slots: Record<string, SlotValue>;
 }
+
+/** What a sentence must produce: intents in order (one for most), no intent, or a question back. */
+export type Expectation = { kind: 'intents'; intents: ExpectedIntent[] } | { kind: 'none' } | { kind: 'ask' };
+
+/** The bucket names the report files `intent: none` and `intent: ask` under. */
+export const NONE_BUCKET = '(none)';
+export const ASK_BUCKET = '(ask)';
 
 /** What the satellite already knows when the sentence is spoken ("in here" means this area). */
 export interface IntentContext {
@@ -35,8 +48,16 @@ export interface IntentCase {
   /** The file's language (e.g. `en`, `zh-cn`), handed to the recogniser. */
   language: string;
   sentence: string;
+  /**
+   * The intent the report files the case under: the only (or first) expected intent, or
+   * {name: NONE_BUCKET | ASK_BUCKET, slots: {}}; `expect` says the whole of what is expected
+   * (the loader always sets it; a case built by hand without it expects `expected` alone).
+   */
   expected: ExpectedIntent;
+  expect?: Expectation;
   context: IntentContext;
+  /** Set on the steps of a conversation: which one (unique within the set) and the step's place. */
+  conversation?: { id: string; step: number };
   /**
    * Devices the test file declares for its own sentences (name_only.yaml's "Overhead Light"): the
    * recogniser's home must hold them besides the fixtures for these cases. Absent when none.
@@ -53,6 +74,7 @@ export interface TestFileEntity {
 export interface FixtureFloor {
   id: string;
   name: string;
+  aliases?: string[];
 }
 
 export interface FixtureArea {
@@ -60,6 +82,7 @@ export interface FixtureArea {
   name: string;
   /** Floor id; zh-cn areas have none. */
   floor?: string;
+  aliases?: string[];
 }
 
 /**
@@ -175,26 +198,79 @@ export function parseTestFile(doc: unknown, file: string, header = ''): { langua
   doc.tests.forEach((item: unknown, index) => {
     const where = `tests[${index}]`;
     if (!isRecord(item)) throw fail(file, where, 'must be a mapping');
+    const base = { file, index, language, ...extra };
+    if (item.conversation !== undefined) {
+      if (!Array.isArray(item.conversation) || item.conversation.length === 0) {
+        throw fail(file, `${where}.conversation`, 'must be a non-empty list of steps');
+      }
+      const id = `${file}#${index}`;
+      item.conversation.forEach((step: unknown, i) => {
+        const at = `${where}.conversation[${i}]`;
+        if (!isRecord(step) || typeof step.sentence !== 'string' || step.sentence === '') {
+          throw fail(file, at, 'must be a mapping with a non-empty sentence');
+        }
+        const { expect, context } = parseExpectation(step, undefined, file, at);
+        cases.push({ ...base, sentence: step.sentence, ...bucketed(expect), context, conversation: { id, step: i } });
+      });
+      return;
+    }
     const { sentences } = item;
     if (!Array.isArray(sentences) || sentences.length === 0 || !sentences.every((s) => typeof s === 'string')) {
       throw fail(file, where, 'sentences must be a non-empty list of strings');
     }
-    let expected: ExpectedIntent;
-    let context: IntentContext = {};
-    if (item.intent !== undefined) {
-      if (!isRecord(item.intent) || typeof item.intent.name !== 'string' || item.intent.name === '') {
-        throw fail(file, `${where}.intent`, 'must be a mapping with a non-empty name');
-      }
-      expected = { name: item.intent.name, slots: parseSlots(item.intent.slots, file, `${where}.intent`) };
-      context = parseContext(item.intent.context, file, `${where}.intent`);
-    } else if (headerIntent !== undefined) {
-      expected = { name: headerIntent, slots: parseSlots(item.slots, file, where) };
-    } else {
-      throw fail(file, where, 'has no intent and the file has no "# HassIntent - variant" header');
-    }
-    for (const sentence of sentences as string[]) cases.push({ file, index, language, sentence, expected, context, ...extra });
+    const { expect, context } = parseExpectation(item, headerIntent, file, where);
+    for (const sentence of sentences as string[]) cases.push({ ...base, sentence, ...bucketed(expect), context });
   });
   return { language, cases };
+}
+
+/** The expected intent (or none, ask, a compound) of a test item or a conversation step. */
+function parseExpectation(
+  item: Record<string, unknown>,
+  headerIntent: string | undefined,
+  file: string,
+  where: string,
+): { expect: Expectation; context: IntentContext } {
+  // A compound's satellite area may be stated beside its intents or on any one of them.
+  let context = parseContext(item.context, file, where);
+  if (item.intents !== undefined) {
+    if (!Array.isArray(item.intents) || item.intents.length === 0) throw fail(file, `${where}.intents`, 'must be a non-empty list');
+    const intents = item.intents.map((raw: unknown, i) => {
+      const { intent, context: own } = parseIntent(raw, file, `${where}.intents[${i}]`);
+      if (Object.keys(context).length === 0) context = own;
+      return intent;
+    });
+    return { expect: { kind: 'intents', intents }, context };
+  }
+  if (item.intent === 'none' || item.intent === 'ask') return { expect: { kind: item.intent }, context };
+  if (item.intent !== undefined) {
+    const { intent, context: own } = parseIntent(item.intent, file, `${where}.intent`);
+    return { expect: { kind: 'intents', intents: [intent] }, context: Object.keys(own).length > 0 ? own : context };
+  }
+  if (headerIntent !== undefined) {
+    return { expect: { kind: 'intents', intents: [{ name: headerIntent, slots: parseSlots(item.slots, file, where) }] }, context };
+  }
+  throw fail(file, where, 'has no intent and the file has no "# HassIntent - variant" header');
+}
+
+function parseIntent(raw: unknown, file: string, where: string): { intent: ExpectedIntent; context: IntentContext } {
+  if (!isRecord(raw) || typeof raw.name !== 'string' || raw.name === '') {
+    throw fail(file, where, 'must be a mapping with a non-empty name (or none, ask)');
+  }
+  return { intent: { name: raw.name, slots: parseSlots(raw.slots, file, where) }, context: parseContext(raw.context, file, where) };
+}
+
+function bucketed(expect: Expectation): { expected: ExpectedIntent; expect: Expectation } {
+  if (expect.kind === 'intents') return { expected: expect.intents[0] as ExpectedIntent, expect };
+  return { expected: { name: expect.kind === 'none' ? NONE_BUCKET : ASK_BUCKET, slots: {} }, expect };
+}
+
+function optionalAliases(entry: Record<string, unknown>, file: string, where: string): { aliases?: string[] } {
+  if (entry.aliases === undefined) return {};
+  if (!Array.isArray(entry.aliases) || !entry.aliases.every((a) => typeof a === 'string')) {
+    throw fail(file, `${where}.aliases`, 'must be a list of strings');
+  }
+  return { aliases: entry.aliases };
 }
 
 function requireString(entry: Record<string, unknown>, key: string, file: string, where: string): string {
@@ -237,13 +313,14 @@ export function parseFixtures(doc: unknown, file = FIXTURES_FILE): IntentFixture
   const floors = listOf(doc, 'floors', file).map((f, i) => ({
     id: requireString(f, 'id', file, `floors[${i}]`),
     name: requireString(f, 'name', file, `floors[${i}]`),
+    ...optionalAliases(f, file, `floors[${i}]`),
   }));
   const areas = listOf(doc, 'areas', file).map((a, i) => {
     const where = `areas[${i}]`;
     const area: FixtureArea = { id: requireString(a, 'id', file, where), name: requireString(a, 'name', file, where) };
     const floor = optionalString(a, 'floor', file, where);
     if (floor !== undefined) area.floor = floor;
-    return area;
+    return { ...area, ...optionalAliases(a, file, where) };
   });
   const entities = listOf(doc, 'entities', file).map((e, i) => {
     const where = `entities[${i}]`;
@@ -256,13 +333,7 @@ export function parseFixtures(doc: unknown, file = FIXTURES_FILE): IntentFixture
       if (!isRecord(e.attributes)) throw fail(file, `${where}.attributes`, 'must be a mapping');
       entity.attributes = e.attributes;
     }
-    if (e.aliases !== undefined) {
-      if (!Array.isArray(e.aliases) || !e.aliases.every((a) => typeof a === 'string')) {
-        throw fail(file, `${where}.aliases`, 'must be a list of strings');
-      }
-      entity.aliases = e.aliases;
-    }
-    return entity;
+    return { ...entity, ...optionalAliases(e, file, where) };
   });
   return { language: doc.language, floors, areas, entities };
 }

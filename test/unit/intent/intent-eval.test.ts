@@ -218,7 +218,7 @@ t.test('scoreIntents: name and every stated slot must match; extra slots are fin
     HassLightSet: { total: 3, correct: 0 },
   });
   t.same(
-    score.failures.map((f) => [f.sentence, f.got?.name ?? null]),
+    score.failures.map((f) => [f.sentence, (f.got as { name: string } | null)?.name ?? null]),
     [
       ['wrong name', 'HassTurnOn'],
       ['missing slot', 'HassLightSet'],
@@ -236,7 +236,17 @@ t.test('scoreIntents: name and every stated slot must match; extra slots are fin
   t.ok(report.indexOf('HassLightSet') < report.indexOf('HassTurnOff'), 'intents in name order');
 
   const empty = scoreIntents([], recognise);
-  t.same(empty, { total: 0, correct: 0, accuracy: 0, per_intent: {}, failures: [] });
+  t.same(empty, {
+    total: 0,
+    correct: 0,
+    accuracy: 0,
+    wrong_actions: 0,
+    wrong_action_rate: 0,
+    refused: 0,
+    refusal_rate: 0,
+    per_intent: {},
+    failures: [],
+  });
   t.match(formatReport(empty), /total\s+0\/0\s+-/);
 });
 

@@ -75,6 +75,7 @@ export async function intentRig(t: Testdir, settings: Partial<IntentEngineSettin
     enabled: true,
     min_confidence: 0.85,
     near_min_similarity: 0.6,
+    followup_quiet_s: 120,
     recompile_delay_ms: 1000,
     weather_entity: '',
     broadcast_channels: [],

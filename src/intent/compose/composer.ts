@@ -1,0 +1,706 @@
+/**
+ * The compositional recogniser (issue 26): assembles intents from the parts the mention finder
+ * found, by the intent schema, instead of matching a whole-sentence template. A sentence is split
+ * into clauses (punctuation, "and then", "然后", a second action after a complete command); each
+ * clause's action, targets (devices, areas, floors, kinds of device), values and question form make
+ * its intent. A clause without an action takes the previous clause's ("turn off the lamp and the
+ * fan"); a clause without a target takes the conversation's last one ("turn it off"). Words left
+ * unexplained lower the confidence and too many refuse; a sentence that talks about the home
+ * (past time, "why", opinions, negation) refuses outright; a kind of device with several candidates
+ * and no place asks which one; a request the device cannot do says what it can.
+ */
+import type { IntentLanguage } from '../intent-sentences.js';
+import type { HomeEntity, IntentHome, RecognisedIntent } from '../recognizer.js';
+import type { SlotValue } from '../template-grammar.js';
+import { checkIntent, domainsFor, IMPLIED_DOMAIN, intentFor, stateFor, type Unsupported } from './intent-schema.js';
+import type { Action, DeviceWord, Keyword, Meaning } from './lexicon.js';
+import { type Mention, MentionFinder, type Value } from './mention-finder.js';
+
+export type Composed =
+  | { kind: 'intents'; intents: RecognisedIntent[]; confidence: number; usedMemory: boolean }
+  | { kind: 'ask'; candidates: string[]; intent: string }
+  | { kind: 'unsupported'; why: Unsupported; names: string[]; intent: string }
+  | { kind: 'none'; why: string };
+
+/** What the conversation remembers: the last intent and the targets it acted on. */
+export interface Referent {
+  intent: RecognisedIntent;
+}
+
+export interface ComposeContext {
+  area?: string;
+  referent?: Referent;
+}
+
+/** One target as a clause names it, before it is resolved against the home. */
+interface TargetMention {
+  names?: readonly string[];
+  area?: string;
+  floor?: string;
+  device?: DeviceWord;
+  /** The device word's own plural ("lights"): more than one is meant. */
+  plural: boolean;
+}
+
+interface Clause {
+  mentions: Mention[];
+}
+
+/** Confidence below this refuses: too much of the sentence was not understood. */
+export const MIN_COVERAGE = { en: 0.7, zh: 0.75 } as const;
+
+const has = (m: Mention, t: Meaning['t']) => m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === t);
+const meaning = <T extends Meaning['t']>(m: Mention, t: T): Extract<Meaning, { t: T }> | undefined =>
+  m.piece.t === 'word' ? (m.piece.meanings.find((x) => x.t === t) as Extract<Meaning, { t: T }> | undefined) : undefined;
+
+const SPLIT = /[，,、;；。!！?？]/u;
+
+export class Composer {
+  private readonly finder: MentionFinder;
+  private readonly home: IntentHome;
+  private readonly language: IntentLanguage;
+  private readonly byName = new Map<string, HomeEntity[]>();
+  private readonly floorOfArea = new Map<string, string>();
+
+  constructor(home: IntentHome, language: IntentLanguage) {
+    this.home = home;
+    this.language = language;
+    this.finder = new MentionFinder(home, language);
+    for (const e of home.entities) this.byName.set(e.name, [...(this.byName.get(e.name) ?? []), e]);
+    for (const a of home.areas) if (a.floor !== undefined) this.floorOfArea.set(a.name, a.floor);
+  }
+
+  /** The entities the slots of an intent select (name, area, floor, domain, class), for the schema check. */
+  targetsOf(slots: Readonly<Record<string, unknown>>): HomeEntity[] {
+    // "all" is a template's way of saying every device of the kind, not a name.
+    const name = slots.name === undefined || slots.name === 'all' ? undefined : String(slots.name);
+    return this.home.entities.filter(
+      (e) =>
+        (name === undefined || e.name === name) &&
+        (slots.area === undefined || e.area === slots.area) &&
+        (slots.floor === undefined || (e.area !== undefined && this.floorOfArea.get(e.area) === slots.floor)) &&
+        (slots.domain === undefined || e.domain === slots.domain) &&
+        (slots.device_class === undefined || e.device_class === slots.device_class || e.domain === 'lock'),
+    );
+  }
+
+  mentions(text: string): Mention[] {
+    const out: Mention[] = [];
+    for (const part of text.split(SPLIT)) {
+      if (part.trim() === '') continue;
+      if (out.length > 0) out.push({ piece: { t: 'word', meanings: [{ t: 'break' }], plural: false }, start: -1, end: -1, text: ',' });
+      out.push(...this.finder.find(part));
+    }
+    return out;
+  }
+
+  compose(text: string, context: ComposeContext = {}): Composed {
+    const mentions = this.mentions(text);
+    if (mentions.length === 0) return { kind: 'none', why: 'empty' };
+    const hasAction = mentions.some((m) => has(m, 'action') || has(m, 'verb'));
+    for (const m of mentions) {
+      const block = meaning(m, 'block');
+      // Greetings and thanks beside a command do not make it talk; everything else does.
+      if (block && !(block.why === 'chat' && hasAction && /^(thanks|thank you|谢谢|please)$/u.test(m.text))) {
+        return { kind: 'none', why: block.why };
+      }
+    }
+    const clauses = this.clauses(mentions);
+    const intents: RecognisedIntent[] = [];
+    let previousAction: Action | undefined;
+    let previousDevice: DeviceWord | undefined;
+    let usedMemory = false;
+    let explained = 0;
+    let unexplained = 0;
+    let lowest = 1;
+    for (const clause of clauses) {
+      const result = this.clause(clause, context, previousAction, previousDevice, intents[intents.length - 1]);
+      if (result.kind !== 'intents') return result;
+      explained += result.explained;
+      unexplained += result.unexplained;
+      lowest = Math.min(lowest, result.similarity);
+      intents.push(...result.intents);
+      usedMemory ||= result.usedMemory;
+      previousAction = result.action ?? previousAction;
+      previousDevice = result.device ?? previousDevice;
+    }
+    if (intents.length === 0) return { kind: 'none', why: 'no intent' };
+    const coverage = explained + unexplained === 0 ? 0 : explained / (explained + unexplained);
+    const limit = MIN_COVERAGE[this.language];
+    if (coverage < limit || unexplained >= (this.language === 'en' ? 2 : 3)) return { kind: 'none', why: 'not understood' };
+    return { kind: 'intents', intents, confidence: Math.min(coverage, lowest), usedMemory };
+  }
+
+  /** Clauses at breaks, and before a second action once a clause has an action and a target. */
+  private clauses(mentions: readonly Mention[]): Clause[] {
+    const clauses: Clause[] = [];
+    let current: Mention[] = [];
+    const complete = () => current.some((m) => has(m, 'action') || has(m, 'verb')) && current.some(isTarget);
+    mentions.forEach((m, at) => {
+      const breaks = has(m, 'break') && !(has(m, 'and') && !complete());
+      // A second action starts a command only if a target of its own follows ("开始扫地" after the vacuum does not).
+      const ownTarget = () => {
+        for (const later of mentions.slice(at + 1)) {
+          if (has(later, 'break')) return false;
+          if (isTarget(later)) return true;
+        }
+        return false;
+      };
+      const secondAction = (has(m, 'action') || has(m, 'verb')) && complete() && !isParticleLike(m) && ownTarget();
+      if (breaks || secondAction) {
+        if (current.length > 0) clauses.push({ mentions: current });
+        current = breaks ? [] : [m];
+        return;
+      }
+      current.push(m);
+    });
+    if (current.length > 0) clauses.push({ mentions: current });
+    // A piece with neither an action nor a target ("15 minutes", "and 30 seconds") belongs to the clause before.
+    const merged: Clause[] = [];
+    for (const clause of clauses) {
+      const bare = !clause.mentions.some((m) => has(m, 'action') || has(m, 'verb') || isTarget(m) || has(m, 'it') || has(m, 'also'));
+      const onlyValues = clause.mentions.some((m) => m.piece.t === 'value');
+      const last = merged[merged.length - 1];
+      if (bare && onlyValues && last) last.mentions.push(...clause.mentions);
+      else merged.push(clause);
+    }
+    return merged;
+  }
+
+  private clause(
+    clause: Clause,
+    context: ComposeContext,
+    previousAction: Action | undefined,
+    previousDevice: DeviceWord | undefined,
+    previousIntent: RecognisedIntent | undefined,
+  ):
+    | {
+        kind: 'intents';
+        intents: RecognisedIntent[];
+        explained: number;
+        unexplained: number;
+        similarity: number;
+        usedMemory: boolean;
+        action?: Action;
+        device?: DeviceWord;
+      }
+    | Exclude<Composed, { kind: 'intents' }> {
+    const ms = clause.mentions;
+    const keywords = new Set<Keyword>();
+    const values: Value[] = [];
+    let color: string | undefined;
+    let question = false;
+    let state: string | undefined;
+    let all = false;
+    let it = false;
+    let also = false;
+    let similarity = 1;
+    let explained = 0;
+    let unexplained = 0;
+    const targets: TargetMention[] = [];
+    const devices: Array<{ device: DeviceWord; plural: boolean }> = [];
+    for (const m of ms) {
+      const p = m.piece;
+      if (p.t === 'unknown') {
+        if (!p.light) unexplained += this.language === 'en' ? 1 : m.text.length;
+        continue;
+      }
+      explained += this.language === 'en' ? m.text.split(' ').length : m.text.length;
+      if (p.t === 'entity') {
+        targets.push({ names: p.names, plural: false });
+        similarity = Math.min(similarity, p.similarity);
+      } else if (p.t === 'area') {
+        targets.push({ area: p.name, plural: false });
+        similarity = Math.min(similarity, p.similarity);
+      } else if (p.t === 'floor') {
+        targets.push({ floor: p.name, plural: false });
+        similarity = Math.min(similarity, p.similarity);
+      } else if (p.t === 'value') values.push(p.value);
+      else if (p.t === 'color') color = p.color;
+      else {
+        for (const x of p.meanings) {
+          if (x.t === 'keyword') keywords.add(x.keyword);
+          else if (x.t === 'question') question = true;
+          else if (x.t === 'state') state ??= x.state;
+          else if (x.t === 'all') all = true;
+          else if (x.t === 'it') it = true;
+          else if (x.t === 'also') also = true;
+        }
+        const device = meaning(m, 'device');
+        // A word that is also an action ("lock", "switch") is a device only where no action reading is wanted.
+        if (device && !(has(m, 'action') || has(m, 'verb'))) devices.push({ device: device.device, plural: p.plural });
+        else if (device && devices.length === 0 && ms.some((o) => o !== m && (has(o, 'action') || has(o, 'verb')))) {
+          const firstAction = ms.find((o) => has(o, 'action') || has(o, 'verb'));
+          if (firstAction !== m) devices.push({ device: device.device, plural: p.plural });
+        }
+      }
+    }
+    const action = this.actionOf(ms, keywords, values, color);
+    const base = { explained, unexplained, similarity, usedMemory: false };
+    const done = (intents: RecognisedIntent[], extra: { usedMemory?: boolean; device?: DeviceWord } = {}) => ({
+      kind: 'intents' as const,
+      ...base,
+      ...extra,
+      intents,
+      ...(action !== undefined && { action }),
+    });
+    const intent = (name: string, slots: Record<string, SlotValue>): RecognisedIntent => ({
+      name,
+      slots,
+      score: explained,
+      confidence: similarity,
+    });
+
+    // Things the home has that are not devices: timers, lists, the time, the weather.
+    const durations = values.filter((v): v is Extract<Value, { kind: 'duration' }> => v.kind === 'duration');
+    const duration =
+      durations.length === 0 ? undefined : { kind: 'duration' as const, seconds: durations.reduce((sum, v) => sum + v.seconds, 0) };
+    const listTarget = targets.find((t) => t.names?.some((n) => this.byName.get(n)?.some((e) => e.domain === 'todo')));
+    if (listTarget || (keywords.has('list') && (action === 'add' || action === 'complete'))) {
+      return this.listIntent(ms, action, listTarget, done, intent);
+    }
+    const deviceTargets = targets.filter((t) => t !== listTarget);
+    const placesOnly = deviceTargets.every((t) => t.names === undefined) && devices.length === 0;
+    if ((keywords.has('timer') && placesOnly) || (duration && deviceTargets.length === 0 && devices.length === 0)) {
+      const timer = timerIntent(action, keywords, question, all, duration, intent);
+      if (timer) return done([timer]);
+    }
+    if (deviceTargets.length === 0 && devices.length === 0) {
+      if (keywords.has('time') && !keywords.has('timer') && (question || action === 'tell' || action === undefined)) {
+        return done([intent('HassGetCurrentTime', {})]);
+      }
+      const dateAsked = keywords.has('date') || (keywords.has('today') && question && keywords.size === 1);
+      if (dateAsked && (question || action === 'tell' || action === undefined || keywords.has('today'))) {
+        return done([intent('HassGetCurrentDate', {})]);
+      }
+      if (keywords.has('weather') && (question || action === 'tell' || action === undefined)) return done([intent('HassGetWeather', {})]);
+      if (keywords.has('left') && (question || this.language === 'zh') && action === undefined)
+        return done([intent('HassTimerStatus', {})]);
+    }
+    // Temperature and humidity asked about a place (or a sensor of one).
+    const sensorOf = (cls: string) =>
+      deviceTargets
+        .flatMap((t) => t.names ?? [])
+        .flatMap((n) => this.byName.get(n) ?? [])
+        .find((e) => e.domain === 'sensor' && e.device_class === cls);
+    const tempSensor = sensorOf('temperature');
+    const areaSaid = deviceTargets.find((t) => t.area !== undefined)?.area ?? tempSensor?.area;
+    if ((keywords.has('temperature') || tempSensor) && values.length === 0 && action !== 'set' && !color) {
+      if (question || action === 'tell' || action === undefined) {
+        const area = areaSaid ?? context.area;
+        return done([intent('HassClimateGetTemperature', area === undefined ? {} : { area })]);
+      }
+    }
+    const humiditySensor = sensorOf('humidity');
+    if ((keywords.has('humidity') || humiditySensor) && values.length === 0 && (question || action === 'tell' || action === undefined)) {
+      const area = deviceTargets.find((t) => t.area !== undefined)?.area ?? humiditySensor?.area ?? context.area;
+      const slots: Record<string, SlotValue> = { domain: 'sensor', device_class: 'humidity' };
+      if (humiditySensor) slots.name = humiditySensor.name;
+      if (area !== undefined) slots.area = area;
+      return done([intent('HassGetState', slots)]);
+    }
+
+    // Devices: the targets of the clause, or the conversation's.
+    let clauseTargets = this.targetsOf2(deviceTargets, devices, previousDevice, action);
+    let usedMemory = false;
+    const referent = context.referent?.intent;
+    if (clauseTargets.length === 0 && (it || also || action !== undefined || values.length > 0) && referent && !question) {
+      if (action !== undefined && IMPLIED_DOMAIN[action] === undefined) {
+        clauseTargets = [referentTarget(referent)];
+        usedMemory = true;
+      } else if (action === undefined) clauseTargets = [];
+    }
+    // A follow-up naming only a new target ("and the bedroom", "还有卧室的", "make it 80"): the last intent again.
+    const effectiveAction = action ?? (clauseTargets.length > 0 || values.length > 0 ? previousAction : undefined);
+    if (
+      action === undefined &&
+      previousAction === undefined &&
+      referent &&
+      (also || it || values.length > 0 || clauseTargets.length > 0) &&
+      !question
+    ) {
+      return this.repeatReferent(referent, clauseTargets, values, color, done, intent);
+    }
+    if (clauseTargets.length === 0 && effectiveAction !== undefined && IMPLIED_DOMAIN[effectiveAction] !== undefined) {
+      clauseTargets = [{ device: { domains: [IMPLIED_DOMAIN[effectiveAction] as string] }, plural: false }];
+    }
+    const settingSaid =
+      color !== undefined ||
+      keywords.has('volume') ||
+      keywords.has('brightness') ||
+      keywords.has('temperature') ||
+      values.some((v) => v.kind === 'percent' || v.kind === 'temperature');
+    if (clauseTargets.length === 0 && settingSaid && !question) {
+      // "set the brightness to 20%", "音量调到15": the satellite's room.
+      const domain = keywords.has('volume')
+        ? 'media_player'
+        : keywords.has('temperature') || values.some((v) => v.kind === 'temperature')
+          ? 'climate'
+          : 'light';
+      clauseTargets = [{ device: { domains: [domain] }, plural: true }];
+    }
+    if (clauseTargets.length === 0) return { kind: 'none', why: 'no target' };
+
+    const out: RecognisedIntent[] = [];
+    for (const target of clauseTargets) {
+      const built = this.deviceIntent(target, effectiveAction, { values, color, keywords, question, state, all, context });
+      if (built.kind !== 'intents') return built;
+      out.push(...built.intents.map((i) => ({ ...i, score: explained, confidence: similarity })));
+    }
+    return done(out, { usedMemory, ...(devices[0] && { device: devices[0].device }) });
+  }
+
+  private actionOf(
+    ms: readonly Mention[],
+    keywords: ReadonlySet<Keyword>,
+    values: readonly Value[],
+    color: string | undefined,
+  ): Action | undefined {
+    let verb = false;
+    let particle: string | undefined;
+    let action: Action | undefined;
+    for (const m of ms) {
+      if (has(m, 'verb')) verb = true;
+      const p = meaning(m, 'particle');
+      if (p && particle === undefined) particle = p.particle;
+      const a = meaning(m, 'action');
+      if (a && action === undefined) action = a.action;
+    }
+    // "turn of the lamp": "off" with a letter lost.
+    if (action === undefined && verb && particle === undefined && ms.some((m) => m.text === 'of')) particle = 'off';
+    if (action === undefined && (verb || particle !== undefined)) {
+      if (particle === 'on') action = 'on';
+      else if (particle === 'off') action = 'off';
+      else if (particle === 'up') action = keywords.has('volume') || keywords.has('brightness') ? 'raise' : 'on';
+      else if (particle === 'down') action = keywords.has('volume') || keywords.has('brightness') ? 'lower' : 'off';
+      else if (verb && (values.length > 0 || color)) action = 'set';
+    }
+    // "turn the lamp off" after a generic action word such as "set"/"make": the particle decides.
+    if ((action === 'set' || action === 'start') && values.length === 0 && !color && (particle === 'on' || particle === 'off'))
+      action = particle;
+    return action;
+  }
+
+  /** Kinds of device a clause names, paired with its places; a bare place borrows the previous clause's device. */
+  private targetsOf2(
+    targets: readonly TargetMention[],
+    devices: ReadonlyArray<{ device: DeviceWord; plural: boolean }>,
+    previousDevice: DeviceWord | undefined,
+    action: Action | undefined,
+  ): TargetMention[] {
+    const device = devices[0];
+    const out: TargetMention[] = [];
+    const named = targets.filter((t) => t.names !== undefined);
+    for (const t of named) out.push(t);
+    const places = targets.filter((t) => t.names === undefined);
+    if (named.length > 0) {
+      // A place beside a named device narrows it ("the fan in the bedroom" when several share a name).
+      return out.map((t) => ({
+        ...t,
+        ...(places[0]?.area !== undefined && { area: places[0].area }),
+        ...(device && { device: device.device }),
+      }));
+    }
+    for (const p of places)
+      out.push({ ...p, ...(device ? { device: device.device, plural: device.plural } : previousDevice ? { device: previousDevice } : {}) });
+    if (places.length === 0 && device) out.push({ device: device.device, plural: device.plural || devices.length > 1 });
+    if (out.length > 0 && action === undefined) return out;
+    return out;
+  }
+
+  private deviceIntent(
+    target: TargetMention,
+    action: Action | undefined,
+    said: {
+      values: readonly Value[];
+      color: string | undefined;
+      keywords: ReadonlySet<Keyword>;
+      question: boolean;
+      state: string | undefined;
+      all: boolean;
+      context: ComposeContext;
+    },
+  ): Composed {
+    const { values, color, keywords, question } = said;
+    // Which domains the request could mean: the device word's, narrowed by what the action applies to.
+    const number = values.find((v) => v.kind !== 'duration');
+    const pool = this.pool(target);
+    if (pool.length === 0) return { kind: 'none', why: 'no such device' };
+    const domainsHere = new Set(pool.map((e) => e.domain));
+    // Questions: "is the front door locked", "did i lock it", "有没有开着的灯".
+    if (question) {
+      let state = said.state ?? stateFor(action, [...domainsHere][0]);
+      if (state === 'open' && domainsHere.has('lock') && !domainsHere.has('cover')) state = 'unlocked';
+      const lockish = state === 'locked' || state === 'unlocked';
+      const queried = lockish ? pool.filter((e) => e.domain === 'lock') : pool;
+      if (queried.length === 0) return { kind: 'none', why: 'no such device' };
+      const slots = this.slotsFor(target, queried, said, true);
+      if (slots.kind !== 'slots') return slots;
+      if (state !== undefined) slots.slots.state = state;
+      return {
+        kind: 'intents',
+        intents: [{ name: 'HassGetState', slots: slots.slots, score: 0, confidence: 1 }],
+        confidence: 1,
+        usedMemory: false,
+      };
+    }
+    let act = action;
+    if (act === 'set' && values.length === 0 && !color && said.state !== undefined) {
+      act =
+        said.state === 'locked'
+          ? 'lock'
+          : said.state === 'unlocked'
+            ? 'unlock'
+            : said.state === 'on'
+              ? 'on'
+              : said.state === 'open'
+                ? 'open'
+                : act;
+    }
+    if (act === undefined && (number || color)) act = 'set';
+    if (act === undefined) return { kind: 'none', why: 'no action' };
+    // Settings with a value: brightness, colour, position, volume, temperature.
+    if ((act === 'set' || act === 'raise' || act === 'lower') && (number || color)) {
+      let name: string;
+      let slot: string;
+      let domains: string[];
+      if (color) [name, slot, domains] = ['HassLightSet', 'color', ['light']];
+      else if (keywords.has('volume') || (domainsHere.has('media_player') && domainsHere.size === 1))
+        [name, slot, domains] = ['HassSetVolume', 'volume_level', ['media_player']];
+      else if (number?.kind === 'temperature' || keywords.has('temperature') || (domainsHere.has('climate') && domainsHere.size === 1)) {
+        [name, slot, domains] = ['HassClimateSetTemperature', 'temperature', ['climate']];
+      } else if ([...domainsHere].every((d) => d === 'cover' || d === 'valve'))
+        [name, slot, domains] = ['HassSetPosition', 'position', ['cover', 'valve']];
+      else [name, slot, domains] = ['HassLightSet', 'brightness', ['light']];
+      let fitting = pool.filter((e) => domains.includes(e.domain));
+      if (name === 'HassClimateSetTemperature' && fitting.length === 0 && target.area !== undefined)
+        fitting = this.pool({ area: target.area, plural: true, device: { domains: ['climate'] } });
+      if (fitting.length === 0)
+        return {
+          kind: 'unsupported',
+          why: name === 'HassLightSet' ? (color ? 'color' : 'brightness') : 'action',
+          names: pool.map((e) => e.name),
+          intent: name,
+        };
+      const slots = this.slotsFor({ ...target, device: { domains } }, fitting, said, false);
+      if (slots.kind !== 'slots') return slots;
+      if (name === 'HassClimateSetTemperature') delete slots.slots.domain;
+      const amount = (number as { value: number } | undefined)?.value;
+      // A brightness, position or volume is a share of the whole: "500%" was misheard, not meant.
+      if (amount !== undefined && slot !== 'temperature' && (amount < 0 || amount > 100)) return { kind: 'none', why: 'out of range' };
+      slots.slots[slot] = color ?? (amount as number);
+      const built = { name, slots: slots.slots };
+      const check = checkIntent(built, fitting);
+      if (!check.ok) return { kind: 'unsupported', why: check.why, names: check.entities.map((e) => e.name), intent: name };
+      return { kind: 'intents', intents: [{ ...built, score: 0, confidence: 1 }], confidence: 1, usedMemory: false };
+    }
+    if ((act === 'raise' || act === 'lower') && !number) {
+      const lights = pool.filter((e) => e.domain === 'light');
+      if (lights.length > 0 && lights.length === pool.length) {
+        const check = checkIntent({ name: 'HassLightSet', slots: { brightness: 0 } }, lights);
+        if (!check.ok) return { kind: 'unsupported', why: 'brightness', names: lights.map((e) => e.name), intent: 'HassLightSet' };
+        return { kind: 'none', why: 'relative brightness' };
+      }
+    }
+    // "打开后门的锁": opening a lock is unlocking it.
+    if ((act === 'on' || act === 'open') && target.device?.domains.length === 1 && target.device.domains[0] === 'lock') act = 'unlock';
+    const able = pool.filter((e) => intentFor(act as Action, e.domain) !== undefined);
+    if (able.length === 0) return { kind: 'unsupported', why: 'action', names: pool.map((e) => e.name), intent: act };
+    const names = new Set(able.map((e) => intentFor(act as Action, e.domain)));
+    if (names.size > 1) {
+      // One action meaning two intents on the devices meant ("open the door": the lock or the garage?): ask.
+      return { kind: 'ask', candidates: able.map((e) => e.name), intent: act };
+    }
+    const slots = this.slotsFor(target, able, said, false);
+    if (slots.kind !== 'slots') return slots;
+    const name = [...names][0] as string;
+    if (name === 'HassTurnOn' || name === 'HassTurnOff' || name === 'HassToggle') {
+      const domains = new Set(able.map((e) => e.domain));
+      if (domains.size === 1 && slots.slots.domain === undefined) slots.slots.domain = [...domains][0] as string;
+    }
+    return { kind: 'intents', intents: [{ name, slots: slots.slots, score: 0, confidence: 1 }], confidence: 1, usedMemory: false };
+  }
+
+  /** The entities a target can mean, before the action narrows them. */
+  private pool(target: TargetMention): HomeEntity[] {
+    const device = target.device;
+    const fitsDevice = (e: HomeEntity) =>
+      device === undefined ||
+      (device.domains.includes(e.domain) &&
+        (device.device_class === undefined ||
+          e.domain === 'lock' ||
+          e.domain === 'media_player' ||
+          e.device_class === device.device_class));
+    let entities: HomeEntity[];
+    if (target.names !== undefined) {
+      entities = target.names.flatMap((n) => this.byName.get(n) ?? []);
+      const narrowed = entities.filter((e) => fitsDevice(e) && (target.area === undefined || e.area === target.area));
+      if (narrowed.length > 0) entities = narrowed;
+    } else {
+      entities = this.home.entities.filter(
+        (e) =>
+          fitsDevice(e) &&
+          device !== undefined &&
+          (target.area === undefined || e.area === target.area) &&
+          (target.floor === undefined || (e.area !== undefined && this.floorOfArea.get(e.area) === target.floor)),
+      );
+      if (target.area !== undefined && device === undefined) entities = this.home.entities.filter((e) => e.area === target.area);
+    }
+    return entities.filter((e) => e.domain !== 'todo' && e.domain !== 'weather');
+  }
+
+  /** The slots naming `entities` as the sentence did: a name, a place and a kind, or ask which one. */
+  private slotsFor(
+    target: TargetMention,
+    entities: readonly HomeEntity[],
+    said: { all: boolean; keywords: ReadonlySet<Keyword>; context: ComposeContext },
+    query: boolean,
+  ): { kind: 'slots'; slots: Record<string, SlotValue> } | Extract<Composed, { kind: 'ask' | 'none' }> {
+    const slots: Record<string, SlotValue> = {};
+    const domains = [...new Set(entities.map((e) => e.domain))];
+    const domain = domains.length === 1 ? (domains[0] as string) : undefined;
+    if (target.names !== undefined) {
+      const names = [...new Set(entities.map((e) => e.name))];
+      if (names.length > 1) return { kind: 'ask', candidates: names, intent: 'name' };
+      slots.name = names[0] as string;
+      if (domain) slots.domain = domain;
+      return { kind: 'slots', slots };
+    }
+    if (domain) slots.domain = domain;
+    const cls = target.device?.device_class;
+    if (cls !== undefined && domain !== 'lock' && domain !== 'media_player') slots.device_class = cls;
+    if (target.area !== undefined || target.floor !== undefined) {
+      if (target.area !== undefined) slots.area = target.area;
+      if (target.floor !== undefined) slots.floor = target.floor;
+      if (said.all && !query) slots.name = 'all';
+      else if (entities.length === 1) slots.name = (entities[0] as HomeEntity).name;
+      return { kind: 'slots', slots };
+    }
+    // Home Assistant's way of saying every device of the kind; the executor reads it so.
+    if (said.all && !query) slots.name = 'all';
+    if (said.all || said.keywords.has('home') || query) return { kind: 'slots', slots };
+    const here = said.context.area === undefined ? [] : entities.filter((e) => e.area === said.context.area);
+    if (here.length > 0) {
+      slots.area = said.context.area as string;
+      if (here.length === 1) slots.name = (here[0] as HomeEntity).name;
+      return { kind: 'slots', slots };
+    }
+    if (entities.length === 1) {
+      slots.name = (entities[0] as HomeEntity).name;
+      return { kind: 'slots', slots };
+    }
+    if (target.plural) return { kind: 'slots', slots };
+    return { kind: 'ask', candidates: entities.map((e) => e.name), intent: domain ?? 'device' };
+  }
+
+  private listIntent(
+    ms: readonly Mention[],
+    action: Action | undefined,
+    listTarget: TargetMention | undefined,
+    done: (intents: RecognisedIntent[]) => ReturnType<Composer['clause']>,
+    intent: (name: string, slots: Record<string, SlotValue>) => RecognisedIntent,
+  ): ReturnType<Composer['clause']> {
+    const listName = listTarget?.names?.find((n) => this.byName.get(n)?.some((e) => e.domain === 'todo'));
+    const shopping = listName === undefined || /shopping|grocer|购物/iu.test(listName);
+    if (action !== 'add' && action !== 'complete') return { kind: 'none', why: 'list without action' };
+    // The item: what lies between the action and the list (or after both), with connecting words trimmed.
+    const actionAt = ms.findIndex((m) => meaning(m, 'action')?.action === action);
+    const listAt = ms.findIndex((m) =>
+      listTarget ? m.piece.t === 'entity' && m.piece.names === listTarget.names : meaning(m, 'keyword')?.keyword === 'list',
+    );
+    const between = actionAt < listAt ? ms.slice(actionAt + 1, listAt) : ms.slice(actionAt + 1);
+    const before = actionAt > listAt ? [] : ms.slice(0, actionAt).filter((m) => m.text !== '把' && !has(m, 'filler'));
+    let words = (between.length > 0 ? between : before).map((m) => m.text);
+    const edge = /^(to|on|onto|the|my|a|an|in|into|from|off|of|as done|as|done|please|把|到|里|上|在|往|吧|一下)$/u;
+    while (words.length > 0 && edge.test(words[words.length - 1] as string)) words = words.slice(0, -1);
+    while (words.length > 0 && edge.test(words[0] as string)) words = words.slice(1);
+    const item = words.join(this.language === 'en' ? ' ' : '').trim();
+    if (item === '' || /^(it|them|that)$/u.test(item)) return { kind: 'none', why: 'no item' };
+    const add = action === 'add';
+    if (shopping) return done([intent(add ? 'HassShoppingListAddItem' : 'HassShoppingListCompleteItem', { item })]);
+    return done([intent(add ? 'HassListAddItem' : 'HassListCompleteItem', { item, name: listName as string })]);
+  }
+
+  private repeatReferent(
+    referent: RecognisedIntent,
+    targets: readonly TargetMention[],
+    values: readonly Value[],
+    color: string | undefined,
+    done: (intents: RecognisedIntent[], extra?: { usedMemory?: boolean }) => ReturnType<Composer['clause']>,
+    intent: (name: string, slots: Record<string, SlotValue>) => RecognisedIntent,
+  ): ReturnType<Composer['clause']> {
+    const slots: Record<string, SlotValue> = { ...(referent.slots as Record<string, SlotValue>) };
+    const number = values.find((v) => v.kind !== 'duration');
+    if (number) {
+      const slot = ['brightness', 'position', 'volume_level', 'temperature'].find((s) => s in slots);
+      if (slot === undefined) return { kind: 'none', why: 'value without setting' };
+      slots[slot] = (number as { value: number }).value;
+      return done([intent(referent.name, slots)], { usedMemory: true });
+    }
+    if (color && 'color' in slots) return done([intent(referent.name, { ...slots, color })], { usedMemory: true });
+    const target = targets[0];
+    if (!target || QUERY.has(referent.name)) return { kind: 'none', why: 'nothing to repeat' };
+    for (const key of ['name', 'area', 'floor']) delete slots[key];
+    if (target.names) slots.name = target.names[0] as string;
+    if (target.area) slots.area = target.area;
+    if (target.floor) slots.floor = target.floor;
+    const check = checkIntent({ name: referent.name, slots }, this.targetsOf(slots));
+    if (!check.ok || this.targetsOf(slots).length === 0) return { kind: 'none', why: 'follow-up does not fit' };
+    return done([intent(referent.name, slots)], { usedMemory: true });
+  }
+}
+
+const QUERY = new Set(['HassGetState', 'HassClimateGetTemperature', 'HassGetCurrentTime', 'HassGetCurrentDate', 'HassGetWeather']);
+
+function isTarget(m: Mention): boolean {
+  return m.piece.t === 'entity' || m.piece.t === 'area' || m.piece.t === 'floor' || has(m, 'device');
+}
+
+/** "on"/"off" after a verb belong to it, never start a new command. */
+function isParticleLike(m: Mention): boolean {
+  return has(m, 'particle') && !has(m, 'action');
+}
+
+function referentTarget(referent: RecognisedIntent): TargetMention {
+  const s = referent.slots;
+  const target: TargetMention = { plural: true };
+  if (s.name !== undefined) target.names = [String(s.name)];
+  if (s.area !== undefined) target.area = String(s.area);
+  if (s.floor !== undefined) target.floor = String(s.floor);
+  if (s.domain !== undefined)
+    target.device = { domains: [String(s.domain)], ...(s.device_class !== undefined && { device_class: String(s.device_class) }) };
+  return target;
+}
+
+function timerIntent(
+  action: Action | undefined,
+  keywords: ReadonlySet<Keyword>,
+  question: boolean,
+  all: boolean,
+  duration: Extract<Value, { kind: 'duration' }> | undefined,
+  intent: (name: string, slots: Record<string, SlotValue>) => RecognisedIntent,
+): RecognisedIntent | undefined {
+  const parts = (seconds: number): Record<string, SlotValue> => {
+    const out: Record<string, SlotValue> = {};
+    const h = Math.floor(seconds / 3600);
+    const m = Math.floor((seconds % 3600) / 60);
+    const s = Math.round(seconds % 60);
+    if (h > 0) out.hours = h;
+    if (m > 0) out.minutes = m;
+    if (s > 0) out.seconds = s;
+    return out;
+  };
+  if (action === 'cancel' || (action === 'stop' && !duration) || (action === 'off' && !duration)) {
+    return intent(all ? 'HassCancelAllTimers' : 'HassCancelTimer', {});
+  }
+  if (action === 'pause') return intent('HassPauseTimer', {});
+  if (action === 'resume') return intent('HassUnpauseTimer', {});
+  if (duration && (action === 'raise' || (action === 'add' && keywords.has('timer'))))
+    return intent('HassIncreaseTimer', parts(duration.seconds));
+  if (duration && (action === 'lower' || action === 'complete')) return intent('HassDecreaseTimer', parts(duration.seconds));
+  if (!duration && (question || keywords.has('left'))) return intent('HassTimerStatus', {});
+  if (duration && (action === undefined || action === 'start' || action === 'set' || action === 'tell' || action === 'on')) {
+    return intent('HassStartTimer', parts(duration.seconds));
+  }
+  return undefined;
+}

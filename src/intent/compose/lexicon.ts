@@ -1,0 +1,293 @@
+/**
+ * The words of the compositional recogniser (issue 26), per language: what each word or phrase
+ * contributes to a sentence's meaning — an action, a particle ("on", "off"), a kind of device, a
+ * question form, a keyword naming a thing the home has (timer, list, weather), politeness and
+ * filler that carry nothing, and markers that a sentence is not a command (past time, "why",
+ * opinions, negation). The home's own names are added per home by the mention finder; this file is
+ * only the language. Phrases are written normalised (lowercase, no punctuation); English ones are
+ * matched word by word after stemming, Chinese ones character by character.
+ */
+
+/** What a sentence asks to be done; the schema (intent-schema.ts) turns an action and a target into an intent. */
+export type Action =
+  | 'on'
+  | 'off'
+  | 'toggle'
+  | 'open'
+  | 'close'
+  | 'lock'
+  | 'unlock'
+  | 'start'
+  | 'stop'
+  | 'pause'
+  | 'resume'
+  | 'next'
+  | 'previous'
+  | 'set'
+  | 'raise'
+  | 'lower'
+  | 'add'
+  | 'complete'
+  | 'cancel'
+  | 'dock'
+  | 'clean'
+  | 'activate'
+  | 'tell';
+
+/** A kind of device as a word says it: a domain and, where the word says it, a device class. */
+export interface DeviceWord {
+  domains: readonly string[];
+  device_class?: string;
+}
+
+export type Keyword =
+  | 'timer'
+  | 'list'
+  | 'time'
+  | 'date'
+  | 'weather'
+  | 'temperature'
+  | 'humidity'
+  | 'volume'
+  | 'brightness'
+  | 'color'
+  | 'position'
+  | 'song'
+  | 'today'
+  | 'home'
+  | 'left';
+
+export type Question = 'yes_no' | 'which' | 'how_many' | 'what';
+
+export type Meaning =
+  | { t: 'action'; action: Action }
+  /** A verb whose action its particle decides ("turn … on", "power … down"). */
+  | { t: 'verb'; verb: string }
+  | { t: 'particle'; particle: 'on' | 'off' | 'up' | 'down' }
+  | { t: 'device'; device: DeviceWord }
+  | { t: 'keyword'; keyword: Keyword }
+  | { t: 'question'; question: Question }
+  | { t: 'state'; state: string }
+  /** "all", "every", "所有", "都": the whole of what is named, not one of it. */
+  | { t: 'all' }
+  /** "it", "them", "它": the conversation's last target. */
+  | { t: 'it' }
+  /** "too", "also", "还有", "也": a follow-up adding to the last command. */
+  | { t: 'also' }
+  | { t: 'and' }
+  /** Where one command ends and the next begins ("and then", "然后"). */
+  | { t: 'break' }
+  /** A sentence with one of these is talk about the home, not a command (see the module comment). */
+  | { t: 'block'; why: 'past' | 'why' | 'opinion' | 'negation' | 'statement' | 'howto' | 'chat' }
+  | { t: 'filler' };
+
+export interface Lexicon {
+  phrases: ReadonlyArray<readonly [string, Meaning]>;
+  /** Words joining two commands ("and then", "然后"); the composer splits there. */
+  clauseBreaks: readonly string[];
+}
+
+const a = (action: Action): Meaning => ({ t: 'action', action });
+const d = (domains: string[], device_class?: string): Meaning => ({
+  t: 'device',
+  device: device_class === undefined ? { domains } : { domains, device_class },
+});
+const k = (keyword: Keyword): Meaning => ({ t: 'keyword', keyword });
+const q = (question: Question): Meaning => ({ t: 'question', question });
+const s = (state: string): Meaning => ({ t: 'state', state });
+const b = (why: Extract<Meaning, { t: 'block' }>['why']): Meaning => ({ t: 'block', why });
+const F: Meaning = { t: 'filler' };
+const many = (words: string, meaning: Meaning): Array<[string, Meaning]> => words.split('|').map((w) => [w, meaning]);
+
+const EN: Lexicon = {
+  clauseBreaks: ['and then', 'then', 'and also', 'and', 'after that', 'plus'],
+  phrases: [
+    ...many('turn|switch|power|put|flip|shut|get|set it|leave', { t: 'verb', verb: 'turn' }),
+    ['on', { t: 'particle', particle: 'on' }],
+    ['off', { t: 'particle', particle: 'off' }],
+    ['up', { t: 'particle', particle: 'up' }],
+    ['down', { t: 'particle', particle: 'down' }],
+    ...many('kill|deactivate|disable|cut', a('off')),
+    ...many('enable|light up', a('on')),
+    ...many('toggle|flip', a('toggle')),
+    ...many('open|pull up|open up|lift', a('open')),
+    ...many('close|draw|shut|pull down|close up', a('close')),
+    ...many('lock|secure|bolt', a('lock')),
+    ...many('unlock|unbolt', a('unlock')),
+    ...many('start|run|begin|launch|boil|go|going|execute|fire up', a('start')),
+    ...many('stop|halt|end', a('stop')),
+    ...many('pause|hold|freeze', a('pause')),
+    ...many('resume|unpause|continue|carry on|keep playing|restart', a('resume')),
+    ...many('skip|next', a('next')),
+    ...many('previous|go back|back a|last song|prior', a('previous')),
+    ...many('make sure|set|change|make|adjust|put it|move|bring|turn it to', a('set')),
+    ...many('brighten|increase|raise|louder|warmer|higher|turn up', a('raise')),
+    ...many('dim|decrease|lower|reduce|quieter|darker|cooler|turn down', a('lower')),
+    ...many('add|put|append|include', a('add')),
+    ...many('check off|mark|cross off|tick off|complete|remove|take off', a('complete')),
+    ...many('cancel|delete|clear|get rid of|kill', a('cancel')),
+    ...many('dock|go home|send home|return|back to base|back to the dock|go back to|recharge', a('dock')),
+    ...many('clean|vacuum|hoover|clean up|sweep', a('clean')),
+    ...many('activate|trigger', a('activate')),
+    ...many('tell me|give me|show me|say|read|report', a('tell')),
+    ...many('light|lights|lamp|lamps|lighting|bulb|bulbs|ceiling light|spotlight', d(['light'])),
+    ...many('switch|switches|plug|plugs|outlet|socket', d(['switch'])),
+    ...many('fan|fans', d(['fan'])),
+    ...many('blind|blinds', d(['cover'], 'blind')),
+    ...many('curtain|curtains|drapes', d(['cover'], 'curtain')),
+    ...many('shade|shades', d(['cover'], 'shade')),
+    ...many('shutter|shutters', d(['cover'], 'shutter')),
+    ...many('window|windows', d(['cover'], 'window')),
+    ...many('garage door|garage doors|garage', d(['cover'], 'garage')),
+    ...many('door|doors', d(['lock', 'cover', 'binary_sensor'], 'door')),
+    ...many('lock|locks', d(['lock'])),
+    ...many('tv|television|telly', d(['media_player'], 'tv')),
+    ...many('speaker|speakers|music|media player|player', d(['media_player'])),
+    ...many('vacuum|robot|vacuum cleaner|robot vacuum', d(['vacuum'])),
+    ...many('thermostat|heating|heater|ac|air conditioning|air conditioner|climate', d(['climate'])),
+    ...many('scene', d(['scene'])),
+    ...many('script|routine', d(['script'])),
+    ...many('valve|valves|sprinkler|sprinklers', d(['valve'])),
+    ...many('timer|timers|countdown|count down|time', k('timer')),
+    ...many('list|shopping list|grocery list', k('list')),
+    ...many('time|clock', k('time')),
+    ...many('date|day|day of the week|weekday', k('date')),
+    ...many('weather|forecast|sunny|rain|raining|snow|outside', k('weather')),
+    ...many('temperature|temp|warm|hot|cold|degrees|degree|celsius', k('temperature')),
+    ...many('humidity|humid', k('humidity')),
+    ...many('volume|sound|loudness', k('volume')),
+    ...many('brightness|bright', k('brightness')),
+    ...many('color|colour', k('color')),
+    ...many('position|halfway|way', k('position')),
+    ...many('song|track|tune|one', k('song')),
+    ...many('today|now|currently|right now|at the moment', k('today')),
+    ...many('house|home|everywhere|whole house', k('home')),
+    ...many('left|remaining', k('left')),
+    ...many('is|are|was it|is it|did i|did we|have i|have we|did you|do i|is there|are there', q('yes_no')),
+    ...many('which|what|whats|where|what is|what are|any|anything|is any|are any', q('which')),
+    ...many('how many|how much|how long', q('how_many')),
+    ...many('how|hows|how is|hows the', q('what')),
+    ...many('locked', s('locked')),
+    ...many('unlocked', s('unlocked')),
+    ...many('opened|open', s('open')),
+    ...many('closed|shut', s('closed')),
+    ...many('still on', s('on')),
+    ...many('all|every|everything|each|all of the|all the', { t: 'all' }),
+    ...many('it|them|that|those|this|these|its', { t: 'it' }),
+    ...many('too|also|as well|again|now', { t: 'also' }),
+    ...many('yesterday|last night|last week|ago|earlier|this morning|used to|before', b('past')),
+    ...many('turned|switched|bought|forgot|broke|broken|made|makes|making|happened|was|were|had|left it', b('past')),
+    ...many('why|how come', b('why')),
+    ...many('do you think|should|should i|would it|is it safe|safe|better|best|worth|love|hate|prefer|wonder|i wonder', b('opinion')),
+    ...many('dont|do not|never|dont turn|dont switch', b('negation')),
+    ...many('i|my kids|my mum|my mom|we|they|he|she|mum|mom|kids', b('statement')),
+    ...many('how do|how does|explain|what is a|what is an|work|works|invented|invent|who', b('howto')),
+    ...many('joke|poem|story|hello|hi|thanks|thank you|good morning|good night|capital|hey|weird|noise|noisy|loud|stuck', b('chat')),
+    ...many(
+      'please|could you|can you|would you|will you|could|can|would|will|you|for me|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|a bit|little|a little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
+      F,
+    ),
+  ],
+};
+
+const ZH: Lexicon = {
+  clauseBreaks: ['然后再', '然后', '接着', '之后', '再把', '并且', '并把', '同时', '顺便', '以及', '并', '再', '，', '、'],
+  phrases: [
+    ...many('打开|开启|开开|开一下|开了|开|点亮|亮一下|亮起|弄亮|启用|通电', a('on')),
+    ...many('关掉|关闭|关上|关了|关一下|关|熄灭|熄了|熄|灭了|断电|停用', a('off')),
+    ...many('切换|反转', a('toggle')),
+    ...many('拉开|升起|升上去|掀开', a('open')),
+    ...many('拉上|合上|放下|降下|落下', a('close')),
+    ...many('锁上|锁好|锁了|锁一下|上锁|锁住|锁门|锁', a('lock')),
+    ...many('解锁|开锁|打开锁|把锁打开', a('unlock')),
+    ...many('启动|开始|运行|执行|开动|烧|工作', a('start')),
+    ...many('停止|停下|停了|停掉|停', a('stop')),
+    ...many('暂停|先停|停一下', a('pause')),
+    ...many('继续|恢复|接着放|接着|继续放|继续播放|重新开始', a('resume')),
+    ...many('下一首|下一曲|下首|切歌|换一首|换首|跳过', a('next')),
+    ...many('上一首|上一曲|上首', a('previous')),
+    ...many('调到|调成|调为|调至|设为|设成|设置为|设置成|设置|设定|设到|设|改成|改为|换成|变成|弄成|调|开到|放到|拉到', a('set')),
+    ...many('调亮|调高|调大|亮一点|高一点|大一点|加大|升高|提高|增加|加', a('raise')),
+    ...many('调暗|调低|调小|暗一点|低一点|小一点|降低|减小|减少|减', a('lower')),
+    ...many('加到|加上|添加|加入|放进|放到|记上|加', a('add')),
+    ...many('划掉|勾掉|删掉|删除|去掉|已经买了|买了|完成', a('complete')),
+    ...many('取消|不要计时|撤销|清除|停止计时', a('cancel')),
+    ...many('回充|回去充电|充电|回基座|回座|返回|回家|回去', a('dock')),
+    ...many('扫地|打扫|清扫|扫一下地|扫一扫|拖地|吸尘', a('clean')),
+    ...many('激活|切换到|进入', a('activate')),
+    ...many('告诉我|说一下|报一下|说说|播报|查一下|看看|看一下', a('tell')),
+    ...many('灯|灯光|电灯|照明|灯泡|吸顶灯|射灯|灯带', d(['light'])),
+    ...many('插座|开关', d(['switch'])),
+    ...many('风扇|电扇|电风扇|排风扇', d(['fan'])),
+    ...many('窗帘|帘子|纱帘', d(['cover'], 'curtain')),
+    ...many('百叶窗|卷帘', d(['cover'], 'blind')),
+    ...many('窗户|窗', d(['cover'], 'window')),
+    ...many('车库门|卷帘门', d(['cover'], 'garage')),
+    ...many('门', d(['lock', 'cover', 'binary_sensor'], 'door')),
+    ...many('门锁|锁', d(['lock'])),
+    ...many('电视|电视机', d(['media_player'], 'tv')),
+    ...many('音箱|音响|播放器|音乐', d(['media_player'])),
+    ...many('扫地机|扫地机器人|吸尘器|机器人', d(['vacuum'])),
+    ...many('空调|暖气|地暖|温控器|冷气', d(['climate'])),
+    ...many('场景|模式', d(['scene', 'script'])),
+    ...many('阀门|水阀|喷淋', d(['valve'])),
+    ...many('计时器|计时|倒计时|定时器|定时|闹钟计时|定个时', k('timer')),
+    ...many('清单|列表|购物清单|购物单', k('list')),
+    ...many('几点|几点钟|时间|钟点|几点了', k('time')),
+    ...many('几号|几月几号|日期|星期几|礼拜几|周几|哪一天|哪天|几月几日', k('date')),
+    ...many('天气|天气预报|下雨|下雪|晴天|晴|刮风|外面', k('weather')),
+    ...many('温度|几度|多少度|气温|热不热|冷不冷|热|冷', k('temperature')),
+    ...many('湿度|潮不潮|潮湿|干不干|潮', k('humidity')),
+    ...many('音量|声音', k('volume')),
+    ...many('亮度', k('brightness')),
+    ...many('颜色', k('color')),
+    ...many('位置|开合度|一半', k('position')),
+    ...many('首歌|歌|这首|曲子', k('song')),
+    ...many('今天|现在|目前|当前|此刻', k('today')),
+    ...many('家里|全屋|整个家|全家|家中', k('home')),
+    ...many('还剩|剩|剩下|还有多久|还有多长时间|多久|多长时间', k('left')),
+    ...many('吗|么|嘛|是不是|有没有|了没有|了没|没有|是否|是吗', q('yes_no')),
+    ...many('哪些|哪个|哪几个|哪|什么', q('which')),
+    ...many('几个|几盏|多少|几', q('how_many')),
+    ...many('怎么样|如何|咋样|好吗|好不好', q('what')),
+    ...many('锁着|锁了|锁好|锁上了', s('locked')),
+    ...many('没锁|没有锁|未锁|开着锁', s('unlocked')),
+    ...many('开着|亮着|开着的|亮的|还开着|还亮着', s('on')),
+    ...many('关着|灭了|关着的', s('off')),
+    ...many('所有|全部|全都|都|全|每个|每一个|一切|统统', { t: 'all' }),
+    ...many('它|它们|这个|那个|他|她|这些|那些', { t: 'it' }),
+    ...many('还有|也|再|又', { t: 'also' }),
+    ...many('昨天|昨晚|前天|上周|上个月|去年|刚才|以前|之前|总是|老是|一直|经常|每次', b('past')),
+    ...many('为什么|为啥|怎么会|干嘛', b('why')),
+    ...many('你觉得|觉得|认为|安全吗|安全|好看|值得|值不值|喜欢|讨厌|比较好|哪种|买', b('opinion')),
+    ...many('不要|别|不用开|不准|不许|不想', b('negation')),
+    ...many('我妈|我爸|孩子们|孩子|他们|我们|有点响|响|坏了|卡住|漏水', b('statement')),
+    ...many('怎么工作|是怎么|怎么|原理|是什么|是谁|发明|影响', b('howto')),
+    ...many('笑话|诗|你好|谢谢|早上好|晚安啊|首都|讲个|写一首|越来越', b('chat')),
+    ...many(
+      '有|请|请你|麻烦|麻烦你|帮我|帮忙|给我|替我|把|将|让|给|的|了|吧|啊|呀|呢|哦|嗯|一下|一点|一点儿|下|好|好了|里|里面|上|中|这里|这边|这儿|那边|在|往|从|为|到|个|我|你|能|能不能|可以|可不可以|想|要|我要|我想|需要|是|现在把|现在|先|马上|立刻|快|就|那|一个|一|下吧|拿|设个|定个|来|去|得|着|都给|过来|记得|个小|点|帮忙把',
+      F,
+    ),
+  ],
+};
+
+/** The clause breaks as phrases too, so the mention finder marks them; "和" and "and" also join targets. */
+function withBreaks(lexicon: Lexicon, joins: string): Lexicon {
+  return {
+    ...lexicon,
+    phrases: [...lexicon.phrases, ...lexicon.clauseBreaks.map((w): [string, Meaning] => [w, { t: 'break' }]), ...many(joins, { t: 'and' })],
+  };
+}
+
+export const LEXICONS: Readonly<Record<'en' | 'zh', Lexicon>> = {
+  en: withBreaks(EN, 'and|as well as|along with|plus'),
+  zh: withBreaks(ZH, '和|跟|与|及|还有'),
+};
+
+/** Han characters that are not content: particles and measure words left over never lower confidence. */
+export const ZH_LIGHT_CHARS = new Set([...'的了吧啊呀呢哦嗯么嘛个把将给请帮下一点里上这那在是我你']);
+
+/** English words that carry no meaning of their own (articles, prepositions, pronouns). */
+export const EN_LIGHT_WORDS = new Set(
+  'the a an to of in on at for from with my our your me us is are be it its this that and or please so just then now'.split(' '),
+);

@@ -1,0 +1,54 @@
+/**
+ * Spelling repair for English sentences before the templates see them (issue 26): a word that is
+ * in neither the templates, the home's names nor the lexicon is replaced by the one known word it
+ * is one slip from (two for long words) — a dropped, doubled, swapped or wrong letter, the slips of
+ * typing and speech-to-text. Only a unique closest word is taken; short words (under four letters)
+ * and words with two equally close candidates are left as they are, so a repair never chooses.
+ */
+import { editDistance } from '../edit-distance.js';
+import type { IntentSentences } from '../intent-sentences.js';
+import type { IntentHome } from '../recognizer.js';
+import { normalizeText } from '../text-normalize.js';
+import { LEXICONS } from './lexicon.js';
+
+const WORD = /[a-z]+/gu;
+
+export class SpellingRepair {
+  private readonly known = new Set<string>();
+  private readonly byLength = new Map<number, string[]>();
+
+  constructor(sentences: readonly IntentSentences[], home: IntentHome) {
+    const add = (text: string) => {
+      for (const w of normalizeText(text).match(WORD) ?? []) this.known.add(w);
+    };
+    // Template literals, without the list names in braces ({name}, {area:slot}).
+    for (const group of sentences) if (group.language === 'en') for (const t of group.templates) add(t.replace(/\{[^}]*\}/gu, ' '));
+    for (const [phrase] of LEXICONS.en.phrases) add(phrase);
+    for (const item of [...home.entities, ...home.areas, ...home.floors]) for (const p of [item.name, ...(item.aliases ?? [])]) add(p);
+    for (const w of this.known) this.byLength.set(w.length, [...(this.byLength.get(w.length) ?? []), w]);
+  }
+
+  /** The normalised sentence with unknown words repaired; the same text when nothing needed it. */
+  repair(text: string): string {
+    const words = normalizeText(text).split(' ');
+    let changed = false;
+    const out = words.map((word) => {
+      if (word.length < 4 || this.known.has(word) || !/^[a-z]+$/u.test(word)) return word;
+      const allowed = word.length >= 8 ? 2 : 1;
+      let best: string | undefined;
+      let bestDistance = allowed + 1;
+      let tied = false;
+      for (let len = word.length - allowed; len <= word.length + allowed; len++) {
+        for (const candidate of this.byLength.get(len) ?? []) {
+          const d = editDistance(word, candidate, allowed);
+          if (d < bestDistance) [best, bestDistance, tied] = [candidate, d, false];
+          else if (d === bestDistance) tied = true;
+        }
+      }
+      if (best === undefined || tied) return word;
+      changed = true;
+      return best;
+    });
+    return changed ? out.join(' ') : text;
+  }
+}
