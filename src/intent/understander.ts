@@ -96,9 +96,9 @@ export class IntentUnderstander {
     // is tried (free text such as a list item or a song title is never repaired in a sure match).
     if (lang === 'en' && (result.kind !== 'intents' || result.confidence < 1)) {
       this.spelling ??= new SpellingRepair(this.sentences, this.home);
-      const repaired = this.spelling.repair(text);
+      const { text: repaired, similarity } = this.spelling.repairWithSimilarity(text);
       if (repaired !== text) {
-        const again = this.decide(repaired, lang, context, referent);
+        const again = lowerConfidence(this.decide(repaired, lang, context, referent), similarity);
         const better = again.kind === 'intents' && (result.kind !== 'intents' || again.confidence > result.confidence);
         if (better || (result.kind === 'none' && again.kind !== 'none')) result = again;
       }
@@ -230,4 +230,10 @@ function hasTargetSlots(intent: RecognisedIntent): boolean {
 function isBareDomain(intent: RecognisedIntent): boolean {
   const s = intent.slots;
   return s.domain !== undefined && s.name === undefined && s.area === undefined && s.floor === undefined;
+}
+
+/** A reading of a repaired sentence is no surer than its least alike repaired word. */
+function lowerConfidence(understanding: Understanding, similarity: number): Understanding {
+  if (understanding.kind !== 'intents' || similarity >= 1) return understanding;
+  return { ...understanding, confidence: Math.min(understanding.confidence, similarity) };
 }

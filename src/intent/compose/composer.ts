@@ -12,7 +12,7 @@
 import type { IntentLanguage } from '../intent-sentences.js';
 import type { HomeEntity, IntentHome, RecognisedIntent } from '../recognizer.js';
 import type { SlotValue } from '../template-grammar.js';
-import { checkIntent, domainsFor, IMPLIED_DOMAIN, intentFor, stateFor, type Unsupported } from './intent-schema.js';
+import { checkIntent, IMPLIED_DOMAIN, intentFor, stateFor, type Unsupported } from './intent-schema.js';
 import type { Action, DeviceWord, Keyword, Meaning } from './lexicon.js';
 import { type Mention, MentionFinder, type Value } from './mention-finder.js';
 

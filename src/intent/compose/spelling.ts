@@ -30,8 +30,18 @@ export class SpellingRepair {
 
   /** The normalised sentence with unknown words repaired; the same text when nothing needed it. */
   repair(text: string): string {
+    return this.repairWithSimilarity(text).text;
+  }
+
+  /**
+   * The repair and how alike (0..1) its least alike repaired word is to the word as said: a
+   * repaired reading is a guess like a near name, and is only acted on when it is as sure
+   * (core.intent.min_confidence); 1 when nothing was repaired.
+   */
+  repairWithSimilarity(text: string): { text: string; similarity: number } {
     const words = normalizeText(text).split(' ');
     let changed = false;
+    let similarity = 1;
     const out = words.map((word) => {
       if (word.length < 4 || this.known.has(word) || !/^[a-z]+$/u.test(word)) return word;
       const allowed = word.length >= 8 ? 2 : 1;
@@ -47,8 +57,9 @@ export class SpellingRepair {
       }
       if (best === undefined || tied) return word;
       changed = true;
+      similarity = Math.min(similarity, 1 - bestDistance / Math.max(word.length, best.length));
       return best;
     });
-    return changed ? out.join(' ') : text;
+    return changed ? { text: out.join(' '), similarity } : { text, similarity: 1 };
   }
 }
