@@ -303,30 +303,6 @@ export function spawnDaemon(t: HelperTest, options: SpawnDaemonOptions = {}): Da
     return `exit ${JSON.stringify(exit ?? null)}${spawnError ? ` (${spawnError.message})` : ''}\nstderr: ${stderr}\nlast log lines:\n${tail}`;
   };
 
-  const until = <T>(ready: () => T | undefined, timeoutMs: number, what: string, failOnExit: boolean): Promise<T> =>
-    new Promise((resolvePromise, reject) => {
-      const check = () => {
-        const value = ready();
-        if (value !== undefined) {
-          finish();
-          resolvePromise(value);
-        } else if (failOnExit && exit) {
-          finish();
-          reject(new Error(`the daemon exited while waiting for ${what}: ${describe()}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${describe()}`));
-      }, timeoutMs);
-      const finish = () => {
-        clearTimeout(timer);
-        waiters.delete(check);
-      };
-      waiters.add(check);
-      check();
-    });
-
   let disposed: Promise<void> | undefined;
   const handle: DaemonHandle = {
     child,
@@ -341,21 +317,7 @@ export function spawnDaemon(t: HelperTest, options: SpawnDaemonOptions = {}): Da
     get exit() {
       return exit;
     },
-    waitForLog(predicate, timeoutMs) {
-      return until(() => logs.find(predicate), timeoutMs, 'a matching log line', true);
-    },
-    sawLog(predicate, timeoutMs = 5000) {
-      return handle.waitForLog(predicate, timeoutMs).then(
-        () => true,
-        () => false,
-      );
-    },
-    waitForReady(timeoutMs = 20_000) {
-      return until(() => logs.find(isReadyLine), timeoutMs, 'the "HomeAgent ready" line', true);
-    },
-    waitForExit(timeoutMs = 15_000) {
-      return until(() => exit, timeoutMs, 'the daemon to exit', false);
-    },
+    ...daemonWaits({ logs, exit: () => exit, describe, waiters }),
     kill(signal = 'SIGTERM') {
       return exit === undefined && child.kill(signal);
     },
@@ -378,4 +340,52 @@ export function spawnDaemon(t: HelperTest, options: SpawnDaemonOptions = {}): Da
   };
   t.teardown(() => handle.dispose());
   return handle;
+}
+
+/**
+ * Waiting on a daemon's log lines and its exit, for the spawned and the in-process handle alike:
+ * each wait is checked whenever a line or the exit arrives (`waiters`), fails with `describe()`
+ * when it times out, and, unless it waits for the exit, when the daemon exits first.
+ */
+export function daemonWaits(o: {
+  logs: readonly LogLine[];
+  exit: () => Exit | undefined;
+  describe: () => string;
+  waiters: Set<() => void>;
+}): Pick<DaemonHandle, 'waitForLog' | 'sawLog' | 'waitForReady' | 'waitForExit'> {
+  const until = <T>(ready: () => T | undefined, timeoutMs: number, what: string, failOnExit: boolean): Promise<T> =>
+    new Promise((resolvePromise, reject) => {
+      const check = () => {
+        const value = ready();
+        if (value !== undefined) {
+          finish();
+          resolvePromise(value);
+        } else if (failOnExit && o.exit()) {
+          finish();
+          reject(new Error(`the daemon exited while waiting for ${what}: ${o.describe()}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${o.describe()}`));
+      }, timeoutMs);
+      const finish = () => {
+        clearTimeout(timer);
+        o.waiters.delete(check);
+      };
+      o.waiters.add(check);
+      check();
+    });
+  const waitForLog = (predicate: (line: LogLine) => boolean, timeoutMs: number) =>
+    until(() => o.logs.find(predicate), timeoutMs, 'a matching log line', true);
+  return {
+    waitForLog,
+    sawLog: (predicate, timeoutMs = 5000) =>
+      waitForLog(predicate, timeoutMs).then(
+        () => true,
+        () => false,
+      ),
+    waitForReady: (timeoutMs = 20_000) => until(() => o.logs.find(isReadyLine), timeoutMs, 'the "HomeAgent ready" line', true),
+    waitForExit: (timeoutMs = 15_000) => until(() => o.exit(), timeoutMs, 'the daemon to exit', false),
+  };
 }

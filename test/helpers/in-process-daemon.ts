@@ -19,11 +19,11 @@ import type { Daemon, DaemonOptions } from '../../src/daemon.js';
 import {
   type CtlOptions,
   cleanEnv,
+  daemonWaits,
   type EnvOverrides,
   type Exit,
   emptyConfig,
   type HelperTest,
-  isReadyLine,
   type LogLine,
   type LogRecord,
   REPO_ROOT,
@@ -183,29 +183,6 @@ export async function startDaemon(t: HelperTest, options: StartDaemonOptions = {
       .join('\n');
     return `exit ${JSON.stringify(exit ?? null)}\nstderr: ${stderr}\nlast log lines:\n${tail}`;
   };
-  const until = <T>(ready: () => T | undefined, timeoutMs: number, what: string, failOnExit: boolean): Promise<T> =>
-    new Promise((resolvePromise, reject) => {
-      const check = () => {
-        const value = ready();
-        if (value !== undefined) {
-          finish();
-          resolvePromise(value);
-        } else if (failOnExit && exit) {
-          finish();
-          reject(new Error(`the daemon exited while waiting for ${what}: ${describe()}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        finish();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${describe()}`));
-      }, timeoutMs);
-      const finish = () => {
-        clearTimeout(timer);
-        waiters.delete(check);
-      };
-      waiters.add(check);
-      check();
-    });
 
   const handle: InProcessDaemonHandle = {
     daemon,
@@ -220,21 +197,7 @@ export async function startDaemon(t: HelperTest, options: StartDaemonOptions = {
     get exit() {
       return exit;
     },
-    waitForLog(predicate, timeoutMs) {
-      return until(() => logs.find(predicate), timeoutMs, 'a matching log line', true);
-    },
-    sawLog(predicate, timeoutMs = 5000) {
-      return handle.waitForLog(predicate, timeoutMs).then(
-        () => true,
-        () => false,
-      );
-    },
-    waitForReady(timeoutMs = 20_000) {
-      return until(() => logs.find(isReadyLine), timeoutMs, 'the "HomeAgent ready" line', true);
-    },
-    waitForExit(timeoutMs = 15_000) {
-      return until(() => exit, timeoutMs, 'the daemon to exit', false);
-    },
+    ...daemonWaits({ logs, exit: () => exit, describe, waiters }),
     kill(signal = 'SIGTERM') {
       if (signal !== 'SIGTERM' && signal !== 'SIGINT') throw new Error(`an in-process daemon cannot get ${signal}: use spawnDaemon`);
       if (exit !== undefined || closing !== undefined) return false;

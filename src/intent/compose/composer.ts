@@ -114,7 +114,7 @@ export class Composer {
     let unexplained = 0;
     let lowest = 1;
     for (const clause of clauses) {
-      const result = this.clause(clause, context, previousAction, previousDevice, intents[intents.length - 1]);
+      const result = this.clause(clause, context, previousAction, previousDevice);
       if (result.kind !== 'intents') return result;
       explained += result.explained;
       unexplained += result.unexplained;
@@ -172,7 +172,6 @@ export class Composer {
     context: ComposeContext,
     previousAction: Action | undefined,
     previousDevice: DeviceWord | undefined,
-    previousIntent: RecognisedIntent | undefined,
   ):
     | {
         kind: 'intents';
