@@ -14,6 +14,7 @@ import { EXIT_CODES } from '../../shared/exit-codes.js';
 import type { IntentSentences } from '../intent-sentences.js';
 import { type IntentHome, IntentRecognizer } from '../recognizer.js';
 import { ALL_SENTENCES } from '../sentences/index.js';
+import { effectHome } from './intent-effect.js';
 import { emptyScore, formatReport, type IntentScore, mergeScore, type Recognise, scoreIntents } from './intent-score.js';
 import { type IntentCase, type IntentFixtures, loadIntentTests, parseFixtures, type TestFileEntity } from './intent-tests.js';
 import { addNoise } from './noise.js';
@@ -65,6 +66,8 @@ const extrasKey = (c: IntentCase): string => JSON.stringify(c.extra_entities ?? 
 export function scoreWithFileEntities(
   cases: readonly IntentCase[],
   recogniserFor: (extras: readonly TestFileEntity[]) => Recognise,
+  /** The home each recogniser was built on; given, answers are scored by effect (intent-effect.ts). */
+  homeFor?: (extras: readonly TestFileEntity[]) => IntentHome,
 ): IntentScore {
   const recognisers = new Map<string, Recognise>();
   const merged = emptyScore();
@@ -73,12 +76,14 @@ export function scoreWithFileEntities(
     const key = extrasKey(cases[start] as IntentCase);
     let end = start + 1;
     while (end < cases.length && extrasKey(cases[end] as IntentCase) === key) end += 1;
+    const extras = (cases[start] as IntentCase).extra_entities ?? [];
     let recognise = recognisers.get(key);
     if (recognise === undefined) {
-      recognise = recogniserFor((cases[start] as IntentCase).extra_entities ?? []);
+      recognise = recogniserFor(extras);
       recognisers.set(key, recognise);
     }
-    mergeScore(merged, scoreIntents(cases.slice(start, end), recognise));
+    const home = homeFor === undefined ? undefined : effectHome(homeFor(extras));
+    mergeScore(merged, scoreIntents(cases.slice(start, end), recognise, home));
     start = end;
   }
   return merged;
@@ -175,11 +180,12 @@ export async function runIntentEvalCommand(argv: string[], options: IntentEvalOp
         }
         return found;
       };
-      const score = scoreWithFileEntities(set.cases, engine);
+      const homeFor = (extras: readonly TestFileEntity[]) => homeWithExtras(home, extras);
+      const score = scoreWithFileEntities(set.cases, engine, homeFor);
       const report: SetReport = { set: dir, language: set.language, files: set.files.length, score };
       if (levels !== undefined) {
         report.noise = levels.map((level) => {
-          const noisy = level === 0 ? score : scoreWithFileEntities(noisyCases(set.cases, level, seed), engine);
+          const noisy = level === 0 ? score : scoreWithFileEntities(noisyCases(set.cases, level, seed), engine, homeFor);
           return { level, accuracy: noisy.accuracy, wrong_action_rate: noisy.wrong_action_rate, refusal_rate: noisy.refusal_rate };
         });
       }

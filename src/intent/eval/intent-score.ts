@@ -2,11 +2,14 @@
  * Scores a recogniser against intent test cases (see intent-tests.ts): a sentence counts as right
  * when it produced what the case expects — the expected intents in order (each with the expected
  * name and every slot the file states equal; extra recognised slots are allowed, the files state
- * only what their authors checked), no intent for `none`, a question back for `ask`. Beside
+ * only what their authors checked), no intent for `none`, a question back for `ask`. Given the
+ * fixture home, two writings of the same act count as equal (intent-effect.ts: the same entities,
+ * the same duration, the shopping list by either intent). Beside
  * accuracy it counts wrong actions (issue 26: a recognised intent that would change something and
  * is not what was expected, the worst outcome) and refusals (no intent and no question). The
  * recogniser is passed in, so the scorer exists before the engine does.
  */
+import { canonicalIntent, type EffectHome, isTargetKey, sameTargets } from './intent-effect.js';
 import type { Expectation, IntentCase, IntentContext, SlotValue } from './intent-tests.js';
 
 export interface RecognisedIntent {
@@ -94,9 +97,22 @@ export function slotMatches(expected: SlotValue, got: unknown): boolean {
   return alternatives(got).some((g) => wanted.includes(g));
 }
 
-export function caseMatches(expected: IntentCase['expected'], got: RecognisedIntent | undefined): boolean {
-  if (got === undefined || got.name !== expected.name) return false;
-  return Object.entries(expected.slots).every(([key, value]) => slotMatches(value, got.slots[key]));
+/**
+ * The expected intent's name and every slot it states, compared literally; with `home`, target
+ * slots that differ in writing still match when they act on the same entities.
+ */
+export function caseMatches(expected: IntentCase['expected'], got: RecognisedIntent | undefined, home?: EffectHome): boolean {
+  if (got === undefined) return false;
+  const want = canonicalIntent(expected.name, expected.slots);
+  const have = canonicalIntent(got.name, got.slots);
+  if (want.name !== have.name) return false;
+  const wanted = Object.entries(want.slots as Record<string, SlotValue>);
+  if (wanted.every(([key, value]) => slotMatches(value, have.slots[key]))) return true;
+  if (home === undefined) return false;
+  return (
+    wanted.every(([key, value]) => isTargetKey(key) || slotMatches(value, have.slots[key])) &&
+    sameTargets(want.slots as Record<string, SlotValue>, have.slots, home)
+  );
 }
 
 /** Any answer of the recogniser in the scorer's one shape. */
@@ -107,19 +123,19 @@ export function understood(got: RecognisedIntent | Understood | undefined): Unde
 }
 
 /** Whether `got` is exactly what `expect` asks for. */
-export function expectationMet(expect: Expectation, got: Understood): boolean {
+export function expectationMet(expect: Expectation, got: Understood, home?: EffectHome): boolean {
   if (expect.kind !== 'intents' || got.kind !== 'intents') return expect.kind === got.kind;
-  return got.intents.length === expect.intents.length && expect.intents.every((e, i) => caseMatches(e, got.intents[i]));
+  return got.intents.length === expect.intents.length && expect.intents.every((e, i) => caseMatches(e, got.intents[i], home));
 }
 
 /**
  * A recognised intent that changes something and matches none of the expected intents; with
  * none or ask expected, any acting intent is one.
  */
-export function isWrongAction(expect: Expectation, got: Understood): boolean {
+export function isWrongAction(expect: Expectation, got: Understood, home?: EffectHome): boolean {
   if (got.kind !== 'intents') return false;
   const wanted = expect.kind === 'intents' ? expect.intents : [];
-  return got.intents.some((intent) => !QUERY_INTENTS.has(intent.name) && !wanted.some((e) => caseMatches(e, intent)));
+  return got.intents.some((intent) => !QUERY_INTENTS.has(intent.name) && !wanted.some((e) => caseMatches(e, intent, home)));
 }
 
 function shownGot(got: Understood): IntentFailure['got'] {
@@ -128,8 +144,11 @@ function shownGot(got: Understood): IntentFailure['got'] {
   return got.intents.length === 1 ? (got.intents[0] as RecognisedIntent) : got.intents;
 }
 
-/** Runs every case through `recognise` in order; a throwing recogniser counts as no answer. */
-export function scoreIntents(cases: readonly IntentCase[], recognise: Recognise): IntentScore {
+/**
+ * Runs every case through `recognise` in order; a throwing recogniser counts as no answer. With
+ * `home` (the fixture home the recogniser was built on) answers are compared by effect.
+ */
+export function scoreIntents(cases: readonly IntentCase[], recognise: Recognise, home?: EffectHome): IntentScore {
   const perIntent: IntentScore['per_intent'] = {};
   const failures: IntentFailure[] = [];
   let correct = 0;
@@ -148,10 +167,10 @@ export function scoreIntents(cases: readonly IntentCase[], recognise: Recognise)
     }
     // Legacy cases built by hand carry only `expected`.
     const expect: Expectation = c.expect ?? { kind: 'intents', intents: [c.expected] };
-    const wrong = isWrongAction(expect, got);
+    const wrong = isWrongAction(expect, got, home);
     if (wrong) wrongActions += 1;
     if (got.kind === 'none') refused += 1;
-    if (expectationMet(expect, got)) {
+    if (expectationMet(expect, got, home)) {
       bucket.correct += 1;
       correct += 1;
     } else {
