@@ -201,7 +201,8 @@ function isCompound(intents: readonly RecognisedIntent[]): boolean {
 
 /** Politeness a list template's free text took in ("the shopping list please"), and the shopping list said by name. */
 const LIST_EDGE = /(\s+(please|thanks|thank you|for me|now|too)|吧|一下|啊|呢|哦)+$/u;
-const SHOPPING = /^(the\s+)?(my\s+)?(shopping|grocery|groceries)(\s+list)?$|^购物(清单|单|列表)$/u;
+/** What people call the shopping list; the shopping-list intents act on it. */
+export const SHOPPING = /^(the\s+)?(my\s+)?(shopping|grocery|groceries)(\s+list)?$|^购物(清单|单|列表)$/u;
 
 function tidyListName(intent: RecognisedIntent, home: IntentHome): boolean {
   if (!LIST_INTENTS.has(intent.name) || typeof intent.slots.name !== 'string') return true;

@@ -10,12 +10,15 @@
 import type { Area, EntityInfo } from '../../home/types.js';
 import { findTargets, type TargetQuery } from '../intent-targets.js';
 import type { IntentHome } from '../recognizer.js';
+import { SHOPPING } from '../understander.js';
 import type { SlotValue } from './intent-tests.js';
 
 /** The fixture home in the registry's terms, built once per scored run. */
 export interface EffectHome {
   entities: EntityInfo[];
   areas: Area[];
+  /** The list the shopping-list intents act on: the home's list called so, else "Shopping List". */
+  shoppingList: string;
 }
 
 export function effectHome(home: IntentHome): EffectHome {
@@ -42,7 +45,10 @@ export function effectHome(home: IntentHome): EffectHome {
     critical: false,
     services: [],
   }));
-  return { entities, areas };
+  const shopping = home.entities.find(
+    (e) => e.domain === 'todo' && [e.name, ...(e.aliases ?? [])].some((n) => SHOPPING.test(n.toLowerCase())),
+  );
+  return { entities, areas, shoppingList: shopping?.name ?? SHOPPING_LIST_NAME };
 }
 
 const TARGET_KEYS = ['name', 'area', 'floor', 'domain', 'device_class'] as const;
@@ -60,13 +66,17 @@ type Slots = Readonly<Record<string, unknown>>;
  * The intent in one canonical writing: shopping-list intents as list intents on the shopping list,
  * and hours/minutes/seconds as one `duration_s` (only when a duration was said).
  */
-export function canonicalIntent(name: string, slots: Slots): { name: string; slots: Record<string, unknown> } {
+export function canonicalIntent(
+  name: string,
+  slots: Slots,
+  shoppingList = SHOPPING_LIST_NAME,
+): { name: string; slots: Record<string, unknown> } {
   const out: Record<string, unknown> = { ...slots };
   let canonical = name;
   const generic = SHOPPING_LIST_INTENTS[name];
   if (generic !== undefined) {
     canonical = generic;
-    if (out.name === undefined) out.name = SHOPPING_LIST_NAME;
+    if (out.name === undefined) out.name = shoppingList;
   }
   const durationKeys = Object.keys(DURATION_KEYS).filter((key) => out[key] !== undefined);
   if (durationKeys.length > 0 && durationKeys.every((key) => Number.isFinite(Number(out[key])))) {

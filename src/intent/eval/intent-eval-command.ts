@@ -204,9 +204,16 @@ export async function runIntentEvalCommand(argv: string[], options: IntentEvalOp
   }
 }
 
-/** The engine the daemon runs (templates, composition, conversations); loaded lazily to keep the CLI quick. */
+/**
+ * The engine the daemon runs (templates, composition, conversations), judged as the daemon's
+ * intent stage judges it: a reading less sure than core.intent.min_confidence is not carried out
+ * but put to the person or the model as a guess ("did you mean …?"), so it scores as a question
+ * back, not as an action. Loaded lazily to keep the CLI quick.
+ */
 async function defaultEngine(): Promise<NonNullable<IntentEvalOptions['engineFor']>> {
   const { IntentUnderstander } = await import('../understander.js');
+  const { defaultConfig } = await import('../../config/loader.js');
+  const threshold = defaultConfig().core.intent.min_confidence;
   return (home, sentences) => {
     const engine = new IntentUnderstander(sentences, home);
     return (sentence, language, context) => {
@@ -214,7 +221,10 @@ async function defaultEngine(): Promise<NonNullable<IntentEvalOptions['engineFor
         ...(context.area !== undefined && { area: context.area }),
         ...(context.conversation !== undefined && { conversation: context.conversation }),
       });
-      if (got.kind === 'intents') return { kind: 'intents', intents: got.intents };
+      if (got.kind === 'intents') {
+        const sure = Math.min(got.confidence, ...got.intents.map((i) => i.confidence)) >= threshold;
+        return sure ? { kind: 'intents', intents: got.intents } : { kind: 'ask' };
+      }
       return got.kind === 'ask' ? { kind: 'ask' } : { kind: 'none' };
     };
   };

@@ -103,8 +103,8 @@ export function slotMatches(expected: SlotValue, got: unknown): boolean {
  */
 export function caseMatches(expected: IntentCase['expected'], got: RecognisedIntent | undefined, home?: EffectHome): boolean {
   if (got === undefined) return false;
-  const want = canonicalIntent(expected.name, expected.slots);
-  const have = canonicalIntent(got.name, got.slots);
+  const want = canonicalIntent(expected.name, expected.slots, home?.shoppingList);
+  const have = canonicalIntent(got.name, got.slots, home?.shoppingList);
   if (want.name !== have.name) return false;
   const wanted = Object.entries(want.slots as Record<string, SlotValue>);
   if (wanted.every(([key, value]) => slotMatches(value, have.slots[key]))) return true;

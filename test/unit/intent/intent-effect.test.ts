@@ -75,3 +75,21 @@ t.test('cases match by effect only with the home, and different effects stay wro
   t.notOk(isWrongAction(expect, { kind: 'intents', intents: [read] }, home));
   t.ok(isWrongAction(expect, { kind: 'intents', intents: [{ name: 'HassTurnOff', slots: { name: 'Garage Light' } }] }, home));
 });
+
+t.test("the shopping-list intents act on the home's own shopping list, in its language", async (t) => {
+  const zh = effectHome({
+    floors: [],
+    areas: [],
+    entities: [
+      { name: '购物清单', domain: 'todo' },
+      { name: '待办事项', domain: 'todo' },
+    ],
+  });
+  t.equal(zh.shoppingList, '购物清单');
+  t.equal(home.shoppingList, 'Shopping List');
+  const eggs = { name: 'HassListAddItem', slots: { item: '鸡蛋', name: '购物清单' } };
+  t.ok(caseMatches(eggs, { name: 'HassShoppingListAddItem', slots: { item: '鸡蛋' } }, zh));
+  t.notOk(
+    caseMatches({ ...eggs, slots: { item: '鸡蛋', name: '待办事项' } }, { name: 'HassShoppingListAddItem', slots: { item: '鸡蛋' } }, zh),
+  );
+});
