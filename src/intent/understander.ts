@@ -196,7 +196,9 @@ export class IntentUnderstander {
 function isCompound(intents: readonly RecognisedIntent[]): boolean {
   if (intents.length < 2) return false;
   const targeted = intents.every((i) => ['name', 'area', 'floor', 'domain'].some((k) => k in i.slots));
-  return targeted || new Set(intents.map((i) => i.name)).size > 1;
+  // Several items for a list ("milk and bread") are several adds.
+  const items = intents.every((i) => 'item' in i.slots);
+  return targeted || items || new Set(intents.map((i) => i.name)).size > 1;
 }
 
 /** Politeness a list template's free text took in ("the shopping list please"), and the shopping list said by name. */

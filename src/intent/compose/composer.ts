@@ -54,6 +54,7 @@ const meaning = <T extends Meaning['t']>(m: Mention, t: T): Extract<Meaning, { t
   m.piece.t === 'word' ? (m.piece.meanings.find((x) => x.t === t) as Extract<Meaning, { t: T }> | undefined) : undefined;
 
 const SPLIT = /[，,、;；。!！?？]/u;
+const GREETING = /^(hey|hi|hello|ok|okay|喂|嘿|你好)$/u;
 
 export class Composer {
   private readonly finder: MentionFinder;
@@ -95,17 +96,21 @@ export class Composer {
   }
 
   compose(text: string, context: ComposeContext = {}): Composed {
-    const mentions = this.mentions(text);
+    let mentions = this.mentions(text);
+    // A greeting before a command or question ("hey, is the door locked") is not part of it.
+    while (mentions.length > 1 && (GREETING.test(mentions[0]?.text ?? '') || has(mentions[0] as Mention, 'break')))
+      mentions = mentions.slice(1);
     if (mentions.length === 0) return { kind: 'none', why: 'empty' };
     const hasAction = mentions.some((m) => has(m, 'action') || has(m, 'verb'));
     for (const m of mentions) {
       const block = meaning(m, 'block');
-      // Greetings and thanks beside a command do not make it talk; everything else does.
+      // Thanks beside a command do not make it talk; everything else does.
       if (block && !(block.why === 'chat' && hasAction && /^(thanks|thank you|谢谢|please)$/u.test(m.text))) {
         return { kind: 'none', why: block.why };
       }
     }
-    const clauses = this.clauses(mentions);
+    // "add flour, sugar and salt to the shopping list": the commas and "and" separate items, not commands.
+    const clauses = this.isListCommand(mentions) ? [{ mentions }] : this.clauses(mentions);
     const intents: RecognisedIntent[] = [];
     let previousAction: Action | undefined;
     let previousDevice: DeviceWord | undefined;
@@ -135,7 +140,9 @@ export class Composer {
   private clauses(mentions: readonly Mention[]): Clause[] {
     const clauses: Clause[] = [];
     let current: Mention[] = [];
-    const complete = () => current.some((m) => has(m, 'action') || has(m, 'verb')) && current.some(isTarget);
+    // A verb without its particle is not a command yet ("switch the lamp and the kettle off": the
+    // "and" joins targets); an action word or a particle is ("lamp off and close the curtains").
+    const complete = () => current.some((m) => has(m, 'action') || has(m, 'particle')) && current.some(isTarget);
     mentions.forEach((m, at) => {
       const breaks = has(m, 'break') && !(has(m, 'and') && !complete());
       // A second action starts a command only if a target of its own follows ("开始扫地" after the vacuum does not).
@@ -193,6 +200,7 @@ export class Composer {
     let all = false;
     let it = false;
     let also = false;
+    let ensure = false;
     let similarity = 1;
     let explained = 0;
     let unexplained = 0;
@@ -224,6 +232,7 @@ export class Composer {
           else if (x.t === 'all') all = true;
           else if (x.t === 'it') it = true;
           else if (x.t === 'also') also = true;
+          else if (x.t === 'ensure') ensure = true;
         }
         const device = meaning(m, 'device');
         // A word that is also an action ("lock", "switch") is a device only where no action reading is wanted.
@@ -234,9 +243,16 @@ export class Composer {
         }
       }
     }
-    const action = this.actionOf(ms, keywords, values, color);
+    // "make sure the back door is locked": the state is wanted, the "is" asks nothing.
+    if (ensure) question = false;
+    const action = this.actionOf(ms, keywords, values, color) ?? (ensure && state !== undefined ? 'set' : undefined);
+    // "the lights in the cellar", "地下室的灯": a place the home does not have is no place to act in.
+    if (this.unknownPlace(ms)) return { kind: 'none', why: 'unknown place' };
     const base = { explained, unexplained, similarity, usedMemory: false };
-    const done = (intents: RecognisedIntent[], extra: { usedMemory?: boolean; device?: DeviceWord } = {}) => ({
+    const done = (
+      intents: RecognisedIntent[],
+      extra: { usedMemory?: boolean; device?: DeviceWord; explained?: number; unexplained?: number } = {},
+    ) => ({
       kind: 'intents' as const,
       ...base,
       ...extra,
@@ -262,7 +278,13 @@ export class Composer {
     const placesOnly = deviceTargets.every((t) => t.names === undefined) && devices.length === 0;
     if ((keywords.has('timer') && placesOnly) || (duration && deviceTargets.length === 0 && devices.length === 0)) {
       const timer = timerIntent(action, keywords, question, all, duration, intent);
-      if (timer) return done([timer]);
+      if (timer) {
+        // "a tea timer", "饺子的计时": the words just before the timer name it.
+        const named = this.timerName(ms);
+        if (named === undefined) return done([timer]);
+        timer.slots.name = named.name;
+        return done([timer], { explained: explained + named.size, unexplained: Math.max(0, unexplained - named.size) });
+      }
     }
     if (deviceTargets.length === 0 && devices.length === 0) {
       if (keywords.has('time') && !keywords.has('timer') && (question || action === 'tell' || action === undefined)) {
@@ -370,13 +392,22 @@ export class Composer {
     if (action === undefined && (verb || particle !== undefined)) {
       if (particle === 'on') action = 'on';
       else if (particle === 'off') action = 'off';
+      // "turn the heating up to 23": up or down to a value sets it.
+      else if ((particle === 'up' || particle === 'down') && values.some((v) => v.kind !== 'duration')) action = 'set';
       else if (particle === 'up') action = keywords.has('volume') || keywords.has('brightness') ? 'raise' : 'on';
       else if (particle === 'down') action = keywords.has('volume') || keywords.has('brightness') ? 'lower' : 'off';
       else if (verb && (values.length > 0 || color)) action = 'set';
     }
-    // "turn the lamp off" after a generic action word such as "set"/"make": the particle decides.
-    if ((action === 'set' || action === 'start') && values.length === 0 && !color && (particle === 'on' || particle === 'off'))
+    // "turn the lamp off" after a generic action word such as "set"/"make", "flip the light off":
+    // the particle decides.
+    if (
+      (action === 'set' || action === 'start' || action === 'toggle') &&
+      values.length === 0 &&
+      !color &&
+      (particle === 'on' || particle === 'off')
+    )
       action = particle;
+
     return action;
   }
 
@@ -454,10 +485,19 @@ export class Composer {
               ? 'on'
               : said.state === 'open'
                 ? 'open'
-                : act;
+                : said.state === 'closed'
+                  ? 'close'
+                  : said.state === 'off'
+                    ? 'off'
+                    : act;
     }
     if (act === undefined && (number || color)) act = 'set';
     if (act === undefined) return { kind: 'none', why: 'no action' };
+    // "open the blinds to 40 percent", "halfway": a position. "Close them 30 %" could mean either
+    // way up; that is the model's to ask, never a full close.
+    const coversOnly = pool.every((e) => e.domain === 'cover' || e.domain === 'valve');
+    if (number && coversOnly && act === 'open') act = 'set';
+    if (number && coversOnly && act === 'close') return { kind: 'none', why: 'close by a share' };
     // Settings with a value: brightness, colour, position, volume, temperature.
     if ((act === 'set' || act === 'raise' || act === 'lower') && (number || color)) {
       let name: string;
@@ -592,32 +632,115 @@ export class Composer {
     return { kind: 'ask', candidates: entities.map((e) => e.name), intent: domain ?? 'device' };
   }
 
+  /**
+   * A sentence that names a list and adds to or ticks off one; words inside the items may read as
+   * actions ("salt" for "halt") and do not count, any other action makes it a compound.
+   */
+  private isListCommand(ms: readonly Mention[]): boolean {
+    const listAt = ms.findIndex(
+      (m) =>
+        meaning(m, 'keyword')?.keyword === 'list' ||
+        (m.piece.t === 'entity' && m.piece.names.some((n) => this.byName.get(n)?.some((e) => e.domain === 'todo'))),
+    );
+    const listAction = (m: Mention) =>
+      m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'action' && (x.action === 'add' || x.action === 'complete'));
+    const actionAt = ms.findIndex(listAction);
+    if (listAt < 0 || actionAt < 0) return false;
+    const inItems = (at: number) => (actionAt < listAt ? at > actionAt && at < listAt : at > actionAt);
+    return ms.every((m, at) => inItems(at) || !(has(m, 'action') || has(m, 'verb')) || listAction(m));
+  }
+
+  /** Words the home does not know where a place belongs: after "in"/"at" (English), before "的" and a device (Chinese). */
+  private unknownPlace(ms: readonly Mention[]): boolean {
+    const content = (m: Mention | undefined) => m !== undefined && m.piece.t === 'unknown' && !m.piece.light;
+    for (let i = 0; i < ms.length; i++) {
+      const m = ms[i] as Mention;
+      if (this.language === 'en') {
+        if (!/^(in|at|inside)$/u.test(m.text)) continue;
+        const next = /^(the|my|our)$/u.test(ms[i + 1]?.text ?? '') ? ms[i + 2] : ms[i + 1];
+        if (content(next)) return true;
+      } else if (m.text === '的' && content(ms[i - 1]) && ms[i + 1] !== undefined && has(ms[i + 1] as Mention, 'device')) {
+        // Two or more unknown characters back to the action: a place or an owner the home does not have ("阁楼的灯").
+        let unknown = 0;
+        for (let j = i - 1; j >= 0; j--) {
+          const before = ms[j] as Mention;
+          if (content(before)) unknown += before.text.length;
+          else if (!has(before, 'filler') || has(before, 'action')) break;
+        }
+        if (unknown >= 2) return true;
+      }
+    }
+    return false;
+  }
+
+  /** The name a timer is given by the unknown words just before "timer" ("tea timer", "泡茶计时器", "饺子的计时"). */
+  private timerName(ms: readonly Mention[]): { name: string; size: number } | undefined {
+    const at = ms.findIndex((m) => meaning(m, 'keyword')?.keyword === 'timer');
+    if (at <= 0) return undefined;
+    let end = at;
+    if (this.language === 'zh' && ms[end - 1]?.text === '的') end -= 1;
+    let start = end;
+    while (start > 0 && (ms[start - 1] as Mention).piece.t === 'unknown' && !((ms[start - 1] as Mention).piece as { light: boolean }).light)
+      start -= 1;
+    if (start === end || end - start > (this.language === 'en' ? 2 : 4)) return undefined;
+    const words = ms.slice(start, end).map((m) => m.text);
+    return { name: words.join(this.language === 'en' ? ' ' : ''), size: this.language === 'en' ? words.length : words.join('').length };
+  }
+
   private listIntent(
     ms: readonly Mention[],
     action: Action | undefined,
     listTarget: TargetMention | undefined,
-    done: (intents: RecognisedIntent[]) => ReturnType<Composer['clause']>,
+    done: (intents: RecognisedIntent[], extra?: { explained?: number; unexplained?: number }) => ReturnType<Composer['clause']>,
     intent: (name: string, slots: Record<string, SlotValue>) => RecognisedIntent,
   ): ReturnType<Composer['clause']> {
     const listName = listTarget?.names?.find((n) => this.byName.get(n)?.some((e) => e.domain === 'todo'));
     const shopping = listName === undefined || /shopping|grocer|购物/iu.test(listName);
     if (action !== 'add' && action !== 'complete') return { kind: 'none', why: 'list without action' };
-    // The item: what lies between the action and the list (or after both), with connecting words trimmed.
+    // The items: what lies between the action and the list (or after both), with connecting words trimmed.
     const actionAt = ms.findIndex((m) => meaning(m, 'action')?.action === action);
     const listAt = ms.findIndex((m) =>
       listTarget ? m.piece.t === 'entity' && m.piece.names === listTarget.names : meaning(m, 'keyword')?.keyword === 'list',
     );
     const between = actionAt < listAt ? ms.slice(actionAt + 1, listAt) : ms.slice(actionAt + 1);
     const before = actionAt > listAt ? [] : ms.slice(0, actionAt).filter((m) => m.text !== '把' && !has(m, 'filler'));
-    let words = (between.length > 0 ? between : before).map((m) => m.text);
-    const edge = /^(to|on|onto|the|my|a|an|in|into|from|off|of|as done|as|done|please|把|到|里|上|在|往|吧|一下)$/u;
-    while (words.length > 0 && edge.test(words[words.length - 1] as string)) words = words.slice(0, -1);
-    while (words.length > 0 && edge.test(words[0] as string)) words = words.slice(1);
-    const item = words.join(this.language === 'en' ? ' ' : '').trim();
-    if (item === '' || /^(it|them|that)$/u.test(item)) return { kind: 'none', why: 'no item' };
+    const region = between.length > 0 ? between : before;
+    // "milk and bread", "土豆、青椒和豆腐": one item per part.
+    const parts: Mention[][] = [[]];
+    for (const m of region) {
+      if (has(m, 'break') || has(m, 'and')) parts.push([]);
+      else parts[parts.length - 1]?.push(m);
+    }
+    const edge =
+      /^(to|on|onto|the|my|a|an|in|into|from|off|of|as done|as|done|please|some|also|把|到|里|上|在|往|吧|一下|个|一个|一些|点)$/u;
+    const items: string[] = [];
+    for (const part of parts) {
+      let words = part.map((m) => m.text);
+      while (words.length > 0 && edge.test(words[words.length - 1] as string)) words = words.slice(0, -1);
+      while (words.length > 0 && edge.test(words[0] as string)) words = words.slice(1);
+      const item = words.join(this.language === 'en' ? ' ' : '').trim();
+      if (/^(it|them|that)$/u.test(item)) return { kind: 'none', why: 'no item' };
+      if (item !== '') items.push(item);
+    }
+    if (items.length === 0) return { kind: 'none', why: 'no item' };
+    // The items are free text: only words outside them can be left unexplained.
+    const size = (m: Mention) => (this.language === 'en' ? m.text.split(' ').length : m.text.length);
+    const outside = ms.filter((m) => !region.includes(m));
+    const unexplained = outside.filter((m) => m.piece.t === 'unknown' && !m.piece.light).reduce((n, m) => n + size(m), 0);
+    const explained = ms.reduce((n, m) => n + size(m), 0) - unexplained;
     const add = action === 'add';
-    if (shopping) return done([intent(add ? 'HassShoppingListAddItem' : 'HassShoppingListCompleteItem', { item })]);
-    return done([intent(add ? 'HassListAddItem' : 'HassListCompleteItem', { item, name: listName as string })]);
+    const name = shopping
+      ? add
+        ? 'HassShoppingListAddItem'
+        : 'HassShoppingListCompleteItem'
+      : add
+        ? 'HassListAddItem'
+        : 'HassListCompleteItem';
+    const slots = (item: string): Record<string, SlotValue> => (shopping ? { item } : { item, name: listName as string });
+    return done(
+      items.map((item) => intent(name, slots(item))),
+      { explained, unexplained },
+    );
   }
 
   private repeatReferent(

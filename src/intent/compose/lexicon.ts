@@ -75,6 +75,8 @@ export type Meaning =
   /** "too", "also", "还有", "也": a follow-up adding to the last command. */
   | { t: 'also' }
   | { t: 'and' }
+  /** "make sure", "确保": the state said after it is wanted, not asked about. */
+  | { t: 'ensure' }
   /** Where one command ends and the next begins ("and then", "然后"). */
   | { t: 'break' }
   /** A sentence with one of these is talk about the home, not a command (see the module comment). */
@@ -120,13 +122,17 @@ const EN: Lexicon = {
     ...many('resume|unpause|continue|carry on|keep playing|restart', a('resume')),
     ...many('skip|next', a('next')),
     ...many('previous|go back|back a|last song|prior', a('previous')),
-    ...many('make sure|set|change|make|adjust|put it|move|bring|turn it to', a('set')),
+    ...many('set|change|make|adjust|put it|move|bring|turn it to', a('set')),
+    ...many('make sure|make sure that|ensure|ensure that|be sure', { t: 'ensure' }),
     ...many('brighten|increase|raise|louder|warmer|higher|turn up', a('raise')),
     ...many('dim|decrease|lower|reduce|quieter|darker|cooler|turn down', a('lower')),
     ...many('add|put|append|include', a('add')),
     ...many('check off|mark|cross off|tick off|complete|remove|take off', a('complete')),
     ...many('cancel|delete|clear|get rid of|kill', a('cancel')),
-    ...many('dock|go home|send home|return|back to base|back to the dock|go back to|recharge', a('dock')),
+    ...many(
+      'dock|go home|send home|return|back to base|back to the dock|go back to|recharge|back to its dock|back to its base|back to the base|back to its charger|back to the charger|to the charger|to its charger|charge',
+      a('dock'),
+    ),
     ...many('clean|vacuum|hoover|clean up|sweep', a('clean')),
     ...many('activate|trigger', a('activate')),
     ...many('tell me|give me|show me|say|read|report', a('tell')),
@@ -184,7 +190,7 @@ const EN: Lexicon = {
     ...many('how do|how does|explain|what is a|what is an|work|works|invented|invent|who', b('howto')),
     ...many('joke|poem|story|hello|hi|thanks|thank you|good morning|good night|capital|hey|weird|noise|noisy|loud|stuck', b('chat')),
     ...many(
-      'please|could you|can you|would you|will you|could|can|would|will|you|for me|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|a bit|little|a little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
+      'please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|a bit|little|a little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
       F,
     ),
   ],
@@ -199,6 +205,7 @@ const ZH: Lexicon = {
     ...many('拉开|升起|升上去|掀开', a('open')),
     ...many('拉上|合上|放下|降下|落下', a('close')),
     ...many('锁上|锁好|锁了|锁一下|上锁|锁住|锁门|锁', a('lock')),
+    ...many('确保|一定要', { t: 'ensure' }),
     ...many('解锁|开锁|打开锁|把锁打开', a('unlock')),
     ...many('启动|开始|运行|执行|开动|烧|工作', a('start')),
     ...many('停止|停下|停了|停掉|停', a('stop')),

@@ -138,7 +138,7 @@ export class MentionFinder {
   /** The mentions of a sentence, left to right, covering every token. */
   find(text: string): Mention[] {
     const tokens = tokenize(normalizeText(text), this.language);
-    const stems = this.language === 'en' ? tokens.map(stem) : tokens;
+    const stems = this.language === 'en' ? tokens.map((t) => this.verbStem(stem(t))) : tokens;
     const out: Mention[] = [];
     let i = 0;
     while (i < tokens.length) {
@@ -170,6 +170,21 @@ export class MentionFinder {
       i += 1;
     }
     return this.fuzzy(out, tokens);
+  }
+
+  /**
+   * "turning", "switching", "shutting": the -ing form of an action word is that word. Only forms of
+   * words the lexicon has are cut, so "ceiling" or "string" stay as said.
+   */
+  private verbStem(word: string): string {
+    if (word.length < 6 || !word.endsWith('ing') || this.root.next.has(word)) return word;
+    const base = word.slice(0, -3);
+    const undoubled = /([b-df-hj-np-tv-z])\1$/u.test(base) ? base.slice(0, -1) : base;
+    for (const candidate of [base, undoubled, `${base}e`]) {
+      const entries = this.root.next.get(candidate)?.entries ?? [];
+      if (entries.some((e) => e.kind === 'word' && (e.meaning.t === 'action' || e.meaning.t === 'verb'))) return candidate;
+    }
+    return word;
   }
 
   private join(tokens: readonly string[]): string {
@@ -298,7 +313,8 @@ const EN_DURATION_UNIT = /^(hours?|hrs?|minutes?|mins?|seconds?|secs?)$/u;
 const EN_TEMPERATURE_UNIT = /^(degrees?|celsius|fahrenheit)$/u;
 
 function readEnglishValue(span: string, last: string): Value | undefined {
-  if (EN_DURATION_UNIT.test(last)) {
+  // "an hour and a half": the duration ends on the half, not on its unit.
+  if (EN_DURATION_UNIT.test(last) || (last === 'half' && /\b(hours?|hrs?|minutes?|mins?) and a half$/u.test(span))) {
     const seconds = parseDuration(span);
     return seconds === undefined || seconds <= 0 ? undefined : { kind: 'duration', seconds };
   }
@@ -306,10 +322,13 @@ function readEnglishValue(span: string, last: string): Value | undefined {
     const number = parseNumberWords(span.replace(/\s*(degrees?|celsius|fahrenheit)$/u, '').replace(/\s*degrees?$/u, ''));
     return number === undefined ? undefined : { kind: 'temperature', value: number };
   }
-  if (last === 'percent' || last.endsWith('%') || span === 'half' || span === 'halfway') {
-    const reading = parsePercent(span === 'halfway' ? 'half' : span);
+  // A share said as a fraction: "half", "halfway", "a quarter", "three quarters", "a third".
+  if (last === 'percent' || last.endsWith('%') || /^(half|halfway|half way|(an?|one|two|three) (quarters?|thirds?|half))$/u.test(span)) {
+    const reading = parsePercent(/^half ?way$/u.test(span) ? 'half' : span);
     return reading?.percent ? { kind: 'percent', value: reading.value } : undefined;
   }
+  // "full brightness", "volume to max": the whole of it.
+  if (/^(full|max|maximum)$/u.test(span)) return { kind: 'percent', value: 100 };
   if (/^(an?|one|the)$/u.test(span)) return undefined;
   const number = parseNumberWords(span);
   return number === undefined ? undefined : { kind: 'number', value: number };
