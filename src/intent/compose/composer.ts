@@ -326,7 +326,9 @@ export class Composer {
     let usedMemory = false;
     const referent = context.referent?.intent;
     if (clauseTargets.length === 0 && (it || also || action !== undefined || values.length > 0) && referent && !question) {
-      if (action !== undefined && IMPLIED_DOMAIN[action] === undefined) {
+      const implied = action === undefined ? undefined : IMPLIED_DOMAIN[action];
+      // "resume it" after the speaker was named: the speaker, for actions with a domain of their own too.
+      if ((action !== undefined && implied === undefined) || (it && implied !== undefined && referent.slots.domain === implied)) {
         clauseTargets = [referentTarget(referent)];
         usedMemory = true;
       } else if (action === undefined) clauseTargets = [];
@@ -364,7 +366,7 @@ export class Composer {
 
     const out: RecognisedIntent[] = [];
     for (const target of clauseTargets) {
-      const built = this.deviceIntent(target, effectiveAction, { values, color, keywords, question, state, all, context });
+      const built = this.deviceIntent(target, effectiveAction, { values, color, keywords, question, state, all, it, context });
       if (built.kind !== 'intents') return built;
       out.push(...built.intents.map((i) => ({ ...i, score: explained, confidence: similarity })));
     }
@@ -448,6 +450,8 @@ export class Composer {
       question: boolean;
       state: string | undefined;
       all: boolean;
+      /** "it", "this one" was said: a thing the conversation named, never whatever happens to play. */
+      it: boolean;
       context: ComposeContext;
     },
   ): Composed {
@@ -550,9 +554,20 @@ export class Composer {
       // One action meaning two intents on the devices meant ("open the door": the lock or the garage?): ask.
       return { kind: 'ask', candidates: able.map((e) => e.name), intent: act };
     }
+    const name = [...names][0] as string;
+    // "next song", "pause the music" with no player said: the executor takes the one playing, as Home Assistant does.
+    const bare = target.names === undefined && target.area === undefined && target.floor === undefined;
+    if (bare && !said.it && TRANSPORT.has(act) && able.every((e) => e.domain === 'media_player')) {
+      const here = said.context.area !== undefined && able.some((e) => e.area === said.context.area);
+      return {
+        kind: 'intents',
+        intents: [{ name, slots: here ? { area: said.context.area as string } : {}, score: 0, confidence: 1 }],
+        confidence: 1,
+        usedMemory: false,
+      };
+    }
     const slots = this.slotsFor(target, able, said, false);
     if (slots.kind !== 'slots') return slots;
-    const name = [...names][0] as string;
     if (name === 'HassTurnOn' || name === 'HassTurnOff' || name === 'HassToggle') {
       const domains = new Set(able.map((e) => e.domain));
       if (domains.size === 1 && slots.slots.domain === undefined) slots.slots.domain = [...domains][0] as string;
@@ -771,6 +786,9 @@ export class Composer {
     return done([intent(referent.name, slots)], { usedMemory: true });
   }
 }
+
+/** Transport controls: without a player said they go to whatever plays (intent-executor.ts #players). */
+const TRANSPORT: ReadonlySet<Action> = new Set(['pause', 'resume', 'next', 'previous']);
 
 const QUERY = new Set(['HassGetState', 'HassClimateGetTemperature', 'HassGetCurrentTime', 'HassGetCurrentDate', 'HassGetWeather']);
 

@@ -148,7 +148,7 @@ const EN: Lexicon = {
     ...many('door|doors', d(['lock', 'cover', 'binary_sensor'], 'door')),
     ...many('lock|locks', d(['lock'])),
     ...many('tv|television|telly', d(['media_player'], 'tv')),
-    ...many('speaker|speakers|music|media player|player', d(['media_player'])),
+    ...many('speaker|speakers|music|media player|player|playback', d(['media_player'])),
     ...many('vacuum|robot|vacuum cleaner|robot vacuum', d(['vacuum'])),
     ...many('thermostat|heating|heater|ac|air conditioning|air conditioner|climate', d(['climate'])),
     ...many('scene', d(['scene'])),
