@@ -9,15 +9,17 @@
  *   - every acknowledged value is in settings_history, and the unacknowledged one is there exactly
  *     when it is also the current value (settings row and history row share one transaction).
  *
- * HA_CRASH_ITERATIONS and HA_CRASH_SEED override the defaults to reproduce or shorten a run.
+ * 40 iterations in the main suite, 1,000 in the soak (test/helpers/soak.ts); HA_CRASH_ITERATIONS
+ * and HA_CRASH_SEED override them to reproduce or shorten a run.
  */
 import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import t from 'tap';
 import { spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { soakCount } from '../helpers/soak.js';
 import { RpcConnection } from '../helpers/rpc.js';
 
-const ITERATIONS = Number(process.env.HA_CRASH_ITERATIONS ?? 200);
+const ITERATIONS = soakCount('HA_CRASH_ITERATIONS', 40, 1000);
 const SEED = Number(process.env.HA_CRASH_SEED ?? Date.now() % 2 ** 31);
 const MAX_KILL_DELAY_MS = 150;
 const KEY = 'core.name';

@@ -3,8 +3,8 @@
  * uncommitted change back before anything else — the change set is rolled_back with a reason
  * naming the restart, the plugins tree is byte-equal to the last good one, the good plugin runs,
  * a new plugin is gone, the rollback is announced (daemon notice and audit record), and nothing
- * outside the plugins tree is touched. 20 kills of one data directory, the change and the moment
- * of the kill varying from run to run; and 10 more kills in the middle of an install (while the
+ * outside the plugins tree is touched. 8 kills of one data directory (100 in the soak: test/helpers/soak.ts), the change and the moment
+ * of the kill varying from run to run; and 6 more kills (20 in the soak) in the middle of an install (while the
  * archive is unpacked or the plugin starts), after which the tree must be the last good one too.
  *
  * The trial heartbeat is 60 s: no health round can decide a trial before the kill, which comes
@@ -33,8 +33,10 @@ import {
   writeOutsideSentinels,
 } from '../fixtures/fault-plugins/harness.mjs';
 import { type DaemonHandle, type HelperTest, spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { soakCount } from '../helpers/soak.js';
 
-const RUNS = 20;
+// Each change of CHANGES and each delay of KILL_DELAYS_MS at least once in the main suite.
+const RUNS = soakCount('HA_TRIAL_KILLS', 8, 100);
 const BASE = 'porch';
 const TRIAL_HEARTBEAT_MS = 60_000;
 /** The changes killed in turn: good and bad, upgrades of the committed plugin and new plugins. */
@@ -50,11 +52,11 @@ const CHANGES: ReadonlyArray<{ kind: FixtureKind; form: FaultForm }> = [
 ];
 /** When the kill comes after the install answered: at once, or up to 0.9 s into the trial. */
 const KILL_DELAYS_MS = [0, 300, 900, 100, 600];
-const MID_INSTALL_RUNS = 10;
+const MID_INSTALL_RUNS = soakCount('HA_INSTALL_KILLS', 6, 20);
 /** When the kill comes after the install was sent (unpacking, recording and starting take ~20–300 ms). */
 const MID_INSTALL_DELAYS_MS = [5, 20, 40, 70, 110, 160];
-// About 3 s per run (a start, an install, a kill); tap's 120 s per file is too short.
-const TIMEOUT_MS = 240_000;
+// About 3 s per run (a start, an install, a kill), up to three times that on a loaded machine.
+const TIMEOUT_MS = Math.max(120_000, (RUNS + MID_INSTALL_RUNS) * 9_000);
 t.setTimeout(TIMEOUT_MS);
 
 interface Killed {
