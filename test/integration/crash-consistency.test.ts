@@ -16,8 +16,8 @@ import { existsSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import t from 'tap';
 import { spawnDaemon, tempDir } from '../helpers/daemon.js';
-import { soakCount } from '../helpers/soak.js';
 import { RpcConnection } from '../helpers/rpc.js';
+import { soakCount } from '../helpers/soak.js';
 
 const ITERATIONS = soakCount('HA_CRASH_ITERATIONS', 40, 1000);
 const SEED = Number(process.env.HA_CRASH_SEED ?? Date.now() % 2 ** 31);
