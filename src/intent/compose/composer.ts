@@ -409,7 +409,6 @@ export class Composer {
       (particle === 'on' || particle === 'off')
     )
       action = particle;
-
     return action;
   }
 

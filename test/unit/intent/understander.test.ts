@@ -103,3 +103,50 @@ t.test('English spelling is repaired only to a unique closest known word', async
   t.match(one(en.understand('swtich off the kitchen celing', 'en')), { name: 'HassTurnOff', slots: { name: 'Kitchen Ceiling' } });
   t.match(one(en.understand('add apples to the shopping list', 'en')), { slots: { item: 'apples' } }, 'a sure match keeps its free text');
 });
+
+t.test('second round: items, particles across targets, positions, timer names, unknown places, players', async (t) => {
+  const names = (u: Understanding) => (u.kind === 'intents' ? u.intents.map((i) => [i.name, i.slots]) : u.kind);
+  t.same(names(en.understand('add flour, sugar and salt to the shopping list', 'en')), [
+    ['HassShoppingListAddItem', { item: 'flour' }],
+    ['HassShoppingListAddItem', { item: 'sugar' }],
+    ['HassShoppingListAddItem', { item: 'salt' }],
+  ]);
+  t.same(names(zh.understand('把黄油和果酱加到购物清单', 'zh')), [
+    ['HassShoppingListAddItem', { item: '黄油' }],
+    ['HassShoppingListAddItem', { item: '果酱' }],
+  ]);
+  t.match(names(en.understand('switch the desk lamp and the kettle off', 'en')), [
+    ['HassTurnOff', { name: 'Desk Lamp' }],
+    ['HassTurnOff', { name: 'Kettle' }],
+  ]);
+  t.match(one(en.understand('flip the hall light off', 'en')), { name: 'HassTurnOff', slots: { name: 'Hall Light' } }, 'not a toggle');
+  t.match(one(en.understand('turn the thermostat up to 23 degrees', 'en')), {
+    name: 'HassClimateSetTemperature',
+    slots: { temperature: 23 },
+  });
+  t.match(one(en.understand('open the bedroom curtains halfway', 'en')), { name: 'HassSetPosition', slots: { position: 50 } });
+  t.not(one(en.understand('close the bedroom curtains 30 percent', 'en'))?.name, 'HassTurnOff', 'a share is never a full close');
+  t.match(one(en.understand('start a tea timer for 4 minutes', 'en')), { name: 'HassStartTimer', slots: { name: 'tea', minutes: 4 } });
+  t.match(one(zh.understand('设一个四分钟的泡茶计时器', 'zh')), { name: 'HassStartTimer', slots: { name: '泡茶', minutes: 4 } });
+  t.match(one(en.understand('set a timer for an hour and a half', 'en')), { name: 'HassStartTimer', slots: { hours: 1, minutes: 30 } });
+  // A place the home does not have: every light of the house must not be switched.
+  t.equal(en.understand('turn on the lights in the cellar', 'en').kind, 'none');
+  t.not(zh.understand('关掉阁楼的灯', 'zh').kind, 'intents');
+  t.match(one(en.understand('hey, is the back door locked', 'en')), {
+    name: 'HassGetState',
+    slots: { name: 'Back Door', state: 'locked' },
+  });
+  t.match(one(en.understand('make sure the back door is locked', 'en')), { name: 'HassTurnOn', slots: { name: 'Back Door' } });
+  t.match(one(en.understand('would you mind switching off the night light', 'en')), {
+    name: 'HassTurnOff',
+    slots: { name: 'Night Light' },
+  });
+  t.match(one(en.understand('send the robot vacuum back to its charger', 'en')), { name: 'HassVacuumReturnToBase' });
+  // No player said: whatever plays (the executor picks it); "it" is the conversation's player.
+  t.same(one(en.understand('skip to the next song', 'en'))?.slots, {});
+  en.understand('pause the kitchen speaker', 'en', { conversation: 'round-two' });
+  t.match(one(en.understand('resume it', 'en', { conversation: 'round-two' })), {
+    name: 'HassMediaUnpause',
+    slots: { name: 'Kitchen Speaker' },
+  });
+});
