@@ -40,6 +40,8 @@ interface TargetMention {
   device?: DeviceWord;
   /** The device word's own plural ("lights"): more than one is meant. */
   plural: boolean;
+  /** No device was said, only a setting ("set the temperature to 21"): the devices it fits, wherever they are. */
+  implied?: boolean;
 }
 
 interface Clause {
@@ -360,7 +362,7 @@ export class Composer {
         : keywords.has('temperature') || values.some((v) => v.kind === 'temperature')
           ? 'climate'
           : 'light';
-      clauseTargets = [{ device: { domains: [domain] }, plural: true }];
+      clauseTargets = [{ device: { domains: [domain] }, plural: true, implied: true }];
     }
     if (clauseTargets.length === 0) return { kind: 'none', why: 'no target' };
 
@@ -642,7 +644,10 @@ export class Composer {
       slots.name = (entities[0] as HomeEntity).name;
       return { kind: 'slots', slots };
     }
-    if (target.plural) return { kind: 'slots', slots };
+    // "close the blinds" with blinds in several rooms and no room said or heard from: which room?
+    // Acting on every one of them is what "all the blinds" asks for, not "the blinds".
+    const rooms = new Set(entities.map((e) => e.area));
+    if (target.plural && (rooms.size <= 1 || query || target.implied)) return { kind: 'slots', slots };
     return { kind: 'ask', candidates: entities.map((e) => e.name), intent: domain ?? 'device' };
   }
 

@@ -150,3 +150,11 @@ t.test('second round: items, particles across targets, positions, timer names, u
     slots: { name: 'Kitchen Speaker' },
   });
 });
+
+t.test('a plural in several rooms asks which room unless "all" or a room was said or heard from', async (t) => {
+  t.equal(en.understand('turn off the lamps', 'en').kind, 'ask');
+  t.match(one(en.understand('turn off all the lamps', 'en')), { name: 'HassTurnOff', slots: { domain: 'light' } });
+  t.match(one(en.understand('turn off the lamps', 'en', { area: 'Bedroom' })), { name: 'HassTurnOff', slots: { area: 'Bedroom' } });
+  // Only a setting said ("set the temperature to 21"): the devices it fits, as before.
+  t.equal(one(en.understand('set the temperature to 21 degrees', 'en'))?.name, 'HassClimateSetTemperature');
+});
