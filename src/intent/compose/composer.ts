@@ -671,7 +671,7 @@ export class Composer {
 
   /** Words the home does not know where a place belongs: after "in"/"at" (English), before "的" and a device (Chinese). */
   private unknownPlace(ms: readonly Mention[]): boolean {
-    const content = (m: Mention | undefined) => m !== undefined && m.piece.t === 'unknown' && !m.piece.light;
+    const content = (m: Mention | undefined) => m !== undefined && isUnknownWord(m);
     for (let i = 0; i < ms.length; i++) {
       const m = ms[i] as Mention;
       if (this.language === 'en') {
@@ -699,8 +699,7 @@ export class Composer {
     let end = at;
     if (this.language === 'zh' && ms[end - 1]?.text === '的') end -= 1;
     let start = end;
-    while (start > 0 && (ms[start - 1] as Mention).piece.t === 'unknown' && !((ms[start - 1] as Mention).piece as { light: boolean }).light)
-      start -= 1;
+    while (start > 0 && isUnknownWord(ms[start - 1] as Mention)) start -= 1;
     if (start === end || end - start > (this.language === 'en' ? 2 : 4)) return undefined;
     const words = ms.slice(start, end).map((m) => m.text);
     return { name: words.join(this.language === 'en' ? ' ' : ''), size: this.language === 'en' ? words.length : words.join('').length };
@@ -745,7 +744,7 @@ export class Composer {
     // The items are free text: only words outside them can be left unexplained.
     const size = (m: Mention) => (this.language === 'en' ? m.text.split(' ').length : m.text.length);
     const outside = ms.filter((m) => !region.includes(m));
-    const unexplained = outside.filter((m) => m.piece.t === 'unknown' && !m.piece.light).reduce((n, m) => n + size(m), 0);
+    const unexplained = outside.filter(isUnknownWord).reduce((n, m) => n + size(m), 0);
     const explained = ms.reduce((n, m) => n + size(m), 0) - unexplained;
     const add = action === 'add';
     const name = shopping
@@ -795,6 +794,11 @@ export class Composer {
 const TRANSPORT: ReadonlySet<Action> = new Set(['pause', 'resume', 'next', 'previous']);
 
 const QUERY = new Set(['HassGetState', 'HassClimateGetTemperature', 'HassGetCurrentTime', 'HassGetCurrentDate', 'HassGetWeather']);
+
+/** A word the finder could not place and that is not a light word ("the", "的"): content left unexplained. */
+function isUnknownWord(m: Mention): boolean {
+  return m.piece.t === 'unknown' && !m.piece.light;
+}
 
 function isTarget(m: Mention): boolean {
   return m.piece.t === 'entity' || m.piece.t === 'area' || m.piece.t === 'floor' || has(m, 'device');
