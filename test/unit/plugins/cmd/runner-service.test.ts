@@ -60,6 +60,8 @@ class Connection {
   readonly socket: Socket;
   readonly frames: Array<Record<string, unknown>> = [];
   readonly closed: Promise<void>;
+  /** The connection's error code (ECONNREFUSED before the listener's listen()), if it had one. */
+  error: string | undefined;
   #buffer = '';
 
   constructor(path: string) {
@@ -71,7 +73,9 @@ class Connection {
         this.#buffer = this.#buffer.slice(nl + 1);
       }
     });
-    this.socket.on('error', () => {});
+    this.socket.on('error', (error: NodeJS.ErrnoException) => {
+      this.error = error.code;
+    });
     this.closed = new Promise((resolve) => this.socket.on('close', () => resolve()));
   }
 
@@ -107,9 +111,16 @@ function run(executable: string, args: string[], extra: Record<string, unknown> 
 }
 
 async function runOnce(runner: Runner, frame: unknown): Promise<Record<string, unknown>> {
-  const connection = new Connection(runner.socket);
-  connection.send(frame);
-  await connection.closed;
+  let connection = new Connection(runner.socket);
+  // The socket's file exists from bind(), a moment before listen(): a connection in between is
+  // refused, and is tried again (systemd-socket-activate binds and listens in two steps).
+  for (const started = Date.now(); ; ) {
+    connection.send(frame);
+    await connection.closed;
+    if (connection.error !== 'ECONNREFUSED' || Date.now() - started > 20_000) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    connection = new Connection(runner.socket);
+  }
   const last = connection.frames.at(-1);
   if (last === undefined) throw new Error('the runner closed without a frame');
   return last;
