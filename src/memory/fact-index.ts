@@ -10,7 +10,7 @@
  * the index existed (migration 4) and those committed by tools.
  */
 import type { SqlDatabase } from '../store/types.js';
-import { ftsMatchQuery } from './fts-query.js';
+import { ftsMatchTerms, ftsTerms } from './fts-query.js';
 import { chunks, placeholders } from './sql-lists.js';
 import { StatementCache } from './statement-cache.js';
 
@@ -44,6 +44,23 @@ export interface FactIndexOptions {
 
 /** Sentences indexed per {@link FactIndex.sync} call at most (a first start over a large graph continues at the next). */
 const SYNC_BATCH = 5000;
+
+/**
+ * A word held by more sentences than this is common: BM25 has to score every sentence a query
+ * word matches, and a word in thousands of them ("lamp" in a large graph) costs milliseconds while
+ * telling little about which one answers (its idf is low). A search leaves common words out while
+ * it has a rarer word that matches; with only common words it ranks their newest matches.
+ * Lucene's high-frequency term cutoff does the same for the same reason.
+ */
+const COMMON_WORD_SENTENCES = 1000;
+
+/** A term the tokenizer splits into several tokens (a phrase such as "1.2.3"): not one vocabulary word. */
+const PHRASE = /[^\p{L}\p{N}]/u;
+
+/** A word as the table's tokenizer (unicode61, remove_diacritics 2) stores it: case-folded, without accents. */
+function vocabularyForm(word: string): string {
+  return word.normalize('NFD').replace(/\p{M}+/gu, '').normalize('NFC').toLowerCase();
+}
 
 export class FactIndex {
   readonly #o: FactIndexOptions;
@@ -82,14 +99,17 @@ export class FactIndex {
    * are all superseded (questions about the past); otherwise only current ones.
    */
   search(query: string, limit: number, options: { history?: boolean } = {}): FactHit[] {
-    const match = ftsMatchQuery(this.#o.indexText(query));
-    if (match === undefined || limit <= 0) return [];
+    const terms = ftsTerms(this.#o.indexText(query));
+    if (terms.length === 0 || limit <= 0) return [];
+    const { words, newestFrom } = this.#informative(terms);
+    const match = ftsMatchTerms(words);
+    if (match === undefined) return [];
     // Over-fetch: superseded sentences are filtered after the join.
     const rows = this.#sql
       .get(
-        'SELECT rowid AS id, bm25(graph_sentences_fts) AS rank FROM graph_sentences_fts WHERE graph_sentences_fts MATCH ? ORDER BY rank LIMIT ?',
+        'SELECT rowid AS id, bm25(graph_sentences_fts) AS rank FROM graph_sentences_fts WHERE graph_sentences_fts MATCH ? AND rowid >= ? ORDER BY rank LIMIT ?',
       )
-      .all(match, limit * 3) as Array<{ id: number; rank: number }>;
+      .all(match, newestFrom, limit * 3) as Array<{ id: number; rank: number }>;
     const scores = new Map(rows.map((r) => [r.id, -r.rank]));
     const hits = this.sentences([...scores.keys()]);
     return hits
@@ -97,6 +117,32 @@ export class FactIndex {
       .map((h) => ({ ...h, score: scores.get(h.sentence_id) ?? 0 }))
       .sort((a, b) => b.score - a.score || b.said_at - a.said_at)
       .slice(0, limit);
+  }
+
+  /**
+   * The words worth ranking by (see COMMON_WORD_SENTENCES), and the lowest sentence id to rank
+   * (0: all; with only common words, the newest COMMON_WORD_SENTENCES of their matches). A term
+   * that is a phrase of several tokens ("1.2.3") is not in the vocabulary and counts as rare: a
+   * phrase matches no more sentences than its rarest token.
+   */
+  #informative(terms: readonly string[]): { words: readonly string[]; newestFrom: number } {
+    const counts = terms.map((term) => ({
+      term,
+      sentences: PHRASE.test(term)
+        ? undefined
+        : ((this.#sql.get('SELECT doc FROM graph_sentences_vocab WHERE term = ?').get(vocabularyForm(term)) as { doc: number } | undefined)?.doc ??
+          0),
+    }));
+    const rare = counts.filter((c) => c.sentences === undefined || c.sentences <= COMMON_WORD_SENTENCES).map((c) => c.term);
+    // Words no sentence holds match nothing; they decide nothing either.
+    const matching = counts.filter((c) => c.sentences === undefined || c.sentences > 0);
+    if (matching.length === 0) return { words: [], newestFrom: 0 };
+    if (matching.some((c) => c.sentences === undefined || c.sentences <= COMMON_WORD_SENTENCES)) return { words: rare, newestFrom: 0 };
+    const match = ftsMatchTerms(terms) as string;
+    const floor = this.#sql
+      .get('SELECT rowid AS id FROM graph_sentences_fts WHERE graph_sentences_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?')
+      .get(match, COMMON_WORD_SENTENCES - 1) as { id: number } | undefined;
+    return { words: terms, newestFrom: floor?.id ?? 0 };
   }
 
   /** The sentences (by id) with their facts; a sentence no fact refers to any more is left out. */
@@ -146,16 +192,30 @@ export class FactIndex {
   supersededEvents(eventIds: readonly string[]): Set<string> {
     const out = new Set<string>();
     for (const chunk of chunks([...new Set(eventIds)])) {
+      // First the candidates with any superseded fact, from the superseded facts' own index (most
+      // turns have none, and a turn may hold many facts); then whether any of theirs is current.
+      const touched = (
+        this.#sql
+          .get(
+            `SELECT DISTINCT se.source_event_id AS event
+             FROM graph_relations r INDEXED BY graph_relations_superseded
+             JOIN graph_relation_evidence e ON e.relation_id = r.id
+             JOIN graph_sentences se ON se.id = e.sentence_id
+             WHERE r.valid_to IS NOT NULL AND se.source_event_id IN (${placeholders(chunk.length)})`,
+          )
+          .all(...chunk) as Array<{ event: string }>
+      ).map((row) => row.event);
+      if (touched.length === 0) continue;
       const rows = this.#sql
         .get(
           `SELECT se.source_event_id AS event, max(r.valid_to IS NULL) AS current
            FROM graph_sentences se
            JOIN graph_relation_evidence e ON e.sentence_id = se.id
            JOIN graph_relations r ON r.id = e.relation_id
-           WHERE se.source_event_id IN (${placeholders(chunk.length)})
+           WHERE se.source_event_id IN (${placeholders(touched.length)})
            GROUP BY se.source_event_id`,
         )
-        .all(...chunk) as Array<{ event: string; current: number }>;
+        .all(...touched) as Array<{ event: string; current: number }>;
       for (const row of rows) if (row.current === 0) out.add(row.event);
     }
     return out;

@@ -9,7 +9,16 @@ export const MAX_QUERY_TERMS = 32;
  * token sequence 1 2 3 and operators such as `NOT` or `*` are plain words.
  */
 export function ftsMatchQuery(indexedText: string, maxTerms = MAX_QUERY_TERMS): string | undefined {
-  const terms = [...new Set(indexedText.split(/\s+/).filter((t) => /[\p{L}\p{N}]/u.test(t)))].slice(0, maxTerms);
+  return ftsMatchTerms(ftsTerms(indexedText, maxTerms));
+}
+
+/** The distinct terms of `indexText` output that can match anything (words and numbers), at most `maxTerms`. */
+export function ftsTerms(indexedText: string, maxTerms = MAX_QUERY_TERMS): string[] {
+  return [...new Set(indexedText.split(/\s+/).filter((t) => /[\p{L}\p{N}]/u.test(t)))].slice(0, maxTerms);
+}
+
+/** An OR of the terms, each quoted; undefined for none. */
+export function ftsMatchTerms(terms: readonly string[]): string | undefined {
   if (terms.length === 0) return undefined;
   return terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(' OR ');
 }
