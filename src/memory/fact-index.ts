@@ -59,7 +59,11 @@ const PHRASE = /[^\p{L}\p{N}]/u;
 
 /** A word as the table's tokenizer (unicode61, remove_diacritics 2) stores it: case-folded, without accents. */
 function vocabularyForm(word: string): string {
-  return word.normalize('NFD').replace(/\p{M}+/gu, '').normalize('NFC').toLowerCase();
+  return word
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .normalize('NFC')
+    .toLowerCase();
 }
 
 export class FactIndex {
@@ -130,8 +134,8 @@ export class FactIndex {
       term,
       sentences: PHRASE.test(term)
         ? undefined
-        : ((this.#sql.get('SELECT doc FROM graph_sentences_vocab WHERE term = ?').get(vocabularyForm(term)) as { doc: number } | undefined)?.doc ??
-          0),
+        : ((this.#sql.get('SELECT doc FROM graph_sentences_vocab WHERE term = ?').get(vocabularyForm(term)) as { doc: number } | undefined)
+            ?.doc ?? 0),
     }));
     const rare = counts.filter((c) => c.sentences === undefined || c.sentences <= COMMON_WORD_SENTENCES).map((c) => c.term);
     // Words no sentence holds match nothing; they decide nothing either.

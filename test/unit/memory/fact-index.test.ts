@@ -7,7 +7,9 @@ const HOUR = 3600 * 1000;
 t.test('a word in very many sentences is left out while a rarer word matches; alone, its newest matches rank', async (t) => {
   const { graph, facts } = openStores(t, tempDir(t));
   // The oldest "lamp" sentence would rank first by BM25 (the word three times in few words).
-  await graph.commit([{ subject: 'lamp zero', relation: 'located_in', object: 'attic', sentence: 'lamp lamp lamp' }], { source_event_id: 'old' });
+  await graph.commit([{ subject: 'lamp zero', relation: 'located_in', object: 'attic', sentence: 'lamp lamp lamp' }], {
+    source_event_id: 'old',
+  });
   const many = Array.from({ length: 1100 }, (_, i) => ({
     subject: `lamp ${i + 1}`,
     relation: 'near',
