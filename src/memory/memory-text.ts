@@ -80,13 +80,32 @@ export function cleanChatText(text: string): string {
 
 /** Which parts of an event its similarity text uses, by branch. */
 export function branchText(source: MemoryTextSource): string {
+  const response = answeredFromNothing(source.tool_results) ? '' : source.response;
   switch (source.branch) {
     case 'agent':
-      return source.response;
+      return response;
     case 'cold_storage':
-      return joinParts([source.input, source.response]);
+      return joinParts([source.input, response]);
     default:
       return source.input;
+  }
+}
+
+/**
+ * True when a lookup of the turn found nothing (a memory or knowledge tool answered `no_record`):
+ * the answer built on it ("I have no record of that") states no fact, and kept as memory it would
+ * come back as a hit for every later question with the same words. The question stays.
+ */
+export function answeredFromNothing(results: readonly ToolResultRecord[]): boolean {
+  return results.some((result) => result.text.includes('"no_record":true') && parsesAsNoRecord(result.text));
+}
+
+function parsesAsNoRecord(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return typeof value === 'object' && value !== null && (value as { no_record?: unknown }).no_record === true;
+  } catch {
+    return false;
   }
 }
 

@@ -38,6 +38,25 @@ t.test('the similarity text depends on the branch', async (t) => {
   t.equal(branchText(event({ branch: 'cold_storage', response: '' })), 'the input');
 });
 
+t.test('an answer built on a lookup that found nothing is no memory; the question is', async (t) => {
+  const nothing = { tool: 'memory_recall', text: JSON.stringify({ items: [], no_record: true, say: 'I have no record of that.' }) };
+  const found = { tool: 'memory_recall', text: JSON.stringify({ items: [{ text: 'the key is in the drawer' }] }) };
+  const asked = { input: 'where is the key', response: 'I have no record of that.' };
+  t.equal(branchText(event({ branch: 'cold_storage', ...asked, tool_results: [nothing] })), 'where is the key');
+  t.equal(branchText(event({ branch: 'agent', ...asked, tool_results: [nothing] })), '');
+  t.equal(
+    branchText(event({ branch: 'cold_storage', input: 'where is the key', response: 'In the drawer.', tool_results: [found] })),
+    'where is the key\nIn the drawer.',
+    'an answer from what a lookup found stays',
+  );
+  const notJson = { tool: 'cmd_run', text: 'echo {"no_record":true} and more' };
+  t.equal(
+    branchText(event({ branch: 'agent', ...asked, tool_results: [notJson] })),
+    'I have no record of that.',
+    'only a result that is the marker',
+  );
+});
+
 t.test('channel and tool policies: cleaners, no_memory, failing cleaners', async (t) => {
   const errors: string[] = [];
   const options = {
