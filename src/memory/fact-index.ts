@@ -137,11 +137,10 @@ export class FactIndex {
         : ((this.#sql.get('SELECT doc FROM graph_sentences_vocab WHERE term = ?').get(vocabularyForm(term)) as { doc: number } | undefined)
             ?.doc ?? 0),
     }));
-    const rare = counts.filter((c) => c.sentences === undefined || c.sentences <= COMMON_WORD_SENTENCES).map((c) => c.term);
+    const rare = counts.filter((c) => c.sentences === undefined || c.sentences <= COMMON_WORD_SENTENCES);
     // Words no sentence holds match nothing; they decide nothing either.
-    const matching = counts.filter((c) => c.sentences === undefined || c.sentences > 0);
-    if (matching.length === 0) return { words: [], newestFrom: 0 };
-    if (matching.some((c) => c.sentences === undefined || c.sentences <= COMMON_WORD_SENTENCES)) return { words: rare, newestFrom: 0 };
+    if (counts.every((c) => c.sentences === 0)) return { words: [], newestFrom: 0 };
+    if (rare.some((c) => c.sentences !== 0)) return { words: rare.map((c) => c.term), newestFrom: 0 };
     const match = ftsMatchTerms(terms) as string;
     const floor = this.#sql
       .get('SELECT rowid AS id FROM graph_sentences_fts WHERE graph_sentences_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?')

@@ -96,7 +96,7 @@ export function branchText(source: MemoryTextSource): string {
  * the answer built on it ("I have no record of that") states no fact, and kept as memory it would
  * come back as a hit for every later question with the same words. The question stays.
  */
-export function answeredFromNothing(results: readonly ToolResultRecord[]): boolean {
+function answeredFromNothing(results: readonly ToolResultRecord[]): boolean {
   return results.some((result) => result.text.includes('"no_record":true') && parsesAsNoRecord(result.text));
 }
 
