@@ -7,16 +7,15 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const WARMUP = 300;
-const RUNS = 1500;
+const WARMUP = size(300, 10);
+const RUNS = size(1500, 20);
 
 /** The recorded tool-call answer each adapter reads. */
 const RESPONSES = {
-  openai: 'openai/openai-tool-calls.json',
   deepseek: 'deepseek/tools.json',
-  ollama: 'ollama/chat-tool-call.json',
   anthropic: 'anthropic/tools.json',
   gemini: 'gemini/tools.json',
   qwen: 'qwen/tools.json',

@@ -1,7 +1,8 @@
 /**
  * Builds the model of one configured source from its adapter name: `openai` (any OpenAI-compatible
- * API), `ollama`, or a Lua adapter in adapters/. The provider manager calls it; it never imports
- * providers itself.
+ * API) and `ollama` are the TypeScript providers, the only implementation of those vendors; any
+ * other name is a Lua adapter in adapters/. The provider manager calls it; it never imports
+ * providers itself. test/contract/language-model.contract.ts runs every vendor through it.
  */
 import { HomeAgentError } from '../shared/errors.js';
 import type { ResolvedSource } from './provider-manager.js';

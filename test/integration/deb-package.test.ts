@@ -137,7 +137,7 @@ async function packageTests(): Promise<void> {
       'opt/homeagent/dist/devices/gpio/safe-state-watcher.js',
       'opt/homeagent/package.json',
       'opt/homeagent/config/default.yaml',
-      'opt/homeagent/adapters/openai.lua',
+      'opt/homeagent/adapters/deepseek.lua',
       'opt/homeagent/docs/deploy.md',
       'opt/homeagent/node_modules/better-sqlite3/package.json',
       'usr/lib/systemd/system/homeagent.service',

@@ -144,13 +144,14 @@ export class OpenAiCompatibleModel implements LanguageModel {
       ...(temperature === undefined ? {} : { temperature }),
       ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
       // tool_choice without tools is an error at OpenAI; without tools nothing can be called anyway.
+      // With tools it is always sent (auto unless asked otherwise): not every compatible server defaults to auto.
       ...(tools.length > 0
         ? {
             tools: tools.map((t) => ({
               type: 'function',
               function: { name: t.name, description: t.description, parameters: t.parameters },
             })),
-            ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
+            tool_choice: request.tool_choice ?? 'auto',
           }
         : {}),
     };

@@ -67,7 +67,7 @@ t.test('withoutImages: each picture becomes a note naming the stored media; othe
 t.test('Lua adapters receive the picture as a note naming the stored media, never the bytes', async (t) => {
   const server = await FixtureServer.start();
   t.teardown(() => server.close());
-  const adapter = await LuaAdapter.load('openai', {
+  const adapter = await LuaAdapter.load('deepseek', {
     logger: pino({ level: 'silent' }),
     time_limit_ms: 1000,
     http_timeout_ms: 1000,

@@ -12,6 +12,8 @@ const logger = pino({ level: 'silent' });
 const limits = { logger, time_limit_ms: 1000, http_timeout_ms: 1000, http_max_bytes: 1024 * 1024 };
 const REQUEST: GenerateRequest = { messages: [{ role: 'user', content: 'hello' }] };
 const SSE = { 'content-type': 'text/event-stream' };
+// An adapter that streams NDJSON (Ollama's wire shape); no shipped Lua adapter does.
+const NDJSON_ADAPTER_DIR = join(import.meta.dirname, '../../fixtures/lua-adapters');
 
 async function parts(stream: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
   const out: StreamPart[] = [];
@@ -31,7 +33,7 @@ async function rejection(promise: Promise<unknown>): Promise<LlmError> {
 t.test('transport failures map to LlmError kinds; stream() never throws', async (t) => {
   const server = await FixtureServer.start();
   t.teardown(() => server.close());
-  const adapter = await LuaAdapter.load('openai', limits);
+  const adapter = await LuaAdapter.load('deepseek', limits);
   t.teardown(() => adapter.close());
   const model = new LuaAdapterModel({ source: 'src', adapter, base_url: server.url, api_key: 'k', model: 'm', timeout_ms: 300 });
 
@@ -93,7 +95,7 @@ t.test('transport failures map to LlmError kinds; stream() never throws', async 
 t.test('a server that ignores the stream flag still streams', async (t) => {
   const server = await FixtureServer.start();
   t.teardown(() => server.close());
-  const adapter = await LuaAdapter.load('openai', limits);
+  const adapter = await LuaAdapter.load('deepseek', limits);
   t.teardown(() => adapter.close());
   const model = new LuaAdapterModel({ source: 'src', adapter, base_url: server.url, api_key: 'k', model: 'm', timeout_ms: 2000 });
   server.reply({ status: 200, body: readFixture('openai', 'openai-tool-calls.json') });
@@ -205,7 +207,7 @@ t.test('model options, endpoints and defaults', async (t) => {
 t.test('NDJSON streams: a malformed line ends the stream with bad_response', async (t) => {
   const server = await FixtureServer.start();
   t.teardown(() => server.close());
-  const adapter = await LuaAdapter.load('ollama', limits);
+  const adapter = await LuaAdapter.load('ndjson-chat', { ...limits, dir: NDJSON_ADAPTER_DIR });
   t.teardown(() => adapter.close());
   const model = new LuaAdapterModel({ source: 'src', adapter, base_url: server.url, api_key: '', model: 'm', timeout_ms: 2000 });
   const good = readFixture('ollama', 'chat-stream.ndjson').split('\n').slice(0, 2).join('\n');

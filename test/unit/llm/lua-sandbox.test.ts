@@ -214,7 +214,7 @@ t.test('a script stuck inside a C function is stopped by the watchdog without bl
   t.equal((await failure(sb.call('good', [1]))).code, 'HA_ERR_LUA_LIMIT', 'later calls on it fail with the reason');
 
   // The same process loads and runs a good adapter in a fresh sandbox.
-  const adapter = await LuaAdapter.load('openai', {
+  const adapter = await LuaAdapter.load('deepseek', {
     logger: pino({ level: 'silent' }),
     time_limit_ms: 1000,
     http_timeout_ms: 1000,

@@ -1,4 +1,4 @@
-import { API_KEY, adapterContract, type OpenAiMessage, usage } from './llm-adapter.contract.js';
+import { API_KEY, languageModelContract, type OpenAiMessage, usage } from './language-model.contract.js';
 
 const TEXT = 'The kitchen light is on and the living room is 21.5 °C.';
 const CALLS = [
@@ -6,8 +6,9 @@ const CALLS = [
   { name: 'get_temperature', args: { room: 'living_room' }, id: 'call_1_2b4d6f8a-0c2e-4a6c-8e0a-2c4e6a8c0e2a' },
 ];
 
-adapterContract({
+languageModelContract({
   adapter: 'deepseek',
+  provider: 'lua:deepseek',
   fixtures: 'deepseek',
   model: 'deepseek-chat',
   plain: { file: 'plain.json', text: TEXT, usage: usage(348, 16, 364, 320), model: 'deepseek-chat' },

@@ -1,8 +1,9 @@
-import { API_KEY, adapterContract, CONTRACT_REQUEST, type OpenAiMessage, usage } from './llm-adapter.contract.js';
+import { API_KEY, CONTRACT_REQUEST, languageModelContract, type OpenAiMessage, usage } from './language-model.contract.js';
 
-// The OpenAI-compatible fixtures of the built-in provider (OpenAI and DeepSeek shapes).
-adapterContract({
+// OpenAI-compatible APIs: the built-in TypeScript provider on the OpenAI and DeepSeek shapes.
+languageModelContract({
   adapter: 'openai',
+  provider: 'openai',
   fixtures: 'openai',
   model: 'gpt-4o-mini',
   plain: { file: 'deepseek-chat.json', text: '客厅的灯已经打开了。', usage: usage(1024, 9, 1033, 768), model: 'deepseek-chat' },

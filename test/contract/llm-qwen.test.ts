@@ -1,4 +1,4 @@
-import { API_KEY, adapterContract, type OpenAiMessage, usage } from './llm-adapter.contract.js';
+import { API_KEY, languageModelContract, type OpenAiMessage, usage } from './language-model.contract.js';
 
 const TEXT = 'The kitchen light is on and the living room is 21.5 °C.';
 const CALLS = [
@@ -6,8 +6,9 @@ const CALLS = [
   { name: 'get_temperature', args: { room: 'living_room' }, id: 'call_4f9e2d1c8b7a46e3a5d0c2' },
 ];
 
-adapterContract({
+languageModelContract({
   adapter: 'qwen',
+  provider: 'lua:qwen',
   fixtures: 'qwen',
   model: 'qwen-plus',
   plain: { file: 'plain.json', text: TEXT, usage: usage(356, 16, 372, 256), model: 'qwen-plus' },

@@ -1,4 +1,4 @@
-import { API_KEY, adapterContract, type OpenAiMessage, usage } from './llm-adapter.contract.js';
+import { API_KEY, languageModelContract, type OpenAiMessage, usage } from './language-model.contract.js';
 
 const TEXT = 'The kitchen light is on and the living room is 21.5 °C.';
 const CALLS = [
@@ -6,8 +6,9 @@ const CALLS = [
   { name: 'get_temperature', args: { room: 'living_room' }, id: 'call_-8944312453542389209' },
 ];
 
-adapterContract({
+languageModelContract({
   adapter: 'zhipu',
+  provider: 'lua:zhipu',
   fixtures: 'zhipu',
   model: 'glm-4-plus',
   plain: { file: 'plain.json', text: TEXT, usage: usage(371, 15), model: 'glm-4-plus' },

@@ -1,4 +1,4 @@
-import { API_KEY, adapterContract, usage } from './llm-adapter.contract.js';
+import { API_KEY, languageModelContract, usage } from './language-model.contract.js';
 
 const TEXT = 'The kitchen light is on and the living room is 21.5 °C.';
 const CALLS = [
@@ -7,8 +7,9 @@ const CALLS = [
 ];
 type Block = { type: string; [key: string]: unknown };
 
-adapterContract({
+languageModelContract({
   adapter: 'anthropic',
+  provider: 'lua:anthropic',
   fixtures: 'anthropic',
   model: 'claude-sonnet-4-20250514',
   // input_tokens (412) leaves out the 1024 tokens read from the prompt cache.

@@ -1,15 +1,17 @@
 /**
- * The shared contract every Lua LLM adapter passes: recorded vendor payloads from
- * test/fixtures/llm/<vendor>/ are played back by a loopback server to a LuaAdapterModel running
- * the real adapters/<name>.lua, and the results are checked against hand-written expectations:
- * a plain answer, a streamed answer reassembled with collectStream, tool calls (arguments parsed,
- * in stream-index order), error statuses mapped to the right LlmError kind, and the essentials of
- * the request the vendor would receive.
+ * The shared contract every language model passes, whichever implements its vendor: the model is
+ * made the way the daemon makes it (createModelFactory over a running LuaRuntime, from a source's
+ * settings), so `adapter: openai` and `ollama` get the TypeScript providers and every other name
+ * the Lua adapter adapters/<name>.lua. Recorded vendor payloads from test/fixtures/llm/<vendor>/
+ * are played back by a loopback server, and the results are checked against hand-written
+ * expectations: a plain answer, a streamed answer reassembled with collectStream, tool calls
+ * (arguments parsed, in stream-index order), error statuses mapped to the right LlmError kind, and
+ * the essentials of the request the vendor would receive.
  */
 import { pino } from 'pino';
 import t, { type Test } from 'tap';
-import { LuaAdapter } from '../../src/llm/lua/lua-adapter.js';
-import { LuaAdapterModel } from '../../src/llm/lua/lua-model.js';
+import { LuaRuntime } from '../../src/llm/lua/lua-runtime.js';
+import { createModelFactory } from '../../src/llm/model-factory.js';
 import {
   collectStream,
   type FinishReason,
@@ -29,9 +31,13 @@ export interface ExpectedCall {
   id?: string;
 }
 
-export interface AdapterContract {
-  /** adapters/<adapter>.lua */
+export interface LanguageModelContract {
+  /** The source's `adapter` setting. */
   adapter: string;
+  /** The model's `provider` the factory must have chosen: `openai`, `ollama` or `lua:<adapter>`. */
+  provider: string;
+  /** How the vendor streams; default sse. */
+  stream_format?: 'sse' | 'ndjson';
   /** Folder under test/fixtures/llm. */
   fixtures: string;
   /** The model the source is configured with. */
@@ -128,30 +134,35 @@ function objects(value: unknown, out: Array<Record<string, unknown>> = []): Arra
   return out;
 }
 
-export function adapterContract(c: AdapterContract): void {
-  t.test(`Lua adapter ${c.adapter} (fixtures ${c.fixtures})`, async (t) => {
+export function languageModelContract(c: LanguageModelContract): void {
+  t.test(`language model of adapter ${c.adapter} (fixtures ${c.fixtures})`, async (t) => {
     const server = await FixtureServer.start();
     t.teardown(() => server.close());
-    const adapter = await LuaAdapter.load(c.adapter, {
+    const lua = new LuaRuntime({
+      settings: () => ({ lua_time_limit_ms: 1000, lua_memory_mb: 32, lua_http_timeout_ms: 2000, lua_http_max_bytes: 1024 * 1024 }),
       logger: pino({ level: 'silent' }),
-      time_limit_ms: 1000,
-      http_timeout_ms: 2000,
-      http_max_bytes: 1024 * 1024,
     });
-    t.teardown(() => adapter.close());
-    const model = new LuaAdapterModel({
-      source: 'contract',
-      adapter,
+    await lua.start();
+    t.teardown(() => lua.stop());
+    const model = createModelFactory({ lua: lua.modelFactory })({
+      name: 'contract',
+      adapter: c.adapter,
       base_url: server.url,
       api_key: API_KEY,
       model: c.model,
+      priority: 1,
+      max_concurrent: 1,
       timeout_ms: 5000,
+      // Not CONTRACT_REQUEST's 0.4 and 512: the request's own values must win over the source's.
+      temperature: 0.9,
+      max_tokens: 2048,
+      vision: false,
     });
-    const streamHeaders = adapter.info.stream_format === 'ndjson' ? NDJSON_HEADERS : SSE_HEADERS;
+    const streamHeaders = c.stream_format === 'ndjson' ? NDJSON_HEADERS : SSE_HEADERS;
     const serve = (file: string, headers: Record<string, string>) =>
       server.reply({ status: 200, headers, body: readFixture(c.fixtures, file), chunk_size: 97 });
 
-    t.equal(model.provider, `lua:${c.adapter}`, 'the provider names the adapter');
+    t.equal(model.provider, c.provider, 'the factory chose the implementation of the adapter');
 
     t.test('plain answer', async (t) => {
       serve(c.plain.file, JSON_HEADERS);

@@ -1,4 +1,4 @@
-import { API_KEY, adapterContract, type OpenAiMessage, usage } from './llm-adapter.contract.js';
+import { API_KEY, languageModelContract, type OpenAiMessage, usage } from './language-model.contract.js';
 
 const TEXT = 'The kitchen light is on and the living room is 21.5 °C.';
 const CALLS = [
@@ -6,8 +6,9 @@ const CALLS = [
   { name: 'get_temperature', args: { room: 'living_room' }, id: 'functions.get_temperature:1' },
 ];
 
-adapterContract({
+languageModelContract({
   adapter: 'moonshot',
+  provider: 'lua:moonshot',
   fixtures: 'moonshot',
   model: 'kimi-k2-0905-preview',
   plain: { file: 'plain.json', text: TEXT, usage: usage(362, 17), model: 'moonshot-v1-8k' },

@@ -1,4 +1,4 @@
-import { adapterContract, usage } from './llm-adapter.contract.js';
+import { languageModelContract, usage } from './language-model.contract.js';
 
 type OllamaMessage = {
   role: string;
@@ -7,9 +7,11 @@ type OllamaMessage = {
   tool_name?: string;
 };
 
-// The Ollama fixtures of the built-in provider.
-adapterContract({
+// Ollama's native API: the built-in TypeScript provider on its recorded fixtures.
+languageModelContract({
   adapter: 'ollama',
+  provider: 'ollama',
+  stream_format: 'ndjson',
   fixtures: 'ollama',
   model: 'qwen2.5:3b',
   plain: { file: 'chat-plain.json', text: 'Hello! How can I help at home today?', usage: usage(26, 11), model: 'qwen2.5:3b' },

@@ -1,4 +1,4 @@
-import { API_KEY, adapterContract, usage } from './llm-adapter.contract.js';
+import { API_KEY, languageModelContract, usage } from './language-model.contract.js';
 
 const TEXT = 'The kitchen light is on and the living room is 21.5 °C.';
 // Gemini sends no call ids; the host numbers them.
@@ -8,8 +8,9 @@ const CALLS = [
 ];
 type Part = Record<string, unknown>;
 
-adapterContract({
+languageModelContract({
   adapter: 'gemini',
+  provider: 'lua:gemini',
   fixtures: 'gemini',
   model: 'gemini-2.0-flash',
   plain: { file: 'plain.json', text: TEXT, usage: usage(389, 17), model: 'gemini-2.0-flash' },
