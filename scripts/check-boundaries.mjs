@@ -10,36 +10,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LAYERS } from './layers.mjs';
 
 const rootArg = process.argv.indexOf('--root');
 // --root lets the test suite run the check on a fixture tree.
 const root = rootArg > 0 ? resolve(process.argv[rootArg + 1]) : resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-const LAYERS = {
-  shared: 0,
-  config: 1,
-  log: 1,
-  events: 1,
-  store: 1,
-  nlp: 2,
-  embed: 2,
-  llm: 2,
-  memory: 2,
-  knowledge: 2,
-  home: 2,
-  lists: 2,
-  tracker: 2,
-  io: 3,
-  agent: 3,
-  intent: 3,
-  automation: 3,
-  sdk: 3,
-  plugin: 4,
-  supervisor: 4,
-  cli: 4,
-  // The composition: src/daemon.ts and the per-area modules of src/daemon/ (only main.ts imports them).
-  daemon: 5,
-};
 /**
  * Device drivers a plugin may compose besides the SDK: the voice pipeline owns the microphone and
  * the speaker it listens and talks through (docs/decisions/0006-voice-composes-audio-drivers.md).
