@@ -6,12 +6,13 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src');
 const load = (path) => import(join(dist, path));
 
-const WARMUP = 50;
-const RUNS = 300;
+const WARMUP = size(50, 3);
+const RUNS = size(300, 10);
 
 const chunk = (delta, finish = null) =>
   `data: ${JSON.stringify({ id: 'b', object: 'chat.completion.chunk', model: 'bench', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;

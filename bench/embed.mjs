@@ -11,13 +11,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Jieba } from '@node-rs/jieba';
 import { dict } from '@node-rs/jieba/dict.js';
+import { size } from './quick.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src');
 const load = (path) => import(join(dist, path));
 
-const BATCH = 2000;
-const SINGLE_RUNS = 500;
-const WARMUP = 50;
+const BATCH = size(2000, 50);
+const SINGLE_RUNS = size(500, 10);
+const WARMUP = size(50, 3);
 const DIM = 384;
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];

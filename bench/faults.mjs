@@ -19,9 +19,10 @@ import {
   runFaultSeries,
   summarize,
 } from '../test/fixtures/fault-plugins/harness.mjs';
+import { size } from './quick.mjs';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src', 'main.js');
-const RUNS = Number(process.env.FAULT_RUNS ?? 20);
+const RUNS = Number(process.env.FAULT_RUNS ?? size(20, 2));
 const READY_TIMEOUT_MS = 60_000;
 
 /** The daemon on `dataDir` with an empty config file and only these HOMEAGENT_* variables; resolves once its socket answers. */

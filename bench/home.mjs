@@ -14,15 +14,16 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 import { spread, watchGc } from './stats.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (path) => import(join(dist, path));
 
-const WARMUP = 500;
-const EDGES = 5000;
-const TRIGGERS = 5000;
-const UPDATES = 100_000;
+const WARMUP = size(500, 20);
+const EDGES = size(5000, 100);
+const TRIGGERS = size(5000, 100);
+const UPDATES = size(100_000, 1000);
 const UPDATES_PER_TICK = 100;
 const BCM = 5;
 

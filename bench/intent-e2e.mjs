@@ -18,16 +18,17 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rpc } from './cli-socket.mjs';
 import { buildHome } from './intent.mjs';
+import { size } from './quick.mjs';
 import { spread, watchGc } from './stats.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (path) => import(join(dist, path));
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const WARMUP_ROUNDS = 10;
-const DAEMON_WARMUP = 10;
-const DAEMON_RUNS = 100;
-const TIMED_ROUNDS = 60;
+const WARMUP_ROUNDS = size(10, 1);
+const DAEMON_WARMUP = size(10, 1);
+const DAEMON_RUNS = size(100, 5);
+const TIMED_ROUNDS = size(60, 2);
 const GOAL_P95_MS = 20;
 
 // Commands that switch something: [sentence, entity id that must be called].

@@ -18,13 +18,14 @@
 //   statements that must refuse). Checked first; goal p95 <= 5 ms.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 import { round, spread, watchGc } from './stats.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (path) => import(join(dist, path));
 
-const WARMUP_ROUNDS = 20;
-const TIMED_ROUNDS = 100;
+const WARMUP_ROUNDS = size(20, 1);
+const TIMED_ROUNDS = size(100, 2);
 const GOAL_P95_MS = 5;
 const GOAL_NEAR_P95_MS = 10;
 

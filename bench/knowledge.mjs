@@ -5,20 +5,21 @@
 // knowledge_reindex_unchanged_ms: a reindex when nothing changed (the scan a file-watch event costs).
 // knowledge_search_ms / knowledge_search_lexical_ms: search at 5,000 entries (goal p95 <= 20 ms).
 // knowledge_eval_mrr_lexical / _vector / _hybrid: MRR@10 of the evaluation queries on the 1,000-entry
-// library (the figure test/unit/knowledge/knowledge-eval.test.ts checks: hybrid >= lexical).
+// library (the figure test/unit/eval/knowledge/knowledge-eval.test.ts checks: hybrid >= lexical).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildLibrary, writeLibrary } from '../test/fixtures/knowledge/library.mjs';
+import { size } from './quick.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src');
 const load = (path) => import(join(dist, path));
 
-const ENTRIES = 5000;
-const EVAL_ENTRIES = 1000;
-const ROUNDS = 4;
-const WARMUP = 30;
+const ENTRIES = size(5000, 200);
+const EVAL_ENTRIES = size(1000, 100);
+const ROUNDS = size(4, 1);
+const WARMUP = size(30, 2);
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const round = (x, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -31,7 +32,7 @@ async function modules() {
   const { defaultConfig } = await load('config/loader.js');
   const { createTextAnalyzer } = await load('nlp/text-analyzer.js');
   const { HashEmbedder } = await load('embed/hash-embedder.js');
-  const evaluation = await load('knowledge/eval/knowledge-eval.js');
+  const evaluation = await load('eval/knowledge/knowledge-eval.js');
   return { KnowledgeService, ManagedDatabase, LogManager, systemClock, defaultConfig, createTextAnalyzer, HashEmbedder, evaluation };
 }
 

@@ -60,7 +60,7 @@ const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
 export async function run(emit) {
   const { LuaAdapter } = await import(join(root, 'dist/src/llm/lua/lua-adapter.js'));
-  const { SandboxEngine } = await import(join(root, 'dist/src/llm/lua/lua-engine.js'));
+  const { SandboxEngine } = await import(join(root, 'dist/src/lua/lua-engine.js'));
   const { adapterLibraries } = await import(join(root, 'dist/src/llm/lua/lua-library.js'));
   const { pino } = await import('pino');
   const logger = pino({ level: 'silent' });

@@ -9,15 +9,16 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src');
 const load = (path) => import(join(dist, path));
 
-const DOCUMENTS = 10_000;
-const ENTITIES = 10_000;
-const RELATIONS = 50_000;
-const QUERIES = 300;
-const INGEST = 400;
+const DOCUMENTS = size(10_000, 300);
+const ENTITIES = size(10_000, 300);
+const RELATIONS = size(50_000, 1000);
+const QUERIES = size(300, 10);
+const INGEST = size(400, 10);
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const round = (ms) => Math.round(ms * 1000) / 1000;
@@ -43,8 +44,8 @@ async function memoryEval(emit, LogManager) {
     process.stderr.write(`memory-eval skipped: ${data} not found\n`);
     return;
   }
-  const { runMemoryEval } = await load('memory/eval/run-memory-eval.js');
-  const { storeMemoryFactory } = await load('memory/eval/store-memory.js');
+  const { runMemoryEval } = await load('eval/memory/run-memory-eval.js');
+  const { storeMemoryFactory } = await load('eval/memory/store-memory.js');
   const { createTextAnalyzer } = await load('nlp/text-analyzer.js');
   const analyzer = createTextAnalyzer();
   const result = await runMemoryEval({

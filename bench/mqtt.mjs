@@ -32,16 +32,17 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (path) => import(join(dist, path));
 
-const BURST = 100_000;
+const BURST = size(100_000, 5_000);
 const SENSORS = 10;
-const STEP_SECONDS = 3;
+const STEP_SECONDS = size(3, 1);
 const FIRST_RATE = 1000;
-const MAX_RATE = 256_000;
-const BISECT_STEPS = 3;
+const MAX_RATE = size(256_000, 2_000);
+const BISECT_STEPS = size(3, 0);
 const GOAL_RATIO = 0.3;
 const EVENT_LOOP_P99_GOAL_MS = 50;
 const PHASE_TIMEOUT_MS = 120_000;

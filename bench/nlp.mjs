@@ -7,14 +7,15 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const analyzerModule = join(root, 'dist', 'src', 'nlp', 'text-analyzer.js');
 const runtimeModule = join(root, 'dist', 'src', 'nlp', 'jieba-runtime.js');
 const fixtures = join(root, 'test', 'unit', 'nlp', 'fixtures');
 
-const ROUNDS = 40;
-const WARMUP_ROUNDS = 3;
+const ROUNDS = size(40, 1);
+const WARMUP_ROUNDS = size(3, 1);
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const mb = (bytes) => round(bytes / 1024 / 1024);
 

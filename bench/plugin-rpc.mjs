@@ -6,12 +6,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'src');
 const load = (path) => import(join(dist, path));
 
-const WARMUP = 200;
-const RUNS = 2000;
+const WARMUP = size(200, 10);
+const RUNS = size(2000, 20);
 
 const PLUGIN = `
 export default {

@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(root, 'dist/src/main.js');
-const RUNS = 10;
+const RUNS = size(10, 1);
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -7,14 +7,15 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (path) => import(join(dist, path));
 
 const RATE = 16000;
-const SECONDS = 10;
+const SECONDS = size(10, 2);
 const CHUNK = RATE / 10;
-const ROUNDS = 3;
+const ROUNDS = size(3, 1);
 const GOAL = 0.03;
 
 function noise(length, amplitude) {

@@ -11,13 +11,14 @@ import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 import { round, spread } from './stats.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
 const load = (path) => import(join(dist, path));
 
-const WARMUP = 3;
-const RUNS = 30;
+const WARMUP = size(3, 1);
+const RUNS = size(30, 2);
 const TRANSCRIPT = 'hey home turn on the kitchen light';
 const REPLY = 'Turned on Kitchen Light.';
 

@@ -5,18 +5,18 @@
 // are reported. Runs the decoder with exactly the command line the plugin uses (keyphraseArgs).
 //   wake_word_true_accepts_{tune,heldout}: % of wake utterances heard (goal ≥ 90)
 //   wake_word_false_accepts_per_hour_{tune,heldout}: detections per hour of non-wake audio (goal ≤ 1)
-// WAKE_BENCH_QUICK=1 uses 20 positives and 5 minutes (for a smoke run); WAKE_BENCH_TUNE_S and
+// Quick mode (bench/quick.mjs) uses 5 positives and 30 seconds; WAKE_BENCH_TUNE_S and
 // WAKE_BENCH_HELDOUT_S set the seconds of non-wake audio (default 1200 and 3600).
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { size } from './quick.mjs';
 import { negatives, positives, RATE } from './wake-word-data.mjs';
 
 const dist = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist');
-const quick = process.env.WAKE_BENCH_QUICK === '1';
-const POSITIVES = quick ? 20 : 100;
-const TUNE_NEGATIVE_S = Number(process.env.WAKE_BENCH_TUNE_S ?? (quick ? 300 : 1200));
-const HELDOUT_NEGATIVE_S = Number(process.env.WAKE_BENCH_HELDOUT_S ?? (quick ? 300 : 3600));
+const POSITIVES = size(100, 5);
+const TUNE_NEGATIVE_S = Number(process.env.WAKE_BENCH_TUNE_S ?? size(1200, 30));
+const HELDOUT_NEGATIVE_S = Number(process.env.WAKE_BENCH_HELDOUT_S ?? size(3600, 30));
 const PHRASE = 'hey home';
 // First runs: kws_threshold 1e-10 with kws_plp 1e-10 heard 86 % of the tune positives but
 // also 107 false accepts per hour, so the grid looks at stricter settings.

@@ -12,11 +12,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { rpc } from './cli-socket.mjs';
+import { size } from './quick.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MAIN = join(root, 'dist/src/main.js');
-const WARMUP = 20;
-const RUNS = 200;
+const WARMUP = size(20, 2);
+const RUNS = size(200, 10);
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
@@ -60,7 +61,7 @@ function http(url, { method = 'GET', headers = {}, body, fresh = false } = {}) {
 }
 let keepAlive;
 
-const SLOW_CLIENTS = 500;
+const SLOW_CLIENTS = size(500, 20);
 
 /** Opens sockets that trickle a request's headers one byte every 200 ms, as a slowloris client does. */
 async function openSlowClients(url, count) {

@@ -9,6 +9,7 @@ export const LAYERS = {
   store: 1,
   nlp: 2,
   embed: 2,
+  lua: 2,
   llm: 2,
   memory: 2,
   knowledge: 2,
@@ -23,6 +24,8 @@ export const LAYERS = {
   plugin: 4,
   supervisor: 4,
   cli: 4,
+  // The evaluation harnesses (memory, intent, knowledge): measure those rooms; run by src/main.ts and bench/.
+  eval: 4,
   // The composition: src/daemon.ts and the per-area modules of src/daemon/ (only main.ts imports them).
   daemon: 5,
 };

@@ -207,7 +207,6 @@ function compose(core: CoreParts, surroundings: { env: NodeJS.ProcessEnv; cwd: s
     knowledge,
     mediaUpkeep,
     entities,
-    io,
     scheduler,
     plugins,
     lists.upkeep,

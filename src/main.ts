@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createDaemon, type Daemon, type DaemonConfig, loadDaemonConfig, type StopResult } from './daemon.js';
-import { runMemoryEvalCommand } from './memory/eval/memory-eval-command.js';
+import { runMemoryEvalCommand } from './eval/memory/memory-eval-command.js';
 import { systemClock } from './shared/clock.js';
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { EXIT_CODES } from './shared/exit-codes.js';
@@ -38,7 +38,7 @@ const USAGE = `usage: homeagent <command>
 async function main(argv: string[]): Promise<number> {
   // An offline tool with options of its own; it never touches the daemon's data.
   if (argv[0] === 'memory-eval') return runMemoryEvalCommand(argv.slice(1));
-  if (argv[0] === 'intent-eval') return (await import('./intent/eval/intent-eval-command.js')).runIntentEvalCommand(argv.slice(1));
+  if (argv[0] === 'intent-eval') return (await import('./eval/intent/intent-eval-command.js')).runIntentEvalCommand(argv.slice(1));
   // The privileged helpers of the plugins overlay, run as root by systemd units (docs/deploy.md).
   if (argv[0] === 'tracker-apply' || argv[0] === 'tracker-recover')
     return (await import('./tracker/tracker-helper.js')).runTrackerHelper(argv);

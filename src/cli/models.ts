@@ -7,6 +7,8 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { DownloadProgress } from '../embed/model-download.js';
+import { describeError, HomeAgentError } from '../shared/errors.js';
+import { EXIT_CODES } from '../shared/exit-codes.js';
 import {
   DEFAULT_MODEL_MAX_BYTES,
   type InstalledModel,
@@ -15,9 +17,7 @@ import {
   type ModelDescription,
   type ModelKind,
   type ModelListing,
-} from '../embed/model-installer.js';
-import { describeError, HomeAgentError } from '../shared/errors.js';
-import { EXIT_CODES } from '../shared/exit-codes.js';
+} from './model-installer.js';
 
 export const MODELS_USAGE = `usage: homeagentctl models list [--data-dir DIR] [--json]
        homeagentctl models install <DIR|FILE|URL> [--sha256 HEX] [--name NAME] [--max-mb N]

@@ -1,7 +1,7 @@
 /**
  * The plugin host, composed last of the areas because each plugin's context reaches into all of
  * them: the shipped plugins, device drivers and skills, the installed ones under <data>, their
- * drivers (in-process, child process, Lua, SKILL.md) and control methods. Binding it completes
+ * runtimes (in-process, child process, Lua, SKILL.md) and control methods. Binding it completes
  * the change tracker's late link to the plugins it reloads.
  */
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { PluginHost } from '../plugin/plugin-host.js';
 import { registerPluginMethods } from '../plugin/plugin-methods.js';
 import { configSectionsOf } from '../plugin/plugin-settings.js';
 import type { SkillLibrary } from '../plugin/skills/skill-library.js';
-import { createSkillDriver, skillManifest } from '../plugin/skills/skill-plugin.js';
+import { createSkillRuntime, skillManifest } from '../plugin/skills/skill-plugin.js';
 import { PACKAGE_ROOT } from '../shared/version.js';
 import type { MediaStore } from '../store/media-store.js';
 import type { ChangeTracker } from '../tracker/change-tracker.js';
@@ -81,10 +81,10 @@ export function composePlugins(core: CoreParts, deps: PluginDeps): PluginHost {
       now: () => clock.now(),
     },
     // The process and Lua runtimes load with the first plugin of their kind (most homes run none).
-    drivers: {
+    runtimes: {
       process: async (context) => (await import('../plugin/process/process-plugin.js')).createProcessPlugin(context),
       lua: async (context) => (await import('../plugin/lua/lua-plugin.js')).createLuaPlugin(context),
-      skill: createSkillDriver(deps.skills),
+      skill: createSkillRuntime(deps.skills),
     },
     skillManifest,
     limits: () => settings.config().core.plugins,

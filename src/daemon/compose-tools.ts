@@ -1,6 +1,6 @@
 /**
  * The parts every turn runs through, composed before the areas that add tools to them: the IO
- * manager (devices, channels, routing), the stage hooks, the tool registry, the confirmation gate
+ * manager (output channels, routing), the stage hooks, the tool registry, the confirmation gate
  * and the tool executor with its trust policy. Calls of core.tracker.tracked_tools run inside the
  * change tracker, so a tool that edits <data>/plugins leaves a change set on trial.
  */
@@ -26,11 +26,10 @@ export interface ToolParts {
 export function composeTools(core: CoreParts, tracker: ChangeTracker): ToolParts {
   const { logs, settings, clock, events } = core;
   const agentLog = logs.child('agent');
-  const io = new IoManager({ log: logs.child('io'), clock });
+  const io = new IoManager({ clock });
   const stages = new StageRegistry(agentLog, { timeoutMs: () => settings.config().core.agent.stage_timeout_ms });
   const tools = new ToolRegistry({ log: agentLog });
   tools.addProvider(io);
-  tools.addProvider({ owner: 'devices', tools: () => io.deviceTools() });
   const confirmations = new ConfirmationGate({
     preauthorized: () => settings.config().core.agent.preauthorized_tools,
     ttlMs: () => settings.config().core.agent.confirmation_ttl_ms,

@@ -9,9 +9,10 @@
  * points to `entity_call_critical` (dangerous), which the gate holds until the owner confirms on
  * their own channel. The model can thus ask for the garage door to open, never open it alone.
  */
-import { optionalText, requiredText, type ToolArgs } from '../memory/memory-tool-args.js';
+
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { type ToolDefinition, ToolError } from '../shared/tool.js';
+import { optionalText, requiredText, type ToolArgs } from '../shared/tool-args.js';
 import type { EntityRegistry } from './entity-registry.js';
 import { findArea } from './entity-resolver.js';
 import { serviceFields } from './entity-services.js';

@@ -1,42 +1,26 @@
 /**
- * The IO manager: the registry of devices and output channels, the routing table from input
- * sources to default output channels, capability-checked sends, and the output tools the model
- * uses. Devices and channels live in one immutable {@link IoTables} value that every change
- * replaces with a single assignment (see io-tables.ts), so readers never see half a reload.
+ * The IO manager: the registry of output channels, the routing table from input sources to
+ * default output channels, capability-checked sends, and the output tools the model uses. The
+ * channels live in one immutable {@link IoTables} value that every change replaces with a single
+ * assignment (see io-tables.ts), so readers never see half a reload.
  */
-import type { Logger } from '../log/logger.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { HomeAgentError } from '../shared/errors.js';
 import type { ToolDefinition } from '../shared/tool.js';
 import { canCarry, isOutputType, typesOf } from './capabilities.js';
-import { DeviceLifecycle, type DeviceStatus } from './device-lifecycle.js';
 import { applyChange, EMPTY_TABLES, IO_NAME, type IoTables, type TableChange } from './io-tables.js';
 import { channelTools, IO_OWNER, listTool, type OutputToolDeps } from './output-tools.js';
-import type { Device, InputEvent, OutputChannel, OutputEvent } from './types.js';
+import type { InputEvent, OutputChannel, OutputEvent } from './types.js';
 
 export type { IoTables } from './io-tables.js';
 
 export interface IoManagerOptions {
-  log: Logger;
   clock?: Clock;
-  /** Bound on each device start() and stop(). Default 10 000 ms. */
-  deviceTimeoutMs?: number;
 }
 
 /** What one owner (a plugin, a device driver) contributes; replaced as a whole on reload. */
 export interface OwnerSet {
-  devices?: readonly Device[];
   channels?: readonly OutputChannel[];
-}
-
-export interface DeviceInfo {
-  name: string;
-  type: string;
-  description: string;
-  owner: string;
-  capabilities: number;
-  tools: string[];
-  status: DeviceStatus;
 }
 
 /** The snapshot plus the tools derived from it, swapped together. */
@@ -50,19 +34,15 @@ export class IoManager {
   readonly name = 'io';
   /** The owner of the output tools, so the manager is a ToolProvider for the agent's registry. */
   readonly owner = IO_OWNER;
-  readonly #log: Logger;
   readonly #clock: Clock;
-  readonly #lifecycle: DeviceLifecycle;
   readonly #toolDeps: OutputToolDeps;
   readonly #listTool: ToolDefinition;
   #state: State;
   /** source → channel name; replaced, never mutated, like the tables. */
   #routes: ReadonlyMap<string, string> = new Map();
 
-  constructor(options: IoManagerOptions) {
-    this.#log = options.log;
+  constructor(options: IoManagerOptions = {}) {
     this.#clock = options.clock ?? systemClock;
-    this.#lifecycle = new DeviceLifecycle(options.log, options.deviceTimeoutMs ?? 10_000);
     this.#toolDeps = {
       channel: (name) => this.#state.tables.channels.get(name),
       channels: () => this.#state.tables.channels.values(),
@@ -73,18 +53,6 @@ export class IoManager {
     this.#state = { tables: EMPTY_TABLES, tools: [this.#listTool] };
   }
 
-  // ---- lifecycle ----
-
-  /** Starts the registered devices (and, until stop(), every device registered later). Never throws for a device. */
-  start(signal?: AbortSignal): Promise<void> {
-    return this.#lifecycle.start(this.#state.tables.devices.values(), signal);
-  }
-
-  /** Stops every started device, newest first. */
-  stop(): Promise<void> {
-    return this.#lifecycle.stop();
-  }
-
   // ---- registry ----
 
   /** The current tables. A snapshot stays valid and unchanged whatever is registered afterwards. */
@@ -92,51 +60,30 @@ export class IoManager {
     return this.#state.tables;
   }
 
-  /** Adds a device; when the manager runs, the returned promise settles after its start (failures are logged, not thrown). */
-  registerDevice(device: Device): Promise<void> {
-    return this.#change({ addDevices: [device] });
-  }
-
-  unregisterDevice(name: string): Promise<void> {
-    return this.#change({ removeDevices: [name] });
-  }
-
   registerChannel(channel: OutputChannel): void {
-    void this.#change({ addChannels: [channel] });
+    this.#change({ addChannels: [channel] });
   }
 
   unregisterChannel(name: string): void {
-    void this.#change({ removeChannels: [name] });
+    this.#change({ removeChannels: [name] });
   }
 
   /**
    * Replaces everything `owner` registered with `set` in one swap (a plugin reload). Either the
    * whole new set is valid and goes in, or HA_ERR_IO_DEFINITION is thrown and nothing changes.
    */
-  replaceOwner(owner: string, set: OwnerSet): Promise<void> {
-    for (const item of [...(set.devices ?? []), ...(set.channels ?? [])]) {
-      if (item.owner !== owner) {
-        throw new HomeAgentError('HA_ERR_IO_DEFINITION', `${item.name} belongs to ${item.owner}, not to ${owner}`);
+  replaceOwner(owner: string, set: OwnerSet): void {
+    for (const channel of set.channels ?? []) {
+      if (channel.owner !== owner) {
+        throw new HomeAgentError('HA_ERR_IO_DEFINITION', `${channel.name} belongs to ${channel.owner}, not to ${owner}`);
       }
     }
-    return this.#change({ removeOwner: owner, addDevices: set.devices ?? [], addChannels: set.channels ?? [] });
+    this.#change({ removeOwner: owner, addChannels: set.channels ?? [] });
   }
 
   /** Removes everything `owner` registered (a plugin stopping). */
-  removeOwner(owner: string): Promise<void> {
-    return this.#change({ removeOwner: owner });
-  }
-
-  devices(): DeviceInfo[] {
-    return [...this.#state.tables.devices.values()].map((d) => ({
-      name: d.name,
-      type: d.type,
-      description: d.description,
-      owner: d.owner,
-      capabilities: d.capabilities ?? 0,
-      tools: (d.tools ?? []).map((t) => t.name),
-      status: this.#lifecycle.status(d),
-    }));
+  removeOwner(owner: string): void {
+    this.#change({ removeOwner: owner });
   }
 
   channel(name: string): OutputChannel | undefined {
@@ -147,21 +94,11 @@ export class IoManager {
     return [...this.#state.tables.channels.values()];
   }
 
-  /** Resolves when device starts and stops caused by earlier changes are done. */
-  settled(): Promise<void> {
-    return this.#lifecycle.settled();
-  }
-
   // ---- tools ----
 
   /** The output tools for the current channels (the agent's registry calls this every turn). */
   tools(): readonly ToolDefinition[] {
     return this.#state.tools;
-  }
-
-  /** The tools the registered devices offer (each with its own owner). */
-  deviceTools(): readonly ToolDefinition[] {
-    return this.#state.tables.deviceTools;
   }
 
   // ---- routing ----
@@ -226,20 +163,13 @@ export class IoManager {
   // ---- internals ----
 
   /** Computes the new state completely, then swaps it in with one assignment. */
-  #change(change: TableChange): Promise<void> {
+  #change(change: TableChange): void {
     const before = this.#state.tables;
     const tables = applyChange(before, change);
     const channelsChanged =
       tables.channels.size !== before.channels.size || [...tables.channels].some(([n, c]) => before.channels.get(n) !== c);
     const tools = channelsChanged ? this.#buildTools(tables) : this.#state.tools;
     this.#state = { tables, tools };
-
-    const removed = [...before.devices.values()].filter((d) => tables.devices.get(d.name) !== d);
-    const added = [...tables.devices.values()].filter((d) => before.devices.get(d.name) !== d);
-    if (removed.length + added.length > 0)
-      this.#log.info({ removed: removed.map((d) => d.name), added: added.map((d) => d.name) }, 'devices changed');
-    if (!this.#lifecycle.running || removed.length + added.length === 0) return Promise.resolve();
-    return this.#lifecycle.changed(removed, added);
   }
 
   #buildTools(tables: IoTables): ToolDefinition[] {

@@ -1,9 +1,8 @@
 /**
- * The IO vocabulary: input events, output events, output channels with capability bits, devices,
- * receipts, and the contract between the input scheduler and the task runner (the agent).
+ * The IO vocabulary: input events, output events, output channels with capability bits, receipts,
+ * and the contract between the input scheduler and the task runner (the agent).
  */
 import type { ErrorEnvelope } from '../shared/errors.js';
-import type { ToolDefinition } from '../shared/tool.js';
 import type { InputSender } from '../shared/trust.js';
 
 /** What an output channel can carry; a channel's `capabilities` is the OR of these bits. */
@@ -82,20 +81,6 @@ export interface OutputChannel {
   answers?: readonly string[];
   owner: string;
   send(event: OutputEvent): Promise<void>;
-}
-
-/** A registered device: something that offers tools and may be an output. */
-export interface Device {
-  name: string;
-  /** `gpio`, `i2c`, `speaker`, `camera`, `remote`, ... */
-  type: string;
-  description: string;
-  owner: string;
-  tools?: ToolDefinition[];
-  /** Output capabilities if the device is also an output channel (a speaker: AUDIO). */
-  capabilities?: number;
-  start?(signal: AbortSignal): Promise<void>;
-  stop?(): Promise<void>;
 }
 
 export type ReceiptStatus = 'done' | 'skipped' | 'failed' | 'cancelled';

@@ -4,10 +4,11 @@
  * embedder kept in memory for brute-force cosine search. Replacing an entry deletes its old rows
  * in the same transaction that writes the new ones, so no search ever sees both.
  */
-import { ftsMatchQuery } from '../memory/fts-query.js';
-import { StatementCache } from '../memory/statement-cache.js';
-import { blobToVector, vectorToBlob } from '../memory/vector-blob.js';
-import { VectorIndex } from '../memory/vector-index.js';
+
+import { blobToVector, vectorToBlob } from '../embed/vector-blob.js';
+import { VectorIndex } from '../embed/vector-index.js';
+import { ftsMatchQuery } from '../store/fts-query.js';
+import { StatementCache } from '../store/statement-cache.js';
 import type { SqlDatabase } from '../store/types.js';
 import type { MediaRef } from './types.js';
 

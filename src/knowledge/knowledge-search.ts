@@ -25,7 +25,7 @@ export interface FusionWeights {
 export const HASH_EMBEDDER_WEIGHTS: FusionWeights = { lexical: 0.9, vector: 0.1 };
 /**
  * For model embedders (ONNX), whose vectors carry meaning the words do not: not measured yet
- * (no model on the evaluation machine); the knowledge evaluation (src/knowledge/eval) measures it
+ * (no model on the evaluation machine); the knowledge evaluation (src/eval/knowledge) measures it
  * once one is installed.
  */
 export const MODEL_EMBEDDER_WEIGHTS: FusionWeights = { lexical: 0.7, vector: 0.3 };

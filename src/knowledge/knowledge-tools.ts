@@ -15,9 +15,9 @@
  */
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync, realpathSync, statSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve, sep } from 'node:path';
-import { cut, integerArg, isoDate, optionalText, requiredText, type ToolArgs } from '../memory/memory-tool-args.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { type ToolContext, type ToolDefinition, ToolError, type ToolErrorReason } from '../shared/tool.js';
+import { cut, integerArg, isoDate, optionalText, requiredText, type ToolArgs } from '../shared/tool-args.js';
 import type { ImportSummary, KnowledgeBase, KnowledgeEntry, TreeNode } from './types.js';
 
 export const KNOWLEDGE_OWNER = 'knowledge';

@@ -4,9 +4,10 @@
  * the list" typed in chat land on the same list. Without `list`, every tool works on the shopping
  * list; list_show always names the other lists too, so the model can find the one meant.
  */
-import { optionalText, requiredText, type ToolArgs } from '../memory/memory-tool-args.js';
+
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { type ToolDefinition, ToolError } from '../shared/tool.js';
+import { optionalText, requiredText, type ToolArgs } from '../shared/tool-args.js';
 import { type ListItem, ListStore } from './list-store.js';
 
 export const LIST_TOOL_OWNER = 'core';

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
+import { StatementCache } from '../store/statement-cache.js';
 import type { SqlDatabase } from '../store/types.js';
 import type { DocumentInput, DocumentStore, StoredDocument } from './document-store.js';
 import {
@@ -20,7 +21,6 @@ import {
   type PolicyLookup,
   type ToolResultRecord,
 } from './memory-text.js';
-import { StatementCache } from './statement-cache.js';
 
 export const DEFAULT_MAX_CONTEXT_SIZE = 30;
 export const DEFAULT_PROTECTED_RECENT = 10;

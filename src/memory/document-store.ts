@@ -6,18 +6,18 @@
  * as the evidence of the facts read from them.
  */
 import type { Embedder } from '../embed/embedder.js';
+import { blobToVector, vectorToBlob } from '../embed/vector-blob.js';
+import { VectorIndex } from '../embed/vector-index.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { describeError } from '../shared/errors.js';
 import { ToolError } from '../shared/tool.js';
+import { ftsMatchQuery } from '../store/fts-query.js';
+import { StatementCache } from '../store/statement-cache.js';
 import type { SqlDatabase } from '../store/types.js';
-import { ftsMatchQuery } from './fts-query.js';
 import type { ToolResultRecord } from './memory-text.js';
 import { chunks, ID_CHUNK, placeholders, unique } from './sql-lists.js';
-import { StatementCache } from './statement-cache.js';
 import { containsSymbol, likePattern } from './symbols.js';
-import { blobToVector, vectorToBlob } from './vector-blob.js';
-import { VectorIndex } from './vector-index.js';
 
 /** Where an archived document came from, so that doc_query can put the event back as it was. */
 export interface ArchivedEventOrigin {

@@ -7,8 +7,8 @@
  * untrusted: what memory cannot vouch for it does not.
  */
 import { lowerTrust, type Trust } from '../shared/trust.js';
+import { StatementCache } from '../store/statement-cache.js';
 import type { SqlDatabase } from '../store/types.js';
-import { StatementCache } from './statement-cache.js';
 
 export class EventTrust {
   readonly #sql: StatementCache;

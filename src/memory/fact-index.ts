@@ -9,10 +9,11 @@
  * {@link FactIndex.sync} indexes what is new since the last call, also sentences written before
  * the index existed (migration 4) and those committed by tools.
  */
+
+import { ftsMatchTerms, ftsTerms } from '../store/fts-query.js';
+import { StatementCache } from '../store/statement-cache.js';
 import type { SqlDatabase } from '../store/types.js';
-import { ftsMatchTerms, ftsTerms } from './fts-query.js';
 import { chunks, placeholders } from './sql-lists.js';
-import { StatementCache } from './statement-cache.js';
 
 /** One sentence with the facts read from it. */
 export interface FactHit {

@@ -5,10 +5,13 @@
  * stays as history; every relation links the sentences that support it.
  */
 import type { Embedder } from '../embed/embedder.js';
+import { blobToVector, vectorToBlob } from '../embed/vector-blob.js';
+import { VectorIndex } from '../embed/vector-index.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { describeError } from '../shared/errors.js';
 import { ToolError } from '../shared/tool.js';
+import { StatementCache } from '../store/statement-cache.js';
 import type { SqlDatabase } from '../store/types.js';
 import { normalizeName, normalizeRelationType } from './graph-names.js';
 import {
@@ -22,9 +25,6 @@ import {
   toRelation,
 } from './graph-types.js';
 import { chunks, placeholders, unique } from './sql-lists.js';
-import { StatementCache } from './statement-cache.js';
-import { blobToVector, vectorToBlob } from './vector-blob.js';
-import { VectorIndex } from './vector-index.js';
 
 /** Relation types where a subject has one current value; configurable. */
 // located_in: a thing is in one place at a time, so "the key is in the drawer now" supersedes

@@ -3,6 +3,8 @@
  * merge candidates, exact-duplicate merges, low-confidence relations to review, and cleanup of
  * sentences nothing refers to.
  */
+
+import type { VectorHit } from '../embed/vector-index.js';
 import type { EntityKey, GraphCore } from './graph-core.js';
 import { mergeEntities } from './graph-curation.js';
 import { normalizeName } from './graph-names.js';
@@ -17,7 +19,6 @@ import {
   toRelation,
 } from './graph-types.js';
 import { unique } from './sql-lists.js';
-import type { VectorHit } from './vector-index.js';
 
 export interface GraphStats {
   entities: number;

@@ -3,8 +3,9 @@
  * or whose vectors are close (cosine), above a threshold. The LLM decides on each pair; this only
  * finds them, cheaply: an inverted bigram index instead of comparing every pair.
  */
+
+import type { VectorHit } from '../embed/vector-index.js';
 import { jaccard, nameBigrams } from './graph-names.js';
-import type { VectorHit } from './vector-index.js';
 
 export interface NameEntry {
   id: number;

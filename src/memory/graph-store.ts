@@ -58,7 +58,7 @@ import { containsSymbol, likePattern } from './symbols.js';
 /** Candidate sentences checked per exact symbol. */
 export const SYMBOL_CANDIDATES = 500;
 
-import { vectorToBlob } from './vector-blob.js';
+import { vectorToBlob } from '../embed/vector-blob.js';
 
 export {
   type CommitOptions,

@@ -3,7 +3,7 @@
  * node budget: a hub entity (the speaker, the home) must not pull thousands of nodes into a
  * prompt.
  */
-import type { StatementCache } from './statement-cache.js';
+import type { StatementCache } from '../store/statement-cache.js';
 
 export const DEFAULT_WALK_DEPTH = 2;
 export const MAX_WALK_DEPTH = 3;

@@ -4,9 +4,9 @@
  * mark expires, so a decision made on little evidence is asked again one day.
  */
 import { type ToolDefinition, ToolError } from '../shared/tool.js';
+import { integerArg, isoDate, notFound, optionalText, requiredText, type ToolArgs } from '../shared/tool-args.js';
 import { normalizeName } from './graph-names.js';
 import type { GraphStore } from './graph-store.js';
-import { integerArg, isoDate, notFound, optionalText, requiredText, type ToolArgs } from './memory-tool-args.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 export const DEFAULT_BLOCK_MERGE_DAYS = 180;

@@ -4,9 +4,9 @@
  * what the model looked up is in the conversation from then on and is archived again by pruning.
  */
 import { type ToolContext, type ToolDefinition, ToolError } from '../shared/tool.js';
+import { cut, integerArg, isoDate, optionalText, requiredText, stringList, type ToolArgs } from '../shared/tool-args.js';
 import type { DocumentStore } from './document-store.js';
 import { MEMORY_OWNER, type MemoryToolDeps, NO_RECORD_SENTENCE, toolProvenance } from './memory-graph-tools.js';
-import { cut, integerArg, isoDate, optionalText, requiredText, stringList, type ToolArgs } from './memory-tool-args.js';
 import { fuseWeighted, type RecallPath } from './recall.js';
 import { extractSymbols } from './symbols.js';
 

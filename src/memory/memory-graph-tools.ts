@@ -4,13 +4,13 @@
  */
 import type { TextAnalyzer } from '../nlp/types.js';
 import { type ToolContext, type ToolDefinition, ToolError } from '../shared/tool.js';
+import { cut, enumArg, integerArg, isoDate, notFound, optionalText, requiredText, type ToolArgs } from '../shared/tool-args.js';
 import { MAX_RELATION_TYPE_LENGTH } from './graph-core.js';
 import { normalizeName, normalizeRelationType } from './graph-names.js';
 import type { CommitTriple, GraphProvenance } from './graph-store.js';
 import type { GraphRelation } from './graph-types.js';
 import { memorySummary } from './memory-inspector.js';
 import type { MemoryStores } from './memory-stores.js';
-import { cut, enumArg, integerArg, isoDate, notFound, optionalText, requiredText, type ToolArgs } from './memory-tool-args.js';
 import type { MemoryRecall } from './recall.js';
 
 export const MEMORY_OWNER = 'memory';

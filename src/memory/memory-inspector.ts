@@ -7,11 +7,11 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { cut } from '../shared/tool-args.js';
 import type { GraphStats } from './graph-maintenance.js';
 import { normalizeName } from './graph-names.js';
 import { type GraphRelation, RELATION_SELECT, type RelationRow, type SentenceRef, toRelation } from './graph-types.js';
 import type { MemoryStores } from './memory-stores.js';
-import { cut } from './memory-tool-args.js';
 import { escapeLike, placeholders } from './sql-lists.js';
 
 /** Supporting sentences (and their events) listed per relation. */

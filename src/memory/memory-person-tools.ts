@@ -1,9 +1,9 @@
 /** person_* tools: people, their traits (one current value each, old values kept) and their relations. */
 import { type ToolContext, type ToolDefinition, ToolError } from '../shared/tool.js';
+import { cut, integerArg, isoDate, notFound, requiredText, type ToolArgs } from '../shared/tool-args.js';
 import { normalizeName, normalizeRelationType } from './graph-names.js';
 import type { GraphRelation } from './graph-types.js';
 import { compactRelation, MEMORY_OWNER, type MemoryToolDeps, toolProvenance } from './memory-graph-tools.js';
-import { cut, integerArg, isoDate, notFound, requiredText, type ToolArgs } from './memory-tool-args.js';
 
 const HINT_FIND_PERSON = 'call memory_introspect for the known entities, or memory_recall with what you know about the person';
 /** Past values shown per trait. */

@@ -3,9 +3,10 @@
  * entities or facts, why they are in doubt, and which tool settles each case. Short and in
  * English whatever the household's language, since they are read by the model, not by people.
  */
+
+import { cut } from '../shared/tool-args.js';
 import type { SimilarEntityPair } from './graph-store.js';
 import type { GraphRelation } from './graph-types.js';
-import { cut } from './memory-tool-args.js';
 
 const HEADER = 'Memory upkeep (internal task, nobody is waiting for an answer).';
 const SENTENCE_CHARS = 160;

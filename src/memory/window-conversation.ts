@@ -4,8 +4,8 @@
  * restart, and what pruning archived is no longer repeated to the model.
  */
 import type { ChatMessage } from '../llm/spec/index.js';
+import { cut } from '../shared/tool-args.js';
 import type { ContextEvent } from './context-window.js';
-import { cut } from './memory-tool-args.js';
 
 export const DEFAULT_HISTORY_EXCHANGES = 10;
 /** About 2,000 tokens: room for a few long answers without crowding out the memory block. */

@@ -31,9 +31,12 @@ export const PermissionsSchema = Type.Object(
      * names starting with the plugin's name and `_` (`weather_*` for the weather plugin).
      */
     tools: Type.Optional(Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), { maxItems: 256 })),
-    /** BCM GPIO lines the plugin may drive or read (enforced by the IO manager). */
+    /**
+     * BCM GPIO lines the plugin may drive or read. Reserved: the SDK gives plugins no GPIO access
+     * (devices reach them as entities), so today it grants nothing; accepted so manifests stay valid.
+     */
     gpio_pins: Type.Optional(Type.Array(Type.Integer({ minimum: 0, maximum: 1023 }), { maxItems: 64 })),
-    /** MQTT topic filters the plugin may publish or subscribe to (enforced by the MQTT plugin). */
+    /** MQTT topic filters the plugin may use. Reserved like gpio_pins: the SDK has no MQTT API, so it grants nothing yet. */
     mqtt_topics: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 64 })),
     /** Network access: false (default), true, or a list of host names. */
     network: Type.Optional(

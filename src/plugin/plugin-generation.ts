@@ -228,7 +228,7 @@ export class PluginGeneration {
     for (const s of this.#stages) stages.register(this.owner, s.stage, s.handler, s.scope);
     events.removeOwner(this.owner);
     for (const s of this.#subscriptions) events.on(this.owner, s.event, s.listener as never);
-    void io.replaceOwner(this.owner, { channels: [...this.#channels.values()] });
+    io.replaceOwner(this.owner, { channels: [...this.#channels.values()] });
     controlMethods?.replaceOwner(this.owner, methods);
     // Entities go live when registered (a device reports state while it starts); what an older
     // generation registered and this one did not is removed now.
@@ -250,7 +250,7 @@ export class PluginGeneration {
     routes.removeOwner(this.owner);
     controlMethods?.removeOwner(this.owner);
     this.#kernel.entities?.removeOwner(this.owner);
-    await io.removeOwner(this.owner);
+    io.removeOwner(this.owner);
     this.#live.clear();
   }
 

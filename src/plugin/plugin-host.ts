@@ -2,7 +2,7 @@
  * The plugin host: discovery, lifecycle, enable/disable, hot reload, install and health for every
  * plugin kind. Built-in plugins (shipped in plugins/), installed ones (<data>/plugins) and skills
  * (skills/ and <data>/skills) are found the same way, validated before any code loads, and driven
- * through the same lifecycle by their kind's driver. A plugin that fails to load, to start, or
+ * through the same lifecycle by their kind's runtime. A plugin that fails to load, to start, or
  * keeps crashing is quarantined with its reason; nothing a plugin does is fatal to the daemon.
  */
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
@@ -14,12 +14,12 @@ import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
 import type { RefreshResult } from '../tracker/change-types.js';
-import type { DriverContext, PluginDriver, PluginsLimits, ReportedState } from './driver.js';
 import { checkEngine, type Manifest, type Permissions, type PluginKind, readManifest } from './manifest.js';
 import { type KernelServices, PluginGeneration } from './plugin-generation.js';
 import { type InstalledArchive, installArchive, removeInstalled } from './plugin-installer.js';
 import { checkPluginSection, defineManifestSettings, unusedSectionWarning } from './plugin-settings.js';
 import { PluginStateStore } from './plugin-state-store.js';
+import type { PluginRuntime, PluginsLimits, ReportedState, RuntimeContext } from './runtime.js';
 
 export type PluginState = 'disabled' | 'starting' | 'running' | 'restarting' | 'stopping' | 'stopped' | 'quarantined';
 export type PluginOrigin = 'shipped' | 'installed';
@@ -57,8 +57,8 @@ export interface PluginHostOptions {
   runtimeDir: string;
   database: () => ManagedDatabase;
   kernel: KernelServices;
-  /** Drivers of the non-built-in kinds (process, lua, skill). */
-  drivers: Partial<Record<Exclude<PluginKind, 'builtin'>, PluginDriver>>;
+  /** Runtimes of the non-built-in kinds (process, lua, skill). */
+  runtimes: Partial<Record<Exclude<PluginKind, 'builtin'>, PluginRuntime>>;
   /** Reads the manifest of a skill folder without plugin.json. */
   skillManifest?: (dir: string) => Manifest;
   limits: () => PluginsLimits;
@@ -144,7 +144,7 @@ export class PluginHost implements Service {
     return [...this.#rejected].map(([dir, error]) => ({ dir, error }));
   }
 
-  /** What a plugin's manifest grants (the IO manager and MQTT enforce gpio_pins and mqtt_topics). */
+  /** What a plugin's manifest grants (gpio_pins and mqtt_topics are reserved and grant nothing yet). */
   permissions(name: string): Permissions | undefined {
     return this.#records.get(name)?.manifest.permissions;
   }
@@ -584,7 +584,7 @@ export class PluginHost implements Service {
       kernel: this.#options.kernel,
     });
     try {
-      const instance = await this.#driver(manifest.kind)(this.#driverContext(record, generation));
+      const instance = await this.#runtime(manifest.kind)(this.#runtimeContext(record, generation));
       generation.instance = instance;
       await withTimeout(instance.start(this.#signal), this.#options.timeoutMs(), `start of plugin ${manifest.name}`);
       return generation;
@@ -595,14 +595,14 @@ export class PluginHost implements Service {
     }
   }
 
-  #driver(kind: PluginKind): PluginDriver {
-    if (kind === 'builtin') return builtinDriver;
-    const driver = this.#options.drivers[kind];
-    if (!driver) throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `plugins of kind ${kind} are not supported by this daemon`);
-    return driver;
+  #runtime(kind: PluginKind): PluginRuntime {
+    if (kind === 'builtin') return builtinRuntime;
+    const runtime = this.#options.runtimes[kind];
+    if (!runtime) throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `plugins of kind ${kind} are not supported by this daemon`);
+    return runtime;
   }
 
-  #driverContext(record: PluginRecord, generation: PluginGeneration): DriverContext {
+  #runtimeContext(record: PluginRecord, generation: PluginGeneration): RuntimeContext {
     return {
       manifest: generation.manifest,
       dir: record.dir,
@@ -689,7 +689,7 @@ let importGeneration = 0;
  * load imports the entry under a new URL query so a reload runs the files as they are now (Node
  * cannot unload the old module: each reload of an in-process plugin keeps its old code in memory).
  */
-const builtinDriver: PluginDriver = async ({ manifest, dir, context }) => {
+const builtinRuntime: PluginRuntime = async ({ manifest, dir, context }) => {
   const url = `${pathToFileURL(join(dir, manifest.entry)).href}?generation=${++importGeneration}`;
   const module = (await import(url)) as { default?: unknown };
   if (!isPluginModule(module.default)) {

@@ -1,5 +1,5 @@
 /**
- * One contract every plugin kind passes, through the real plugin host with the real drivers:
+ * One contract every plugin kind passes, through the real plugin host with the real runtimes:
  * built-in (in-process), out-of-process (a child node under the permission model), Lua (its own
  * sandbox) and SKILL.md. Each kind loads and is listed, offers its tool, answers a health ping,
  * hot-reloads to a new version, is disabled and enabled again, stops cleanly, and a broken
@@ -12,7 +12,7 @@ import { createLuaPlugin } from '../../src/plugin/lua/lua-plugin.js';
 import type { PluginKind } from '../../src/plugin/manifest.js';
 import { createProcessPlugin } from '../../src/plugin/process/process-plugin.js';
 import { SkillLibrary } from '../../src/plugin/skills/skill-library.js';
-import { createSkillDriver, skillManifest } from '../../src/plugin/skills/skill-plugin.js';
+import { createSkillRuntime, skillManifest } from '../../src/plugin/skills/skill-plugin.js';
 import { keepTapOutOfPluginChildren } from '../helpers/tap-children.js';
 import { tempDir } from '../unit/fixtures/support.js';
 import { type HostSetup, startHost } from '../unit/plugin/fixtures/host-setup.js';
@@ -114,7 +114,7 @@ async function setup(t: Parameters<typeof tempDir>[0]): Promise<HostSetup & { li
   const library = new SkillLibrary();
   const host = await startHost(t, {
     dir,
-    drivers: { process: createProcessPlugin, lua: createLuaPlugin, skill: createSkillDriver(library) },
+    runtimes: { process: createProcessPlugin, lua: createLuaPlugin, skill: createSkillRuntime(library) },
     skillManifest,
   });
   for (const def of library.tools()) host.tools.register(def);

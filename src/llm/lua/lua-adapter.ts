@@ -46,10 +46,10 @@
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
 import type { Logger } from '../../log/logger.js';
+import { LuaSandbox, LuaScriptError, type LuaStreamState } from '../../lua/lua-sandbox.js';
 import { LlmError, type LlmErrorKind } from '../spec/errors.js';
 import type { ChatMessage, FinishReason, GenerateResult, StreamPart, ToolCall, ToolSpec, Usage } from '../spec/model.js';
 import { ADAPTERS_DIR, adapterLibraries, type LuaLibrarySource, MAX_SCRIPT_BYTES } from './lua-library.js';
-import { LuaSandbox, LuaScriptError, type LuaStreamState } from './lua-sandbox.js';
 
 export { ADAPTERS_DIR } from './lua-library.js';
 

@@ -8,10 +8,10 @@
  */
 import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, sep } from 'node:path';
+import type { LuaLibrarySource } from '../../lua/lua-protocol.js';
 import { PACKAGE_ROOT } from '../../shared/version.js';
-import type { LuaLibrarySource } from './lua-protocol.js';
 
-export type { LuaLibrarySource } from './lua-protocol.js';
+export type { LuaLibrarySource } from '../../lua/lua-protocol.js';
 
 /** Where the shipped adapters live (`<package>/adapters`). */
 export const ADAPTERS_DIR = join(PACKAGE_ROOT, 'adapters');

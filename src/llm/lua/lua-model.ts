@@ -7,6 +7,7 @@
  * or `error`, tool calls streamed as deltas are completed with a `tool-call` part before `finish`.
  */
 import { createParser, type EventSourceMessage, type ParseError } from 'eventsource-parser';
+import { LuaScriptError } from '../../lua/lua-sandbox.js';
 import { LineDecoder } from '../../shared/line-decoder.js';
 import { withoutImages } from '../image-parts.js';
 import { HttpExchange, type HttpModelOptions } from '../providers/http-exchange.js';
@@ -21,7 +22,6 @@ import {
   type ToolCall,
 } from '../spec/model.js';
 import type { LuaAdapter, LuaAdapterLibrary, UnifiedRequest } from './lua-adapter.js';
-import { LuaScriptError } from './lua-sandbox.js';
 
 const LUA_NO_PICTURES = 'Lua adapters do not pass pictures to the model';
 

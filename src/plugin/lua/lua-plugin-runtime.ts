@@ -1,9 +1,10 @@
 /**
  * The Lua side of a Lua plugin: a chunk loaded into the plugin's sandbox before its main.lua.
- * It returns the entry points the driver calls (boot, start, call, stop) and builds the `ha` API
- * the script sees (docs/lua-plugins.md). Everything it relies on is captured in locals when it
- * loads, so a script that replaces globals (`pcall`, `json`, `log`) only breaks itself, and the
- * tool table is an upvalue no script can reach (the sandbox has no `debug`).
+ * It returns the entry points the plugin's runtime (lua-plugin.ts) calls (boot, start, call,
+ * stop) and builds the `ha` API the script sees (docs/lua-plugins.md). Everything it relies on is
+ * captured in locals when it loads, so a script that replaces globals (`pcall`, `json`, `log`)
+ * only breaks itself, and the tool table is an upvalue no script can reach (the sandbox has no
+ * `debug`).
  *
  * Results cross back as the first two return values: `call` answers `(result, nil)` on success
  * and `(nil, failure)` when the handler reported a failure the model should read

@@ -1,5 +1,5 @@
 /**
- * The driver for Lua plugins (`kind: "lua"`): the plugin's main.lua runs in its own
+ * The runtime for Lua plugins (`kind: "lua"`): the plugin's main.lua runs in its own
  * {@link LuaSandbox} (a worker thread with the same trimmed Lua as the LLM adapters), and every
  * tool it registers during start() becomes a host tool whose execute calls into that sandbox.
  * The Lua API is described in docs/lua-plugins.md.
@@ -21,11 +21,11 @@
  * the plugin's folder.
  */
 
-import { type LuaHttpPolicy, LuaSandbox, LuaScriptError } from '../../llm/lua/lua-sandbox.js';
+import { type LuaHttpPolicy, LuaSandbox, LuaScriptError } from '../../lua/lua-sandbox.js';
 import type { PluginHealth, PluginInstance } from '../../sdk/plugin.js';
 import { describeError, HomeAgentError } from '../../shared/errors.js';
 import { type ToolContext, ToolError } from '../../shared/tool.js';
-import type { DriverContext, PluginDriver } from '../driver.js';
+import type { PluginRuntime, RuntimeContext } from '../runtime.js';
 import { readLuaEntry } from './lua-entry.js';
 import { LUA_PLUGIN_RUNTIME, LUA_PLUGIN_RUNTIME_CHUNK } from './lua-plugin-runtime.js';
 import { type LuaToolSpec, parseToolSpecs, toolFailure } from './lua-tool-spec.js';
@@ -36,10 +36,10 @@ const HTTP_MAX_BYTES = 4 * 1024 * 1024;
 const HTTP_TIMEOUT_MS = 30_000;
 
 /** Runs a Lua plugin's main.lua in its own sandbox. */
-export const createLuaPlugin: PluginDriver = (context) => new LuaPlugin(context);
+export const createLuaPlugin: PluginRuntime = (context) => new LuaPlugin(context);
 
 class LuaPlugin implements PluginInstance {
-  readonly #driver: DriverContext;
+  readonly #runtime: RuntimeContext;
   readonly #name: string;
   #sandbox: LuaSandbox | undefined;
   #unregister: Array<() => void> = [];
@@ -51,20 +51,20 @@ class LuaPlugin implements PluginInstance {
   /** Why the sandbox died by itself; set means every call fails at once. */
   #dead: string | undefined;
 
-  constructor(driver: DriverContext) {
-    this.#driver = driver;
-    this.#name = driver.manifest.name;
+  constructor(runtime: RuntimeContext) {
+    this.#runtime = runtime;
+    this.#name = runtime.manifest.name;
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    const { manifest, context, limits } = this.#driver;
+    const { manifest, context, limits } = this.#runtime;
     if (this.#sandbox) throw new HomeAgentError('HA_ERR_PLUGIN_STATE', `Lua plugin ${this.#name} is already started`);
     if (signal.aborted) throw new HomeAgentError('HA_ERR_PLUGIN_START', `Lua plugin ${this.#name}: start was cancelled`);
     this.#stopping = false;
     this.#running = false;
     this.#dead = undefined;
     this.#booted = false;
-    const source = await readLuaEntry(this.#driver.dir, manifest.entry);
+    const source = await readLuaEntry(this.#runtime.dir, manifest.entry);
     const limit = limits();
     let sandbox: LuaSandbox | undefined;
     const cancel = () => void sandbox?.close();
@@ -111,9 +111,9 @@ class LuaPlugin implements PluginInstance {
     const sandbox = this.#sandbox;
     if (sandbox?.alive && this.#booted) {
       try {
-        await withTimeout(sandbox.call('stop', []), this.#driver.limits().call_timeout_ms, `stop() of Lua plugin ${this.#name}`);
+        await withTimeout(sandbox.call('stop', []), this.#runtime.limits().call_timeout_ms, `stop() of Lua plugin ${this.#name}`);
       } catch (error) {
-        this.#driver.log.warn({ err: error }, `Lua plugin ${this.#name}: stop() failed: ${describeError(error)}`);
+        this.#runtime.log.warn({ err: error }, `Lua plugin ${this.#name}: stop() failed: ${describeError(error)}`);
       }
     }
     await this.#release();
@@ -129,7 +129,7 @@ class LuaPlugin implements PluginInstance {
 
   /** What boot hands the script: its name, settings snapshot and network grant. */
   #bootInfo(): Record<string, unknown> {
-    const { manifest, context } = this.#driver;
+    const { manifest, context } = this.#runtime;
     const settings: Record<string, unknown> = {};
     for (const [key, definition] of Object.entries(manifest.config ?? {})) {
       let value: unknown;
@@ -160,7 +160,7 @@ class LuaPlugin implements PluginInstance {
     try {
       values = await withTimeout(
         sandbox.call('call', [tool, args ?? {}, info]),
-        this.#driver.limits().call_timeout_ms,
+        this.#runtime.limits().call_timeout_ms,
         `${tool} (Lua plugin ${this.#name})`,
         call.signal,
       );
@@ -216,8 +216,8 @@ class LuaPlugin implements PluginInstance {
     // During start the pending call fails and start() reports that; after stop nothing is reported.
     if (!sandbox || !this.#running || this.#stopping || this.#dead !== undefined) return;
     this.#dead = this.#withoutPrefix(sandbox, error.message);
-    this.#driver.log.error({ err: error }, `Lua plugin ${this.#name}: its sandbox stopped; the plugin is marked failed`);
-    this.#driver.reportState('failed', `the Lua sandbox stopped: ${this.#dead}`);
+    this.#runtime.log.error({ err: error }, `Lua plugin ${this.#name}: its sandbox stopped; the plugin is marked failed`);
+    this.#runtime.reportState('failed', `the Lua sandbox stopped: ${this.#dead}`);
   }
 
   /** Undoes start: the tools go, then the sandbox (pending calls fail as stopped). */
@@ -226,7 +226,7 @@ class LuaPlugin implements PluginInstance {
       try {
         unregister();
       } catch (error) {
-        this.#driver.log.warn({ err: error }, `Lua plugin ${this.#name}: a tool could not be removed`);
+        this.#runtime.log.warn({ err: error }, `Lua plugin ${this.#name}: a tool could not be removed`);
       }
     }
     this.#tools = [];

@@ -4,7 +4,7 @@
  * plugin code.
  */
 import { findOnPath } from '../../shared/find-on-path.js';
-import type { DriverContext, PluginsLimits } from '../driver.js';
+import type { PluginsLimits, RuntimeContext } from '../runtime.js';
 import { CHILD_RUNTIME_ENTRY, fsGrants } from './fs-grants.js';
 
 export interface ChildCommand {
@@ -22,7 +22,7 @@ const QUIET_FLAGS = process.allowedNodeEnvironmentFlags.has('--disable-warning')
 /** Variables passed through from the daemon's environment, when set. */
 const PASSED_ENV = ['PATH', 'LANG', 'TZ'] as const;
 
-export function childCommand(dc: Pick<DriverContext, 'dir' | 'manifest' | 'dataDir' | 'context'>, limits: PluginsLimits): ChildCommand {
+export function childCommand(dc: Pick<RuntimeContext, 'dir' | 'manifest' | 'dataDir' | 'context'>, limits: PluginsLimits): ChildCommand {
   const data = dc.context.paths.data;
   const args = [`--max-old-space-size=${limits.process_heap_mb}`, ...QUIET_FLAGS];
   if (limits.process_permissions) {

@@ -3,7 +3,7 @@
  * by default) where n counts the crashes within restart_window_ms, and not at all once n reaches
  * restart_max_crashes (4 crashes in 5 minutes by default).
  */
-import type { PluginsLimits } from '../driver.js';
+import type { PluginsLimits } from '../runtime.js';
 
 export type CrashLimits = Pick<PluginsLimits, 'restart_backoff_ms' | 'restart_max_crashes' | 'restart_window_ms'>;
 

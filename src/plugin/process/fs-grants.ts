@@ -11,7 +11,7 @@ import { type Dirent, existsSync, readdirSync, readlinkSync, realpathSync } from
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { HomeAgentError } from '../../shared/errors.js';
 import { PACKAGE_ROOT } from '../../shared/version.js';
-import type { DriverContext } from '../driver.js';
+import type { RuntimeContext } from '../runtime.js';
 
 export interface FsGrants {
   read: string[];
@@ -29,7 +29,7 @@ export const CHILD_RUNTIME_ENTRY = join(RUNTIME_DIR, 'child-runtime.js');
  */
 export const RUNTIME_READS: readonly string[] = [RUNTIME_DIR, join(PACKAGE_ROOT, 'dist', 'src', 'shared', 'line-decoder.js')];
 
-export function fsGrants(dc: Pick<DriverContext, 'dir' | 'manifest' | 'dataDir' | 'context'>): FsGrants {
+export function fsGrants(dc: Pick<RuntimeContext, 'dir' | 'manifest' | 'dataDir' | 'context'>): FsGrants {
   const pluginData = dc.context.paths.data;
   const read = [...RUNTIME_READS, dc.dir, pluginData];
   const write = [pluginData];

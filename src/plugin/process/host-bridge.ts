@@ -16,7 +16,7 @@ import type { ChatMessage } from '../../llm/spec/index.js';
 import type { Logger } from '../../log/logger.js';
 import type { HttpResponse, PluginContext } from '../../sdk/plugin.js';
 import { describeError, type ErrorCode, HomeAgentError } from '../../shared/errors.js';
-import type { PluginsLimits } from '../driver.js';
+import type { PluginsLimits } from '../runtime.js';
 import type { ForwardedTools } from './forwarded-tools.js';
 import type { ChildMessageHandler, PluginChild } from './plugin-child.js';
 import {

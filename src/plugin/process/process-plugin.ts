@@ -1,5 +1,5 @@
 /**
- * The driver of out-of-process plugins (kind `process`): the plugin's JavaScript runs in a child
+ * The runtime of out-of-process plugins (kind `process`): the plugin's JavaScript runs in a child
  * `node` process (child-runtime.ts) that the daemon talks to with JSON-RPC over stdio
  * (protocol.ts), with a heap limit, its data folder as working directory and home, an environment
  * built from nothing, and — unless core.plugins.process_permissions is off — Node's permission
@@ -17,7 +17,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { PluginHealth, PluginInstance } from '../../sdk/plugin.js';
 import { describeError, HomeAgentError, isHomeAgentError } from '../../shared/errors.js';
 import type { ToolContext } from '../../shared/tool.js';
-import type { DriverContext, PluginDriver } from '../driver.js';
+import type { PluginRuntime, RuntimeContext } from '../runtime.js';
 import { childCommand } from './child-command.js';
 import { CrashWindow } from './crash-window.js';
 import { ForwardedTools } from './forwarded-tools.js';
@@ -34,11 +34,11 @@ const STOP_TIMEOUT_MS = 5000;
 /** Between SIGTERM and SIGKILL. */
 const KILL_GRACE_MS = 2000;
 
-/** The driver registered for kind `process`. */
-export const createProcessPlugin: PluginDriver = (context) => new ProcessPlugin(context);
+/** The runtime registered for kind `process`. */
+export const createProcessPlugin: PluginRuntime = (context) => new ProcessPlugin(context);
 
 export class ProcessPlugin implements PluginInstance {
-  readonly #dc: DriverContext;
+  readonly #dc: RuntimeContext;
   readonly #name: string;
   readonly #tools: ForwardedTools;
   readonly #crashes = new CrashWindow();
@@ -54,7 +54,7 @@ export class ProcessPlugin implements PluginInstance {
   #unsubscribeSettings: (() => void) | undefined;
   #stopped: Promise<void> | undefined;
 
-  constructor(context: DriverContext) {
+  constructor(context: RuntimeContext) {
     this.#dc = context;
     this.#name = context.manifest.name;
     this.#tools = new ForwardedTools(context.context, (name, args, toolContext) => this.#callTool(name, args, toolContext));

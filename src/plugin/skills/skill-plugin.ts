@@ -1,14 +1,14 @@
 /**
  * Skills as plugins: a skill folder loads, reloads, disables and shows up in `plugins list` like
  * any other plugin. A folder without plugin.json gets its manifest from the SKILL.md front matter;
- * the driver's instance puts the parsed skill into the {@link SkillLibrary} on start and takes it
+ * the runtime's instance puts the parsed skill into the {@link SkillLibrary} on start and takes it
  * out on stop. Nothing of the skill runs: it is text the model reads through skill_info.
  */
 import { join } from 'node:path';
 import type { PluginInstance } from '../../sdk/plugin.js';
 import { HomeAgentError } from '../../shared/errors.js';
-import type { PluginDriver } from '../driver.js';
 import { checkManifest, type Manifest } from '../manifest.js';
+import type { PluginRuntime } from '../runtime.js';
 import type { SkillLibrary } from './skill-library.js';
 import { parseSkill, SKILL_FILE } from './skill-parser.js';
 
@@ -36,8 +36,8 @@ export function skillManifest(dir: string): Manifest {
   return checkManifest(manifest, join(dir, SKILL_FILE));
 }
 
-/** The driver for `kind: 'skill'`: each instance loads its folder's skill into `library`. */
-export function createSkillDriver(library: SkillLibrary): PluginDriver {
+/** The runtime for `kind: 'skill'`: each instance loads its folder's skill into `library`. */
+export function createSkillRuntime(library: SkillLibrary): PluginRuntime {
   return ({ manifest, dir, log }): PluginInstance => {
     const owner = `plugin:${manifest.name}`;
     let remove: (() => void) | undefined;

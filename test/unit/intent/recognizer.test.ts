@@ -6,8 +6,8 @@ import {
   homeWithExtras,
   runIntentEvalCommand,
   scoreWithFileEntities,
-} from '../../../src/intent/eval/intent-eval-command.js';
-import { type IntentCase, loadIntentTests } from '../../../src/intent/eval/intent-tests.js';
+} from '../../../src/eval/intent/intent-eval-command.js';
+import { type IntentCase, loadIntentTests } from '../../../src/eval/intent/intent-tests.js';
 import type { IntentSentences } from '../../../src/intent/intent-sentences.js';
 import { type IntentHome, IntentRecognizer } from '../../../src/intent/recognizer.js';
 import { EN_CONTROL } from '../../../src/intent/sentences/en-control.js';

@@ -5,8 +5,8 @@
  * misspelt or misheard names still resolve while two equally close names do not.
  */
 import t from 'tap';
-import { homeFromFixtures } from '../../../src/intent/eval/intent-eval-command.js';
-import { loadIntentTests } from '../../../src/intent/eval/intent-tests.js';
+import { homeFromFixtures } from '../../../src/eval/intent/intent-eval-command.js';
+import { loadIntentTests } from '../../../src/eval/intent/intent-tests.js';
 import { ALL_SENTENCES } from '../../../src/intent/sentences/index.js';
 import { IntentUnderstander, type Understanding } from '../../../src/intent/understander.js';
 

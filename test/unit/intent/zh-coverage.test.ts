@@ -7,8 +7,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { homeFromFixtures, homeWithExtras, scoreWithFileEntities } from '../../../src/intent/eval/intent-eval-command.js';
-import { loadIntentTests } from '../../../src/intent/eval/intent-tests.js';
+import { homeFromFixtures, homeWithExtras, scoreWithFileEntities } from '../../../src/eval/intent/intent-eval-command.js';
+import { loadIntentTests } from '../../../src/eval/intent/intent-tests.js';
 import { type IntentHome, IntentRecognizer } from '../../../src/intent/recognizer.js';
 import { EN_ASSIST } from '../../../src/intent/sentences/en-assist.js';
 import { EN_CONTROL } from '../../../src/intent/sentences/en-control.js';

@@ -1,14 +1,14 @@
 import t, { type Test } from 'tap';
 import { IoManager } from '../../../src/io/io-manager.js';
-import { CAPABILITY, type Device, type OutputChannel, type OutputEvent } from '../../../src/io/types.js';
+import { CAPABILITY, type OutputChannel, type OutputEvent } from '../../../src/io/types.js';
 import type { Clock } from '../../../src/shared/clock.js';
 import { type ToolContext, type ToolDefinition, ToolError, type ToolErrorInfo } from '../../../src/shared/tool.js';
-import { expectError, expectErrorAsync, silentLogs } from '../fixtures/support.js';
+import { expectError, expectErrorAsync } from '../fixtures/support.js';
 
 const fixedClock: Clock = { now: () => 1_700_000_000_000, monotonic: () => 0 };
 
 function manager(): IoManager {
-  return new IoManager({ log: silentLogs().child('io'), clock: fixedClock });
+  return new IoManager({ clock: fixedClock });
 }
 
 interface RecordingChannel extends OutputChannel {
@@ -27,14 +27,6 @@ function channel(name: string, capabilities: number, extra: Partial<OutputChanne
     send: async (event) => void sent.push(event),
     ...extra,
   };
-}
-
-function device(name: string, extra: Partial<Device> = {}): Device {
-  return { name, type: 'gpio', description: `device ${name}`, owner: 'device:test', ...extra };
-}
-
-function deviceTool(name: string): ToolDefinition {
-  return { name, description: name, parameters: { type: 'object' }, owner: 'device:test', tier: 'act', execute: () => 'done' };
 }
 
 function context(): ToolContext {
@@ -66,67 +58,66 @@ async function toolError(t: Test, run: () => unknown): Promise<ToolErrorInfo> {
   return { reason: 'failed', detail: 'no error' };
 }
 
-t.test('registers devices and channels, lists them, and refuses duplicates and bad names', async (t) => {
+t.test('registers channels, lists them, and refuses duplicates and bad names', async (t) => {
   const io = manager();
-  await io.registerDevice(device('relay', { tools: [deviceTool('relay_set')], capabilities: 0 }));
-  io.registerChannel(channel('qq', CAPABILITY.TEXT | CAPABILITY.IMAGE));
-  t.same(
-    io.devices().map((d) => [d.name, d.tools, d.status.state]),
-    [['relay', ['relay_set'], 'registered']],
-  );
+  const qq = channel('qq', CAPABILITY.TEXT | CAPABILITY.IMAGE);
+  io.registerChannel(qq);
   t.same(
     io.channels().map((c) => c.name),
     ['qq'],
   );
-  t.same(
-    io.deviceTools().map((d) => d.name),
-    ['relay_set'],
-  );
+  t.equal(io.channel('qq'), qq);
 
   expectError(t, () => io.registerChannel(channel('qq', CAPABILITY.TEXT)), 'HA_ERR_IO_DEFINITION');
-  expectError(t, () => io.registerDevice(device('relay')), 'HA_ERR_IO_DEFINITION');
   for (const bad of ['QQ', '1qq', 'q-q', '', 'a'.repeat(33), 'device/1']) {
     expectError(t, () => io.registerChannel(channel(bad, CAPABILITY.TEXT)), 'HA_ERR_IO_DEFINITION');
-    expectError(t, () => io.registerDevice(device(bad)), 'HA_ERR_IO_DEFINITION');
   }
-  t.doesNotThrow(() => io.registerChannel(channel(`a${'b'.repeat(31)}`, CAPABILITY.TEXT)), '32 characters is the limit');
+  const longest = `a${'b'.repeat(31)}`;
+  t.doesNotThrow(() => io.registerChannel(channel(longest, CAPABILITY.TEXT)), '32 characters is the limit');
   expectError(t, () => io.registerChannel(channel('none', 0)), 'HA_ERR_IO_DEFINITION');
   expectError(t, () => io.registerChannel(channel('toomuch', 64)), 'HA_ERR_IO_DEFINITION');
-  expectError(t, () => io.registerDevice(device('other', { tools: [deviceTool('relay_set')] })), 'HA_ERR_IO_DEFINITION');
-  expectError(t, () => io.registerDevice(device('sneaky', { tools: [deviceTool('output_send__qq')] })), 'HA_ERR_IO_DEFINITION');
+  expectError(t, () => io.registerChannel(channel('nobody', CAPABILITY.TEXT, { owner: '' })), 'HA_ERR_IO_DEFINITION');
   t.same(
-    io.devices().map((d) => d.name),
-    ['relay'],
+    io.channels().map((c) => c.name),
+    ['qq', longest],
     'failed registrations changed nothing',
   );
+  t.equal(io.channel('qq'), qq, 'the refused duplicate did not replace the first qq');
 });
 
 t.test('a snapshot held by a reader stays the old consistent set across changes', async (t) => {
   const io = manager();
   io.registerChannel(channel('qq', CAPABILITY.TEXT, { owner: 'plugin:qq' }));
   io.registerChannel(channel('qq_group', CAPABILITY.TEXT, { owner: 'plugin:qq' }));
-  await io.registerDevice(device('relay', { owner: 'plugin:qq' }));
+  const cli = channel('cli', CAPABILITY.TEXT, { owner: 'plugin:cli' });
+  io.registerChannel(cli);
   const before = io.snapshot();
   const toolsBefore = io.tools();
 
-  await io.replaceOwner('plugin:qq', {
+  io.replaceOwner('plugin:qq', {
     channels: [channel('qq', CAPABILITY.TEXT | CAPABILITY.FILE, { owner: 'plugin:qq' })],
-    devices: [],
   });
 
-  t.same([...before.channels.keys()], ['qq', 'qq_group'], 'the old snapshot still has both channels');
+  t.same([...before.channels.keys()], ['qq', 'qq_group', 'cli'], 'the old snapshot still has every channel');
   t.equal(before.channels.get('qq')?.capabilities, CAPABILITY.TEXT, 'with their old definitions');
-  t.same([...before.devices.keys()], ['relay']);
   t.same(
     toolsBefore.map((d) => d.name),
-    ['output_list_channels', 'output_send__qq', 'output_send__qq_help', 'output_send__qq_group', 'output_send__qq_group_help'],
+    [
+      'output_list_channels',
+      'output_send__qq',
+      'output_send__qq_help',
+      'output_send__qq_group',
+      'output_send__qq_group_help',
+      'output_send__cli',
+      'output_send__cli_help',
+    ],
     'an old tool listing is unchanged',
   );
   const after = io.snapshot();
   t.not(after, before);
-  t.same([...after.channels.keys()], ['qq']);
+  t.same([...after.channels.keys()], ['cli', 'qq'], "only plugin:qq's channels were replaced");
   t.equal(after.channels.get('qq')?.capabilities, CAPABILITY.TEXT | CAPABILITY.FILE);
-  t.same([...after.devices.keys()], []);
+  t.equal(after.channels.get('cli'), cli, 'another owner keeps its channel object');
 
   // A refused reload (one bad channel) leaves the current set exactly as it was.
   expectError(
@@ -253,11 +244,11 @@ t.test('a send tool checks the channel as registered now, not when the listing w
   io.registerChannel(channel('qq', CAPABILITY.TEXT | CAPABILITY.IMAGE, { owner: 'plugin:qq' }));
   const oldSend = tool(io, 'output_send__qq');
   const reloaded = channel('qq', CAPABILITY.TEXT, { owner: 'plugin:qq' });
-  await io.replaceOwner('plugin:qq', { channels: [reloaded] });
+  io.replaceOwner('plugin:qq', { channels: [reloaded] });
   t.equal((await toolError(t, () => oldSend.execute({ payload: 'x', type: 'image' }, context()))).reason, 'capability');
   t.equal(await oldSend.execute({ payload: 'x' }, context()), 'ok');
   t.equal(reloaded.sent.length, 1, 'delivered to the new channel object');
-  await io.removeOwner('plugin:qq');
+  io.removeOwner('plugin:qq');
   const gone = await toolError(t, () => oldSend.execute({ payload: 'x' }, context()));
   t.equal(gone.reason, 'not_found');
   t.match(gone.hint, /output_list_channels/);
@@ -265,10 +256,10 @@ t.test('a send tool checks the channel as registered now, not when the listing w
 
 t.test('help and list tools describe the channels; unregister removes the tools', async (t) => {
   const io = manager();
-  io.registerChannel(
-    channel('webui', CAPABILITY.TEXT | CAPABILITY.FILE | CAPABILITY.IMAGE, { synchronous: true, description: 'the web page' }),
-  );
-  io.registerChannel(channel('speaker', CAPABILITY.AUDIO));
+  const webui = channel('webui', CAPABILITY.TEXT | CAPABILITY.FILE | CAPABILITY.IMAGE, { synchronous: true, description: 'the web page' });
+  const speaker = channel('speaker', CAPABILITY.AUDIO);
+  io.registerChannel(webui);
+  io.registerChannel(speaker);
   const help = tool(io, 'output_send__webui_help');
   t.equal(help.parallel_safe, true);
   t.same(await help.execute({}, context()), {
@@ -289,8 +280,9 @@ t.test('help and list tools describe the channels; unregister removes the tools'
 
   const listing = io.tools();
   t.equal(io.tools(), listing, 'unchanged tables give the same listing (cheap per turn)');
-  await io.registerDevice(device('relay'));
-  t.equal(io.tools(), listing, 'device changes do not rebuild channel tools');
+  io.replaceOwner('plugin:test', { channels: [webui, speaker] });
+  io.removeOwner('plugin:nobody');
+  t.equal(io.tools(), listing, 'a change that leaves every channel as it was does not rebuild the tools');
 
   io.unregisterChannel('webui');
   t.same(
@@ -305,40 +297,4 @@ t.test('help and list tools describe the channels; unregister removes the tools'
     'all io tools are owned by io',
   );
   t.equal(io.owner, 'io');
-});
-
-t.test('devices start with the manager, follow reloads, and stop newest first', async (t) => {
-  const io = manager();
-  const trace: string[] = [];
-  const traced = (name: string, owner = 'plugin:gpio', fail = false): Device =>
-    device(name, {
-      owner,
-      start: async (signal) => {
-        t.type(signal, AbortSignal);
-        trace.push(`start ${name}`);
-        if (fail) throw new Error(`${name} has no pin`);
-      },
-      stop: async () => void trace.push(`stop ${name}`),
-    });
-  await io.registerDevice(traced('relay'));
-  t.same(trace, [], 'nothing starts before the manager does');
-  await io.start();
-  await io.registerDevice(traced('button'));
-  await io.registerDevice(traced('broken', 'plugin:other', true));
-  t.same(trace, ['start relay', 'start button', 'start broken', 'stop broken']);
-  t.match(
-    io.devices().map((d) => [d.name, d.status]),
-    [
-      ['relay', { state: 'running' }],
-      ['button', { state: 'running' }],
-      ['broken', { state: 'failed', error: 'broken has no pin' }],
-    ],
-  );
-  trace.length = 0;
-  await io.replaceOwner('plugin:gpio', { devices: [traced('relay')] });
-  t.same(trace, ['stop relay', 'stop button', 'start relay'], 'the old devices stop before the new one starts');
-  trace.length = 0;
-  await io.stop();
-  t.same(trace, ['stop relay']);
-  await io.settled();
 });

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import t from 'tap';
 import { ADAPTERS_DIR, adapterScriptPath, LuaAdapter, LuaAdapterLibrary, listAdapters } from '../../../src/llm/lua/lua-adapter.js';
-import { LuaScriptError } from '../../../src/llm/lua/lua-sandbox.js';
 import { LlmError } from '../../../src/llm/spec/index.js';
+import { LuaScriptError } from '../../../src/lua/lua-sandbox.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'lua-adapters-'));
 const outside = mkdtempSync(join(tmpdir(), 'lua-outside-'));

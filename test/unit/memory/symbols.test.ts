@@ -1,5 +1,4 @@
 import t from 'tap';
-import { ftsMatchQuery } from '../../../src/memory/fts-query.js';
 import { containsSymbol, extractSymbols } from '../../../src/memory/symbols.js';
 
 t.test('extractSymbols finds numbers, versions and identifiers, once each, in order', async (t) => {
@@ -25,12 +24,4 @@ t.test('containsSymbol matches whole symbols only', async (t) => {
   t.ok(containsSymbol('Uses REDIS.', 'redis'), 'case-insensitive');
   t.ok(containsSymbol('我今年42岁', '42'));
   t.ok(containsSymbol('a (b+c)*2 formula', '(b+c)*2'), 'regex characters are literal');
-});
-
-t.test('FTS queries quote every term and drop empty ones', async (t) => {
-  t.equal(ftsMatchQuery('garden roses garden'), '"garden" OR "roses"');
-  t.equal(ftsMatchQuery('say "hi" NOT *'), '"say" OR """hi""" OR "NOT"');
-  t.equal(ftsMatchQuery('  '), undefined);
-  t.equal(ftsMatchQuery('- * ()'), undefined);
-  t.equal(ftsMatchQuery('a b c d', 2), '"a" OR "b"');
 });

@@ -20,7 +20,7 @@ async function startFailure(
   t.match(error.message, message);
   t.equal((await setup.health()).ok, false, 'nothing is left running');
   t.same(
-    setup.test.tools.list().filter((tool) => tool.owner === `plugin:${setup.driver.manifest.name}`),
+    setup.test.tools.list().filter((tool) => tool.owner === `plugin:${setup.runtime.manifest.name}`),
     [],
     'no tool of the plugin stays registered',
   );

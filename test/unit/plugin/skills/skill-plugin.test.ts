@@ -2,16 +2,16 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { defaultConfig } from '../../../../src/config/loader.js';
-import type { DriverContext } from '../../../../src/plugin/driver.js';
 import { checkManifest, type Manifest } from '../../../../src/plugin/manifest.js';
+import type { RuntimeContext } from '../../../../src/plugin/runtime.js';
 import { SkillLibrary } from '../../../../src/plugin/skills/skill-library.js';
 import { parseSkill } from '../../../../src/plugin/skills/skill-parser.js';
-import { createSkillDriver, skillManifest } from '../../../../src/plugin/skills/skill-plugin.js';
+import { createSkillRuntime, skillManifest } from '../../../../src/plugin/skills/skill-plugin.js';
 import { createTestPluginContext } from '../../../helpers/plugin-context.js';
 import { captureLogs, expectError, expectErrorAsync, tempDir } from '../../fixtures/support.js';
 import { simpleSkill, skillText, writeSkillFolder } from './fixtures/skill-folder.js';
 
-function driverContext(root: string, dir: string, manifest: Manifest, log = captureLogs()): DriverContext {
+function runtimeContext(root: string, dir: string, manifest: Manifest, log = captureLogs()): RuntimeContext {
   const { context } = createTestPluginContext({ name: manifest.name, dataDir: root, trust: 'external', root: dir });
   return {
     manifest,
@@ -50,12 +50,12 @@ t.test('skillManifest derives a valid manifest from the front matter', async (t)
   expectError(t, () => skillManifest(broken), 'HA_ERR_SKILL_INVALID');
 });
 
-t.test('the driver adds the skill on start, removes it on stop, and answers health', async (t) => {
+t.test('the runtime adds the skill on start, removes it on stop, and answers health', async (t) => {
   const root = tempDir(t, 'ha-skill-plugin-');
   const dir = writeSkillFolder(root, 'wifi', { skillMd: simpleSkill('wifi', 'Fix the Wi-Fi.') });
   const library = new SkillLibrary();
-  const driver = createSkillDriver(library);
-  const instance = await driver(driverContext(root, dir, skillManifest(dir)));
+  const runtime = createSkillRuntime(library);
+  const instance = await runtime(runtimeContext(root, dir, skillManifest(dir)));
 
   t.match(await instance.health?.(), { ok: false }, 'not healthy before start');
   await instance.start(new AbortController().signal);
@@ -65,7 +65,7 @@ t.test('the driver adds the skill on start, removes it on stop, and answers heal
 
   // Hot reload: the new instance starts before the old one stops.
   writeFileSync(join(dir, 'SKILL.md'), simpleSkill('wifi', 'Fix the Wi-Fi, version two.'));
-  const next = await driver(driverContext(root, dir, skillManifest(dir)));
+  const next = await runtime(runtimeContext(root, dir, skillManifest(dir)));
   await next.start(new AbortController().signal);
   await instance.stop();
   t.equal(library.get('wifi')?.skill.description, 'Fix the Wi-Fi, version two.', 'after a reload the new text is loaded');
@@ -81,25 +81,25 @@ t.test('the driver adds the skill on start, removes it on stop, and answers heal
 t.test('warnings are logged; bad skills, clashing names and a mismatched plugin.json fail start', async (t) => {
   const root = tempDir(t, 'ha-skill-plugin-');
   const library = new SkillLibrary();
-  const driver = createSkillDriver(library);
+  const runtime = createSkillRuntime(library);
 
   const logs = captureLogs();
   const renamed = writeSkillFolder(root, 'folder', { skillMd: simpleSkill('named') });
-  const instance = await driver(driverContext(root, renamed, skillManifest(renamed), logs));
+  const instance = await runtime(runtimeContext(root, renamed, skillManifest(renamed), logs));
   await instance.start(new AbortController().signal);
   t.match(logs.text(), /differs from the folder name/, 'parser warnings reach the plugin log');
   t.equal(library.get('named')?.owner, 'plugin:named');
 
   const clash = writeSkillFolder(root, 'clash', { skillMd: simpleSkill('clash') });
   library.add(parseSkill(clash), { owner: 'plugin:other' });
-  const clashing = await driver(driverContext(root, clash, skillManifest(clash)));
+  const clashing = await runtime(runtimeContext(root, clash, skillManifest(clash)));
   const taken = await expectErrorAsync(t, () => clashing.start(new AbortController().signal), 'HA_ERR_PLUGIN_LOAD');
   t.match(taken.message, /already loaded by plugin:other/, 'a name another plugin holds is refused');
   t.equal(library.get('clash')?.owner, 'plugin:other');
 
   const mismatch = writeSkillFolder(root, 'mismatch', { skillMd: simpleSkill('mismatch') });
   const manifest: Manifest = { ...skillManifest(mismatch), name: 'something-else' };
-  const wrong = await driver(driverContext(root, mismatch, manifest));
+  const wrong = await runtime(runtimeContext(root, mismatch, manifest));
   const error = await expectErrorAsync(t, () => wrong.start(new AbortController().signal), 'HA_ERR_SKILL_INVALID');
   t.match(error.message, /plugin\.json says "something-else"/);
   t.equal(library.get('mismatch'), undefined, 'nothing was added');
@@ -107,7 +107,7 @@ t.test('warnings are logged; bad skills, clashing names and a mismatched plugin.
   const good = writeSkillFolder(root, 'good', { skillMd: simpleSkill('good') });
   const goodManifest = skillManifest(good);
   writeFileSync(join(good, 'SKILL.md'), 'broken now');
-  const broken = await driver(driverContext(root, good, goodManifest));
+  const broken = await runtime(runtimeContext(root, good, goodManifest));
   await expectErrorAsync(t, () => broken.start(new AbortController().signal), 'HA_ERR_SKILL_INVALID');
   await broken.stop();
   t.equal(library.get('good'), undefined, 'a failed start leaves the library untouched and stop is safe');

@@ -80,7 +80,7 @@ export async function startKernel(t: Teardown, options: KernelOptions = {}): Pro
     logs: captured.logs,
     control,
     controlMethods,
-    io: new IoManager({ log: captured.logs.child('io') }),
+    io: new IoManager(),
     scheduler,
     tools: new ToolRegistry({ log }),
     stages: new StageRegistry(log),
