@@ -6,6 +6,7 @@
  *
  *   homeagent run [--config FILE]        run the daemon
  *   homeagent restore FILE [--config F]  replace the state database by a backup (daemon stopped)
+ *   homeagent config-migrate [--config F] [--dry-run]  write the file at this release's config version
  *   homeagent memory-eval --locomo DIR [...]  measure memory recall on LoCoMo-format conversations
  *   homeagent intent-eval --tests DIR [...]   measure the local intent engine
  *   homeagent tracker-apply|tracker-recover --root DIR --state-dir DIR  (root, from systemd)
@@ -26,6 +27,8 @@ const USAGE = `usage: homeagent <command>
   run [--config FILE]           run the daemon (configuration: defaults < FILE, $HOMEAGENT_CONFIG
                                 or /etc/homeagent/config.yaml < HOMEAGENT_* environment)
   restore FILE [--config FILE]  replace the state database by a backup; the daemon must be stopped
+  config-migrate [--config FILE] [--dry-run]
+                                write the configuration file at this release's version (a backup is kept)
   memory-eval --locomo DIR | --household DIR
                                 measure memory recall on LoCoMo-format conversations or household logs (--help)
   intent-eval --tests DIR [--tests DIR ...] [--noise 0,0.05] [--json] [--failures N]
@@ -39,6 +42,7 @@ async function main(argv: string[]): Promise<number> {
   // An offline tool with options of its own; it never touches the daemon's data.
   if (argv[0] === 'memory-eval') return runMemoryEvalCommand(argv.slice(1));
   if (argv[0] === 'intent-eval') return (await import('./eval/intent/intent-eval-command.js')).runIntentEvalCommand(argv.slice(1));
+  if (argv[0] === 'config-migrate') return (await import('./config/config-migrate-command.js')).runConfigMigrateCommand(argv.slice(1));
   // The privileged helpers of the plugins overlay, run as root by systemd units (docs/deploy.md).
   if (argv[0] === 'tracker-apply' || argv[0] === 'tracker-recover')
     return (await import('./tracker/tracker-helper.js')).runTrackerHelper(argv);

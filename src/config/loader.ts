@@ -11,9 +11,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { TSchema } from '@sinclair/typebox';
-import { parseDocument } from 'yaml';
 import { HomeAgentError } from '../shared/errors.js';
 import { didYouMean } from '../shared/near-names.js';
+import { type MigratedDocument, migrateConfigDocument, parseConfigText } from './config-migrations.js';
 import {
   BUILTIN_DEFINITIONS,
   checkValue,
@@ -45,6 +45,8 @@ export interface LoadedConfig {
    * none): kept unchecked in `config.plugin`, checked against the manifests once they are read.
    */
   pluginSections: string[];
+  /** The file's configuration version and what migrating it to this release's changed (in memory). */
+  migration?: Omit<MigratedDocument, 'doc'>;
 }
 
 export interface LoadConfigOptions {
@@ -75,8 +77,14 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
 
   const pluginSections: string[] = [];
   const chosen = chooseConfigFile(options);
+  let migration: LoadedConfig['migration'];
   if (chosen) {
-    const fileValues = readConfigFile(chosen.path);
+    const { values: fileValues, migrated } = readConfigFile(chosen.path);
+    migration = migrated;
+    if (migrated.changes.length > 0)
+      warnings.push(
+        `${chosen.path} is written for configuration version ${migrated.from}; read as version ${migrated.to} (run \`homeagent config-migrate\` to write it): ${migrated.changes.join('; ')}`,
+      );
     const merge: MergeContext = { file: chosen.path, sources, problems, pluginSections };
     mergeSection(ConfigSchema, fileValues, config as unknown as Record<string, unknown>, '', merge);
   }
@@ -108,7 +116,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
       details: { problems },
     });
   }
-  return { config, sources, file: chosen?.path, warnings, pluginSections };
+  return { config, sources, file: chosen?.path, warnings, pluginSections, ...(migration && { migration }) };
 }
 
 function describeSource(source: ValueSource | undefined): string {
@@ -123,27 +131,40 @@ export function defaultConfig(): Config {
   return config;
 }
 
-function readConfigFile(path: string): Record<string, unknown> {
-  let text: string;
+/** The file's values at this release's configuration version (migrated in memory), without `version`. */
+function readConfigFile(path: string): { values: Record<string, unknown>; migrated: Omit<MigratedDocument, 'doc'> } {
+  const parsed = parseConfigFile(readConfigText(path), path);
+  const { doc, ...migrated } = migrateConfigDocument(parsed, path);
+  const value: unknown = doc.toJS();
+  if (value === null || value === undefined) return { values: {}, migrated };
+  const { version: _version, ...values } = value as Record<string, unknown>;
+  return { values, migrated };
+}
+
+/** The text of a configuration file; HA_ERR_CONFIG_FILE says why it cannot be read. */
+export function readConfigText(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
     throw new HomeAgentError('HA_ERR_CONFIG_FILE', `cannot read configuration file ${path}: ${reason}`, { cause: error });
   }
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+}
+
+/** Parses configuration text; HA_ERR_CONFIG_FILE names the file's syntax errors or a top level that is no mapping. */
+export function parseConfigFile(text: string, path: string): ReturnType<typeof parseConfigText> {
+  const doc = parseConfigText(text);
   if (doc.errors.length > 0) {
     const lines = doc.errors.map((e) => `${path}: ${e.message.split('\n')[0]}`);
     throw new HomeAgentError('HA_ERR_CONFIG_FILE', `cannot parse configuration file:\n${lines.join('\n')}`, {
       details: { problems: lines },
     });
   }
-  const value: unknown = doc.toJS();
-  if (value === null || value === undefined) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) {
+  const value: unknown = doc.contents === null ? null : doc.toJS();
+  if (value !== null && value !== undefined && (typeof value !== 'object' || Array.isArray(value))) {
     throw new HomeAgentError('HA_ERR_CONFIG_FILE', `${path}: the top level must be a mapping with the sections core and plugin`);
   }
-  return value as Record<string, unknown>;
+  return doc;
 }
 
 interface MergeContext {

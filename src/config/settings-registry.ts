@@ -17,6 +17,7 @@ import { nearNames } from '../shared/near-names.js';
 import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
 import type { Migration, SqlDatabase } from '../store/types.js';
+import { renamedSettingKeys } from './config-migrations.js';
 import { checkValue, coerceText, describeProblem, type SettingChecks, type SettingDefinition, withDefaults } from './definitions.js';
 import { getByKey, type LoadedConfig, setByKey, type ValueSource } from './loader.js';
 import type { Config } from './schema.js';
@@ -105,6 +106,8 @@ export interface SettingsRegistryOptions {
   clock: Clock;
   /** Checks beyond the schema, per key (the ones the loader ran on the file). */
   checks?: SettingChecks;
+  /** Keys renamed by configuration migrations, old → new; default every migration's (config-migrations.ts). */
+  renames?: ReadonlyMap<string, string>;
 }
 
 export class SettingsRegistry implements Service {
@@ -127,6 +130,7 @@ export class SettingsRegistry implements Service {
     const managed = this.#options.database();
     managed.migrate('settings', SETTINGS_MIGRATIONS);
     this.#db = managed.db;
+    this.#renameStoredKeys(this.#options.renames ?? renamedSettingKeys());
     const rows = this.#db.prepare('SELECT key, value FROM settings').all() as Array<{ key: string; value: string }>;
     for (const row of rows) {
       const def = this.#definitions.get(row.key);
@@ -154,6 +158,29 @@ export class SettingsRegistry implements Service {
 
   async stop(): Promise<void> {
     this.#db = undefined;
+  }
+
+  /**
+   * Run-time changes stored under a key a configuration migration renamed move to the new key, in
+   * one transaction with their history; a value already stored under the new key wins.
+   */
+  #renameStoredKeys(renames: ReadonlyMap<string, string>): void {
+    const db = this.#db;
+    if (!db || renames.size === 0) return;
+    const has = db.prepare('SELECT 1 FROM settings WHERE key = ?');
+    const move = db.prepare('UPDATE settings SET key = ? WHERE key = ?');
+    const drop = db.prepare('DELETE FROM settings WHERE key = ?');
+    const history = db.prepare('UPDATE settings_history SET key = ? WHERE key = ?');
+    db.transaction(() => {
+      for (const [oldKey, newKey] of renames) {
+        if (!has.get(oldKey)) continue;
+        const kept = has.get(newKey) !== undefined;
+        if (kept) drop.run(oldKey);
+        else move.run(newKey, oldKey);
+        history.run(newKey, oldKey);
+        this.#log.info({ from: oldKey, to: newKey, kept_new: kept }, 'stored setting moved to its renamed key');
+      }
+    })();
   }
 
   /**

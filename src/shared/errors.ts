@@ -10,6 +10,7 @@ export const ERROR_CODES = {
 
   HA_ERR_CONFIG_FILE: 'a configuration file could not be read or parsed',
   HA_ERR_CONFIG_INVALID: 'the configuration does not match the schema',
+  HA_ERR_CONFIG_VERSION: 'the configuration file is written for a newer HomeAgent',
 
   HA_ERR_SETTINGS_UNKNOWN_KEY: 'no setting with that key is defined',
   HA_ERR_SETTINGS_INVALID_VALUE: 'the value does not fit the setting definition',
@@ -64,7 +65,7 @@ export const ERROR_CODES = {
 
   HA_ERR_IO_CHANNEL_UNKNOWN: 'no output channel with that name exists',
   HA_ERR_IO_CAPABILITY: 'the output channel cannot carry that kind of content',
-  HA_ERR_IO_DEFINITION: 'a device or channel definition is invalid or clashes with another one',
+  HA_ERR_IO_DEFINITION: 'an output channel or route definition is invalid or clashes with another one',
 
   HA_ERR_INPUT_INVALID: 'the input event is malformed',
   HA_ERR_INPUT_QUEUE_FULL: 'the input queue is full',

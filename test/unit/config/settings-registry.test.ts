@@ -26,7 +26,13 @@ interface Setup {
 
 async function setup(
   t: Teardown,
-  options: { dir?: string; loaded?: LoadedConfig; logs?: LogManager; beforeStart?: (file: string) => void } = {},
+  options: {
+    dir?: string;
+    loaded?: LoadedConfig;
+    logs?: LogManager;
+    beforeStart?: (file: string) => void;
+    renames?: ReadonlyMap<string, string>;
+  } = {},
 ): Promise<Setup> {
   const dir = options.dir ?? tempDir(t);
   const logs = options.logs ?? silentLogs();
@@ -42,6 +48,7 @@ async function setup(
     events,
     logs,
     clock: systemClock,
+    ...(options.renames && { renames: options.renames }),
   });
   await registry.start();
   t.teardown(() => registry.stop());
@@ -470,4 +477,47 @@ t.test('the registry refuses to work before start', async (t) => {
   });
   expectError(t, () => registry.set('core.name', 'x', 'cli'), 'HA_ERR_INTERNAL');
   t.equal(registry.get('core.name').value, 'HomeAgent', 'reading works from the loaded configuration');
+});
+
+t.test('stored settings under a key a configuration migration renamed move to the new key with their history', async (t) => {
+  const dir = tempDir(t);
+  const seed = (file: string) => {
+    const db = new Database(file);
+    try {
+      db.exec(`CREATE TABLE schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL,
+        applied_at TEXT NOT NULL, PRIMARY KEY (component, version)) STRICT`);
+      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?, ?)').run(
+        'settings',
+        1,
+        SETTINGS_MIGRATIONS[0]?.name,
+        '2024-01-01T00:00:00Z',
+      );
+      db.transaction(() => SETTINGS_MIGRATIONS[0]?.up(db))();
+      const insert = db.prepare("INSERT INTO settings VALUES (?, ?, '2024-01-01T00:00:00Z', 'cli')");
+      const history = db.prepare(
+        "INSERT INTO settings_history (key, action, value, actor, at) VALUES (?, 'set', ?, 'cli', '2024-01-01T00:00:00Z')",
+      );
+      insert.run('core.daemon.stop_ms', '42000'); // a retired name of core.daemon.stop_timeout_ms
+      history.run('core.daemon.stop_ms', '42000');
+      insert.run('core.old_name', '"Old"'); // renamed to core.name, which is stored too and wins
+      insert.run('core.name', '"Kept"');
+    } finally {
+      db.close();
+    }
+  };
+  const renames = new Map([
+    ['core.daemon.stop_ms', 'core.daemon.stop_timeout_ms'],
+    ['core.old_name', 'core.name'],
+  ]);
+  const { registry, file } = await setup(t, { dir, beforeStart: seed, renames });
+  t.match(registry.get('core.daemon.stop_timeout_ms'), { value: 42000, source: 'runtime' }, 'the change made under the old name holds');
+  t.match(registry.get('core.name'), { value: 'Kept', source: 'runtime' }, 'a value under the new name wins');
+  t.same(readRows(file, 'SELECT key, value FROM settings ORDER BY key'), [
+    { key: 'core.daemon.stop_timeout_ms', value: '42000' },
+    { key: 'core.name', value: '"Kept"' },
+  ]);
+  t.same(readRows(file, 'SELECT key FROM settings_history'), [{ key: 'core.daemon.stop_timeout_ms' }], 'history follows the key');
+  await registry.stop();
+  await registry.start();
+  t.equal(registry.get('core.daemon.stop_timeout_ms').value, 42000, 'a second start finds nothing left to move');
 });
