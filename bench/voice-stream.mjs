@@ -7,7 +7,7 @@
 //   sentence's synthesis time + 50 ms, i.e. the words still to come plus synthesis + 50 ms);
 //   first_sentence_synthesis_ms and first_sentence_written_ms are reported beside it.
 import { execFileSync } from 'node:child_process';
-import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, createReadStream, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,6 +85,13 @@ export async function run(emit) {
       while (speaker.active) await new Promise((r) => setTimeout(r, 5));
     }
     closed = true;
+    // The reader may already wait in open() for the next aplay: that open holds a threadpool thread
+    // the process cannot exit past. A writer that opens and closes at once lets it see the end.
+    try {
+      closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // ENXIO: no reader is waiting.
+    }
     const synth = [];
     for (let i = 0; i < 10; i++) {
       const start = performance.now();
