@@ -16,10 +16,8 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = resolve(process.argv[2] ?? join(root, 'docs', 'screenshots'));
 
-// The helpers are TypeScript; tap's loader (ts-node, transpile only) runs them as the tests do.
-process.env.TS_NODE_TRANSPILE_ONLY = '1';
-process.env.TS_NODE_PROJECT ??= join(root, 'tsconfig.json');
-await import('@tapjs/typescript/import');
+// The helpers are TypeScript; the tests' loader (test/helpers/swc-register.mjs) runs them as the tests do.
+await import(join(root, 'test', 'helpers', 'swc-register.mjs'));
 const helpers = await import(join(root, 'test', 'helpers', 'browser.ts'));
 const { addKnowledge, chromiumMissing, LAPTOP, launchChromium, login, PHONE, startWebuiHome, streamedAnswer, toolCall } = helpers;
 

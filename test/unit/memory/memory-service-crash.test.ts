@@ -69,7 +69,7 @@ async function tests(): Promise<void> {
 
   t.test('inputs recorded before a kill -9 are in the window after restart', async (t) => {
     const dir = tempDir(t);
-    const loader = process.execArgv.filter((arg) => /typescript/.test(arg) || arg === '--enable-source-maps');
+    const loader = process.execArgv.filter((arg) => /swc-register/.test(arg) || arg === '--enable-source-maps');
     const proc = spawn(process.execPath, [...loader, fileURLToPath(import.meta.url)], {
       env: { ...process.env, HA_MEMORY_RECORD_CHILD: dir },
       stdio: ['ignore', 'pipe', 'inherit'],
