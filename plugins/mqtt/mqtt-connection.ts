@@ -31,8 +31,7 @@
  *   the handlers whose filter matches (a throwing handler is logged and does not stop the others).
  */
 import mqtt, { type IPublishPacket, type MqttClient, type Packet } from 'mqtt';
-import { HomeAgentError, type Logger } from '../../src/sdk/index.js';
-import { ReconnectBackoff } from './backoff.js';
+import { HomeAgentError, type Logger, ReconnectBackoff } from '../../src/sdk/index.js';
 import {
   type ConnectionSettings,
   checkBrokerUrl,

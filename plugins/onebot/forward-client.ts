@@ -1,13 +1,14 @@
 /**
  * Forward WebSocket: HomeAgent connects to the implementation's WebSocket server (url) with
  * `Authorization: Bearer <token>` and keeps reconnecting after a failure or a drop, waiting
- * reconnect_min_ms doubling to reconnect_max_ms (Backoff), reset after a healthy connection.
+ * reconnect_min_ms doubling to reconnect_max_ms with jitter (the SDK's ReconnectBackoff, shared with
+ * MQTT and Home Assistant), started over after a connection stayed up HEALTHY_MS.
  * Every failed attempt is logged with its reason and the wait before the next one (the backoff
  * keeps that to a line every reconnect_max_ms at worst) and kept for health(); a hostile or broken
  * server (resets, garbage, half frames) only ever ends the current connection.
  */
 import { WebSocket } from 'ws';
-import { Backoff } from './backoff.js';
+import { ReconnectBackoff } from '../../src/sdk/index.js';
 import { deliverFrame, type LinkHandlers, type LinkLog, type OneBotLink, sendOn } from './link.js';
 
 /** As the reverse server accepts: a bigger frame from the implementation is a protocol error, not a buffer. */
@@ -35,7 +36,7 @@ export interface ForwardClientOptions {
 
 export class ForwardClient implements OneBotLink {
   readonly #o: ForwardClientOptions;
-  readonly #backoff: Backoff;
+  readonly #backoff: ReconnectBackoff;
   #socket: WebSocket | undefined;
   #timer: { cancel(): void } | undefined;
   #stopped = false;
@@ -45,7 +46,7 @@ export class ForwardClient implements OneBotLink {
 
   constructor(options: ForwardClientOptions) {
     this.#o = options;
-    this.#backoff = new Backoff({ minMs: options.minMs, maxMs: options.maxMs, healthyMs: HEALTHY_MS });
+    this.#backoff = new ReconnectBackoff(() => ({ min_ms: options.minMs, max_ms: options.maxMs }));
   }
 
   get connected(): boolean {
@@ -102,7 +103,8 @@ export class ForwardClient implements OneBotLink {
       if (this.#socket !== socket) return;
       this.#socket = undefined;
       if (openedAt !== undefined) {
-        this.#backoff.connectionEnded(this.#o.clock.now() - openedAt);
+        // A peer that accepts and drops at once is not hammered: only a connection that lasted resets the waits.
+        if (this.#o.clock.now() - openedAt >= HEALTHY_MS) this.#backoff.reset();
         this.#o.handlers.onDown(`connection closed (${code}${failure ? `, ${failure}` : ''})`);
       }
       if (this.#stopped) return;

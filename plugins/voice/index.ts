@@ -346,7 +346,7 @@ export class VoicePlugin implements PluginInstance {
         threshold: get<number>('keyphrase_threshold'),
         phoneLoopPenalty: get<number>('keyphrase_phone_loop_penalty'),
         modelDir: get<string>('keyphrase_model_dir'),
-        restart: () => ({ minMs: get<number>('keyphrase_restart_ms'), maxMs: get<number>('keyphrase_restart_max_ms') }),
+        restart: () => ({ min_ms: get<number>('keyphrase_restart_ms'), max_ms: get<number>('keyphrase_restart_max_ms') }),
         onDetection: (detection) => policy.trigger('wake_word', { score: detection.score, model: `pocketsphinx:${detection.phrase}` }),
         onProblem: (problem) => {
           if (problem === undefined) this.#notes.delete('keyphrase');

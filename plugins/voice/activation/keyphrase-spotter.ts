@@ -16,8 +16,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { findOnPath, HomeAgentError } from '../../../src/sdk/index.js';
-import { Backoff, type BackoffLimits } from '../backoff.js';
+import { type BackoffBounds, findOnPath, HomeAgentError, ReconnectBackoff } from '../../../src/sdk/index.js';
 
 export const KEYPHRASE_PROGRAM = 'pocketsphinx_continuous';
 export const DEFAULT_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
@@ -48,7 +47,7 @@ export interface KeyphraseSpotterOptions {
   modelDir?: string;
   /** The program; a name on PATH or an absolute path. */
   program?: string;
-  restart: () => BackoffLimits;
+  restart: () => BackoffBounds;
   onDetection(detection: KeyphraseDetection): void;
   /** A problem line when the spotter stopped hearing (exit, backlog), undefined once it hears again. */
   onProblem?(problem: string | undefined): void;
@@ -124,7 +123,7 @@ export class KeyphraseSpotter {
   readonly #options: KeyphraseSpotterOptions;
   readonly #program: string;
   readonly #modelDir: string;
-  readonly #backoff: Backoff;
+  readonly #backoff: ReconnectBackoff;
   #child: ChildProcess | undefined;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
@@ -137,7 +136,7 @@ export class KeyphraseSpotter {
     this.phrase = phraseWords(options.phrase).join(' ');
     this.#program = program;
     this.#modelDir = modelDir;
-    this.#backoff = new Backoff(options.restart);
+    this.#backoff = new ReconnectBackoff(options.restart);
   }
 
   /**

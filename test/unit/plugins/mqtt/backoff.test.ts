@@ -1,8 +1,8 @@
-// Reconnect waits (plugins/mqtt/backoff.ts) and the QoS 1 re-delivery rule (duplicate-filter.ts):
+// Reconnect waits (src/shared/backoff.ts, the SDK's, used by MQTT, Home Assistant, OneBot and the wake word) and the QoS 1 re-delivery rule (duplicate-filter.ts):
 // pure logic, checked with injected randomness and time.
 import t from 'tap';
-import { backoffDelay, backoffRange, ReconnectBackoff } from '../../../../plugins/mqtt/backoff.js';
 import { CAPACITY, DuplicateFilter, WINDOW_MS } from '../../../../plugins/mqtt/duplicate-filter.js';
+import { backoffDelay, backoffRange, ReconnectBackoff } from '../../../../src/shared/backoff.js';
 
 const BOUNDS = { min_ms: 1000, max_ms: 60_000 };
 

@@ -3,7 +3,7 @@
 // the connection and the broker cuts connections ungracefully or refuses them, so outages happen
 // for real without stopping the broker.
 import t, { type Test } from 'tap';
-import { backoffDelay, backoffRange } from '../../../../plugins/mqtt/backoff.js';
+import { backoffDelay, backoffRange } from '../../../../src/shared/backoff.js';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
 import { expectErrorAsync } from '../../fixtures/support.js';
 import {

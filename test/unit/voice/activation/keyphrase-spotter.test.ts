@@ -23,7 +23,7 @@ function speech(text: string, voice = 'en-us+f3', speed = 150, pitch = 70): Int1
   return new Int16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2);
 }
 
-const limits = () => ({ minMs: 100, maxMs: 400 });
+const limits = () => ({ min_ms: 100, max_ms: 400 });
 
 async function spot(audio: Int16Array, phrase = 'hey home'): Promise<KeyphraseDetection[]> {
   const detections: KeyphraseDetection[] = [];
