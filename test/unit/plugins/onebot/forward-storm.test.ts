@@ -15,6 +15,7 @@ import t from 'tap';
 import { WebSocketServer } from 'ws';
 import type { LinkClock } from '../../../../plugins/onebot/forward-client.js';
 import { OnebotPlugin } from '../../../../plugins/onebot/onebot-plugin.js';
+import { backoffRange } from '../../../../src/shared/backoff.js';
 import { deferred } from '../../../helpers/deferred.js';
 import { ManualTimerClock } from '../../../helpers/manual-timer-clock.js';
 import { createTestPluginContext } from '../../../helpers/plugin-context.js';
@@ -131,8 +132,13 @@ t.test(`forward mode survives ${CYCLES} reconnect cycles against a hostile imple
     problems.add(health.detail.replace(/\d+/g, 'N'));
   }
   t.equal(server.connections, CYCLES, `${CYCLES} failed attempts, each after one wait`);
-  const expected = Array.from({ length: CYCLES }, (_, i) => Math.min(DEFAULTS.reconnect_min_ms * 2 ** i, DEFAULTS.reconnect_max_ms));
-  t.same(waits, expected, 'the waits double from reconnect_min_ms to reconnect_max_ms and stay there (no connection lasted)');
+  const bounds = { min_ms: DEFAULTS.reconnect_min_ms, max_ms: DEFAULTS.reconnect_max_ms };
+  const outside = waits.flatMap((ms, i) => {
+    const { low, high } = backoffRange(i, bounds);
+    return ms >= low && ms <= high ? [] : [`wait ${i}: ${ms} ms outside ${low}-${high}`];
+  });
+  t.equal(waits[0], DEFAULTS.reconnect_min_ms, 'the first wait is reconnect_min_ms');
+  t.same(outside, [], 'the waits double up to reconnect_max_ms with jitter and stay there (no connection lasted)');
   t.comment(`health details seen: ${[...problems].join(' | ')}`);
   t.ok(
     [...problems].some((p) => p.startsWith('no OneBot implementation connected; cannot connect:')),
