@@ -412,20 +412,21 @@ t.test('a plugin value from the config file is used when the plugin defines the 
   t.equal(registry.get('plugin.weather.refresh_s').value, 120);
 });
 
+/** A state database as an earlier version left it: the settings tables made, rows written by the caller. */
+function settingsDatabase(file: string): Database.Database {
+  const db = new Database(file);
+  db.exec(`CREATE TABLE schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL,
+    applied_at TEXT NOT NULL, PRIMARY KEY (component, version)) STRICT`);
+  db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?, ?)').run('settings', 1, SETTINGS_MIGRATIONS[0]?.name, '2024-01-01T00:00:00Z');
+  db.transaction(() => SETTINGS_MIGRATIONS[0]?.up(db))();
+  return db;
+}
+
 t.test('a stored value that no longer fits its definition is ignored', async (t) => {
   const dir = tempDir(t);
   const seed = (file: string) => {
-    const db = new Database(file);
+    const db = settingsDatabase(file);
     try {
-      db.exec(`CREATE TABLE schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL,
-        applied_at TEXT NOT NULL, PRIMARY KEY (component, version)) STRICT`);
-      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?, ?)').run(
-        'settings',
-        1,
-        SETTINGS_MIGRATIONS[0]?.name,
-        '2024-01-01T00:00:00Z',
-      );
-      db.transaction(() => SETTINGS_MIGRATIONS[0]?.up(db))();
       const insert = db.prepare("INSERT INTO settings VALUES (?, ?, '2024-01-01T00:00:00Z', 'old')");
       insert.run('core.daemon.stop_timeout_ms', '5'); // below the minimum now
       insert.run('core.name', '{not json');
@@ -482,17 +483,8 @@ t.test('the registry refuses to work before start', async (t) => {
 t.test('stored settings under a key a configuration migration renamed move to the new key with their history', async (t) => {
   const dir = tempDir(t);
   const seed = (file: string) => {
-    const db = new Database(file);
+    const db = settingsDatabase(file);
     try {
-      db.exec(`CREATE TABLE schema_migrations (component TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL,
-        applied_at TEXT NOT NULL, PRIMARY KEY (component, version)) STRICT`);
-      db.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?, ?)').run(
-        'settings',
-        1,
-        SETTINGS_MIGRATIONS[0]?.name,
-        '2024-01-01T00:00:00Z',
-      );
-      db.transaction(() => SETTINGS_MIGRATIONS[0]?.up(db))();
       const insert = db.prepare("INSERT INTO settings VALUES (?, ?, '2024-01-01T00:00:00Z', 'cli')");
       const history = db.prepare(
         "INSERT INTO settings_history (key, action, value, actor, at) VALUES (?, 'set', ?, 'cli', '2024-01-01T00:00:00Z')",
