@@ -6,7 +6,11 @@
 // - only src/store imports better-sqlite3; only devices/** import hardware libraries;
 //   only plugins/mqtt imports mqtt; src/agent sees LLMs only through src/llm/spec;
 // - nothing imports src/main.ts, only src/main.ts imports the composition (src/daemon.ts, src/daemon/);
-//   there are no import cycles.
+//   there are no import cycles;
+// - the one way up: src/config/plugin-sections.ts exports every built-in plugin's and device's
+//   settings-schema.ts under its folder's name, and such a file imports only TypeBox and
+//   src/sdk/settings.ts (itself only the settings vocabulary), so loading the configuration loads no
+//   plugin code.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +25,9 @@ const root = rootArg > 0 ? resolve(process.argv[rootArg + 1]) : resolve(dirname(
  * the speaker it listens and talks through (docs/decisions/0006-voice-composes-audio-drivers.md).
  */
 const DRIVERS_FOR = { 'plugins/voice': ['devices/microphone', 'devices/speaker'] };
+const SECTIONS_FILE = 'src/config/plugin-sections.ts';
+const SETTINGS_SCHEMA = /^(plugins|devices)\/([^/]+)\/settings-schema\.ts$/;
+const SDK_SETTINGS = 'src/sdk/settings.ts';
 const HARDWARE = ['onoff', 'i2c-bus', 'node-record-lpcm16', 'speaker', 'node-webcam', 'node-libgpiod'];
 
 function walk(dir) {
@@ -71,6 +78,8 @@ for (const file of files) {
   const edges = [];
   for (const spec of importsOf(file)) {
     const bare = !spec.startsWith('.') && !spec.startsWith('/');
+    if (bare && SETTINGS_SCHEMA.test(me.rel) && spec !== '@sinclair/typebox')
+      problems.push(`${me.rel}: a settings schema imports only @sinclair/typebox and ${SDK_SETTINGS}, not ${spec}`);
     if (bare) {
       const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
       if (pkg === 'better-sqlite3' && !(me.area === 'src' && me.folder === 'store'))
@@ -86,6 +95,17 @@ for (const file of files) {
     if (them.rel === 'src/main.ts') problems.push(`${me.rel}: nothing may import src/main.ts`);
     if (them.area === 'src' && them.folder === 'daemon' && me.folder !== 'daemon' && me.rel !== 'src/main.ts')
       problems.push(`${me.rel}: only src/main.ts may import the composition (${them.rel})`);
+    if (SETTINGS_SCHEMA.test(me.rel) && them.rel !== SDK_SETTINGS) {
+      problems.push(`${me.rel}: a settings schema imports only @sinclair/typebox and ${SDK_SETTINGS}, not ${them.rel}`);
+      continue;
+    }
+    if (me.rel === SDK_SETTINGS && them.rel !== 'src/config/setting-schema.ts')
+      problems.push(`${me.rel}: imports only src/config/setting-schema.ts (the configuration schema loads it), not ${them.rel}`);
+    if (me.rel === SECTIONS_FILE) {
+      if (!SETTINGS_SCHEMA.test(them.rel))
+        problems.push(`${me.rel}: exports only plugins' and devices' settings-schema.ts, not ${them.rel}`);
+      continue;
+    }
     if (me.area === 'plugins' || me.area === 'devices') {
       const own = them.area === me.area && them.folder === me.folder;
       const sdk = them.area === 'src' && them.folder === 'sdk';
@@ -110,6 +130,20 @@ for (const file of files) {
     }
   }
   graph.set(file, edges);
+}
+
+// Every plugin's and device's settings schema is composed, under its folder's name.
+let sectionsText = '';
+try {
+  sectionsText = readFileSync(join(root, SECTIONS_FILE), 'utf8');
+} catch {
+  // A tree without the file (the tests' fixtures) has no sections to compose.
+}
+for (const file of files) {
+  const match = SETTINGS_SCHEMA.exec(relative(root, file).split(sep).join('/'));
+  if (!match) continue;
+  const line = `export { settingsSchema as ${match[2]} } from '../../${match[1]}/${match[2]}/settings-schema.js';`;
+  if (!sectionsText.includes(line)) problems.push(`${SECTIONS_FILE}: misses the line for ${match[0]}: ${line}`);
 }
 
 // Cycle detection (depth-first, reporting each cycle once).

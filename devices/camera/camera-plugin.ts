@@ -24,6 +24,7 @@ import {
 } from '../../src/sdk/index.js';
 import { cameraAbsence, cameraObjectId, readCameraSettings } from './camera-settings.js';
 import { CameraSnapshots, type Snapshot } from './camera-snapshots.js';
+import type { CameraSettings } from './settings-schema.js';
 
 export const SNAPSHOT_TOOL = 'camera_snapshot';
 /** Home Assistant's state for a camera that is not streaming; pictures change attributes, not the state. */
@@ -39,7 +40,7 @@ export interface CameraPluginOptions {
 }
 
 export class CameraPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<CameraSettings>;
   readonly #options: CameraPluginOptions;
   #snapshots: CameraSnapshots | undefined;
   #entity: EntityHandle | undefined;
@@ -47,7 +48,7 @@ export class CameraPlugin implements PluginInstance {
   #absent: string | undefined;
   #last: Snapshot | undefined;
 
-  constructor(ctx: PluginContext, options: CameraPluginOptions = {}) {
+  constructor(ctx: PluginContext<CameraSettings>, options: CameraPluginOptions = {}) {
     this.#ctx = ctx;
     this.#options = options;
   }
@@ -67,8 +68,8 @@ export class CameraPlugin implements PluginInstance {
       now: this.#options.now ?? Date.now,
       ...(this.#options.env && { env: this.#options.env }),
     });
-    const name = this.#ctx.settings.get<string>('name');
-    const area = this.#ctx.settings.get<string>('area');
+    const name = this.#ctx.settings.get('name');
+    const area = this.#ctx.settings.get('area');
     this.#entity = this.#ctx.entities.register({
       domain: 'camera',
       object_id: cameraObjectId(name),
@@ -111,7 +112,7 @@ export class CameraPlugin implements PluginInstance {
     if (this.#absent !== undefined) return { ok: true, detail: this.#absent };
     const entity = this.#entity?.entity_id ?? 'camera';
     const last = this.#last ? `last picture ${this.#last.taken_at}` : 'no picture yet';
-    return { ok: true, detail: `${entity} on ${this.#ctx.settings.get<string>('device')}, ${last}` };
+    return { ok: true, detail: `${entity} on ${this.#ctx.settings.get('device')}, ${last}` };
   }
 
   /**
@@ -169,8 +170,8 @@ function toToolError(error: unknown): ToolError {
   return new ToolError({ reason: 'failed', detail: error instanceof Error ? error.message : String(error) });
 }
 
-export function createCameraPlugin(options: CameraPluginOptions = {}): PluginFactory {
+export function createCameraPlugin(options: CameraPluginOptions = {}): PluginFactory<CameraSettings> {
   return (ctx) => new CameraPlugin(ctx, options);
 }
 
-export default definePlugin(createCameraPlugin());
+export default definePlugin<CameraSettings>(createCameraPlugin());

@@ -5,15 +5,15 @@
  * resolution or quality applies to the next picture without a restart.
  */
 import { statSync } from 'node:fs';
-import { findOnPath, HomeAgentError, isHomeAgentError, slugify } from '../../src/sdk/index.js';
+import { findOnPath, HomeAgentError, isHomeAgentError, slugify, type TypedPluginSettings } from '../../src/sdk/index.js';
 import { type CaptureOptions, checkCaptureOptions } from './fswebcam-capture.js';
+import type { CameraSettings } from './settings-schema.js';
 
 /** The slice of ctx.settings this module reads. */
-export interface CameraSettingsSource {
-  get<T = unknown>(key: string): T;
-}
+export type CameraSettingsSource = Pick<TypedPluginSettings<CameraSettings>, 'get'>;
 
-export interface CameraSettings extends CaptureOptions {
+/** What one capture is made with: the capture options and the size limit. */
+export interface CaptureSettings extends CaptureOptions {
   /** Largest picture accepted from fswebcam, in bytes. */
   maxBytes: number;
 }
@@ -28,14 +28,14 @@ const SETTING_KEYS: Readonly<Record<string, string>> = {
 };
 
 /** The capture settings as configured now; HA_ERR_CAMERA_OPTION naming `plugin.camera.<key>` when one is unusable. */
-export function readCameraSettings(settings: CameraSettingsSource): CameraSettings {
-  const options: CameraSettings = {
-    device: settings.get<string>('device'),
-    resolution: settings.get<string>('resolution'),
-    jpegQuality: settings.get<number>('jpeg_quality'),
-    skipFrames: settings.get<number>('skip_frames'),
-    timeoutMs: settings.get<number>('timeout_ms'),
-    maxBytes: settings.get<number>('max_bytes'),
+export function readCameraSettings(settings: CameraSettingsSource): CaptureSettings {
+  const options: CaptureSettings = {
+    device: settings.get('device'),
+    resolution: settings.get('resolution'),
+    jpegQuality: settings.get('jpeg_quality'),
+    skipFrames: settings.get('skip_frames'),
+    timeoutMs: settings.get('timeout_ms'),
+    maxBytes: settings.get('max_bytes'),
   };
   try {
     checkCaptureOptions(options);

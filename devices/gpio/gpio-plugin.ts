@@ -34,6 +34,7 @@ import { type GpioPinPlan, planGpioPins } from './gpio-pin-config.js';
 import { gpioTools } from './gpio-tools.js';
 import { PinGuard, type PinGuardEvent, type WatcherOptions } from './pin-guard.js';
 import { selectGpioBackend } from './select-backend.js';
+import type { GpioSettings } from './settings-schema.js';
 import { SimulatedGpioBackend } from './simulated-backend.js';
 
 export interface GpioPluginOptions {
@@ -56,15 +57,8 @@ const INPUT_CHANNEL = 'gpio';
 const BCM_REFERENCE = /^(?:gpio|bcm)?\s*(\d{1,2})$/i;
 const CHIP_DEVICE = /^gpiochip\d+$/;
 
-interface Settings {
-  backend: 'auto' | 'sysfs' | 'gpiod' | 'simulated';
-  chip: string;
-  poll_interval_ms: number;
-  pins: unknown;
-}
-
 export class GpioPlugin implements PluginInstance, GpioOperations {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<GpioSettings>;
   readonly #options: GpioPluginOptions;
   readonly #clock: GpioClock;
   readonly #pins = new Map<string, LivePin>();
@@ -78,14 +72,14 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
   #watcherProblem: string | undefined;
   #crashProtection: string | undefined;
 
-  constructor(ctx: PluginContext, options: GpioPluginOptions = {}) {
+  constructor(ctx: PluginContext<GpioSettings>, options: GpioPluginOptions = {}) {
     this.#ctx = ctx;
     this.#options = options;
     this.#clock = options.clock ?? systemGpioClock;
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    const plans = planGpioPins(this.#setting('pins'));
+    const plans = planGpioPins(this.#ctx.settings.get('pins'));
     const { backend, reason } = await this.#selectBackend();
     this.#backend = backend;
     this.#reason = reason;
@@ -279,10 +273,6 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
 
   // ---- internals ----
 
-  #setting<K extends keyof Settings>(key: K): Settings[K] {
-    return this.#ctx.settings.get<Settings[K]>(key);
-  }
-
   #running(): PinGuard {
     const guard = this.#guard;
     if (guard === undefined) throw new HomeAgentError('HA_ERR_GPIO_UNAVAILABLE', 'GPIO is not running');
@@ -293,7 +283,7 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
     if (this.#options.backend !== undefined) {
       return { backend: this.#options.backend, reason: `${this.#options.backend.kind}: chosen by the caller` };
     }
-    const chip = (this.#setting('chip') ?? '').trim();
+    const chip = (this.#ctx.settings.get('chip') ?? '').trim();
     const clock = this.#clock;
     const data = this.#ctx.paths.data;
     const labels = chip === '' || CHIP_DEVICE.test(chip) ? {} : { chipLabels: [chip] };
@@ -301,11 +291,11 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
       this.#ctx.log.info(`plugin.gpio.chip ${chip} names a character device: sysfs picks its chip by label, libgpiod uses ${chip}`);
     }
     return selectGpioBackend({
-      backend: this.#setting('backend') ?? 'auto',
+      backend: this.#ctx.settings.get('backend') ?? 'auto',
       sysfs: {
         ...labels,
         clock,
-        pollIntervalMs: this.#setting('poll_interval_ms') ?? 10,
+        pollIntervalMs: this.#ctx.settings.get('poll_interval_ms') ?? 10,
         onWarning: (message: string) => this.#ctx.log.warn(`GPIO: ${message}`),
       },
       gpiod: { ...labels, ...(CHIP_DEVICE.test(chip) ? { chip } : {}), clock, runDir: join(data, GPIOD_RUN_DIR) },
@@ -487,8 +477,8 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
   }
 }
 
-export function createGpioPlugin(options: GpioPluginOptions = {}): PluginFactory {
+export function createGpioPlugin(options: GpioPluginOptions = {}): PluginFactory<GpioSettings> {
   return (ctx) => new GpioPlugin(ctx, options);
 }
 
-export default definePlugin(createGpioPlugin());
+export default definePlugin<GpioSettings>(createGpioPlugin());

@@ -37,6 +37,7 @@ import {
   type SensorSpec,
 } from './sensor-factory.js';
 import { applySimulatedValues, type SimulatedValues } from './sensor-simulation.js';
+import type { I2cSettings } from './settings-schema.js';
 import { type I2cDeviceEmulator, SimulatedI2cBus } from './simulated-bus.js';
 
 /** An opened bus and, when it is simulated, the chips on it by address (what `i2c.simulate` moves). */
@@ -125,14 +126,14 @@ const SimulateParams = Type.Object(
 );
 
 export class I2cPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<I2cSettings>;
   readonly #clock: DeviceClock;
   readonly #openBus: OpenSensorBus;
   readonly #buses = new Map<number, BusState>();
   readonly #sensors = new Map<string, RunningSensor>();
   readonly #unregister: Array<() => void> = [];
 
-  constructor(ctx: PluginContext, options: I2cPluginOptions = {}) {
+  constructor(ctx: PluginContext<I2cSettings>, options: I2cPluginOptions = {}) {
     this.#ctx = ctx;
     this.#clock = options.clock ?? systemDeviceClock;
     this.#openBus = options.openBus ?? openSensorBus(this.#clock);
@@ -352,8 +353,8 @@ function unopenedBus(bus: number, why: string): I2cBus {
   return { name, i2cWrite: fail, i2cRead: fail, readI2cBlock: fail, readByte: fail, writeByte: fail, close: async () => undefined };
 }
 
-export function createI2cPlugin(options: I2cPluginOptions = {}): PluginFactory {
+export function createI2cPlugin(options: I2cPluginOptions = {}): PluginFactory<I2cSettings> {
   return (ctx) => new I2cPlugin(ctx, options);
 }
 
-export default definePlugin(createI2cPlugin());
+export default definePlugin<I2cSettings>(createI2cPlugin());

@@ -20,6 +20,7 @@ import {
   type PluginInstance,
   toErrorEnvelope,
 } from '../../src/sdk/index.js';
+import type { CliSettings } from './settings-schema.js';
 
 type RequestId = string | number | null;
 
@@ -38,16 +39,8 @@ const REFUSED_LINGER_MS = 2000;
 const LOG_WINDOW_MS = 60_000;
 const LOG_PER_WINDOW = 5;
 
-interface Settings {
-  socket_path: string;
-  socket_mode: string;
-  max_frame_bytes: number;
-  max_connections: number;
-  idle_timeout_ms: number;
-}
-
 export class CliPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<CliSettings>;
   readonly #sockets = new Set<Socket>();
   /** Requests being answered per connection: such a connection is never closed as idle. */
   readonly #inFlight = new WeakMap<Socket, number>();
@@ -60,12 +53,12 @@ export class CliPlugin implements PluginInstance {
   #refused = 0;
   #peerErrors = 0;
 
-  constructor(ctx: PluginContext) {
+  constructor(ctx: PluginContext<CliSettings>) {
     this.#ctx = ctx;
   }
 
   async start(): Promise<void> {
-    const path = this.#setting('socket_path') || join(this.#ctx.paths.runtime, 'homeagent.sock');
+    const path = this.#ctx.settings.get('socket_path') || join(this.#ctx.paths.runtime, 'homeagent.sock');
     mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
     await removeStaleSocket(path);
     const server = createServer((socket) => this.#accept(socket));
@@ -76,7 +69,7 @@ export class CliPlugin implements PluginInstance {
         resolve();
       });
     });
-    chmodSync(path, Number.parseInt(this.#setting('socket_mode'), 8));
+    chmodSync(path, Number.parseInt(this.#ctx.settings.get('socket_mode'), 8));
     // Accept failures (EMFILE under a storm) repeat for every connection tried: a few lines, not one each.
     server.on('error', (error) => this.#log('server_error', 'error', { err: error }, 'CLI socket error'));
     this.#server = server;
@@ -115,10 +108,6 @@ export class CliPlugin implements PluginInstance {
     };
   }
 
-  #setting<K extends keyof Settings>(key: K): Settings[K] {
-    return this.#ctx.settings.get<Settings[K]>(key);
-  }
-
   #log(kind: string, level: 'debug' | 'info' | 'error', fields: object, message: string): void {
     const admitted = this.#throttle.admit(kind);
     if (admitted) this.#ctx.log[level]({ ...fields, ...(admitted.suppressed > 0 ? { suppressed: admitted.suppressed } : {}) }, message);
@@ -131,7 +120,7 @@ export class CliPlugin implements PluginInstance {
       this.#peerErrors++;
       this.#log('peer_error', 'debug', { code: error.code }, `CLI connection ended by an error: ${error.message}`);
     });
-    const max = this.#setting('max_connections');
+    const max = this.#ctx.settings.get('max_connections');
     if (this.#sockets.size >= max) {
       this.#refused++;
       this.#log(
@@ -146,14 +135,14 @@ export class CliPlugin implements PluginInstance {
     this.#sockets.add(socket);
     // A connection waiting for a long request (kb import, reindex) is not idle; the reply's write
     // re-arms the timer.
-    socket.setTimeout(this.#setting('idle_timeout_ms'), () => {
+    socket.setTimeout(this.#ctx.settings.get('idle_timeout_ms'), () => {
       if ((this.#inFlight.get(socket) ?? 0) === 0) socket.end();
     });
-    const decoder = new LineDecoder(() => this.#setting('max_frame_bytes'));
+    const decoder = new LineDecoder(() => this.#ctx.settings.get('max_frame_bytes'));
     socket.on('data', (chunk: Buffer) => {
       for (const frame of decoder.push(chunk)) {
         if (frame.kind === 'too_large') {
-          const limit = this.#setting('max_frame_bytes');
+          const limit = this.#ctx.settings.get('max_frame_bytes');
           this.#reply(
             socket,
             errorResponse(
@@ -259,4 +248,4 @@ async function removeStaleSocket(path: string): Promise<void> {
   unlinkSync(path);
 }
 
-export default definePlugin((ctx) => new CliPlugin(ctx));
+export default definePlugin<CliSettings>((ctx) => new CliPlugin(ctx));

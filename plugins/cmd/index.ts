@@ -23,25 +23,14 @@ import {
   ToolError,
 } from '../../src/sdk/index.js';
 import { guardPaths, type ProtectedTrees } from './path-guard.js';
-import { type ApprovedCommand, type CmdAllowEntry, checkCommand, MAX_ARG_LENGTH, MAX_ARGV_ITEMS, type ProgramLookup } from './policy.js';
+import { type ApprovedCommand, checkCommand, MAX_ARG_LENGTH, MAX_ARGV_ITEMS, type ProgramLookup } from './policy.js';
 import { systemProgramLookup } from './program-lookup.js';
 import { isMultiCallBinary } from './program-rules.js';
 import { collectProtectedTrees } from './protected-trees.js';
 import { type RunResult, runCommand } from './runner.js';
 import { runInRunner } from './runner-client.js';
+import type { CmdSettings } from './settings-schema.js';
 import { resolveWorkdir } from './workdir.js';
-
-type Isolation = 'auto' | 'runner' | 'in_process';
-
-interface Settings {
-  allow: CmdAllowEntry[];
-  timeout_ms: number;
-  max_output_bytes: number;
-  workdir: string;
-  history: number;
-  isolation: Isolation;
-  runner_socket: string;
-}
 
 interface RunArgs {
   argv: unknown;
@@ -89,7 +78,7 @@ const AUDIT_ARG_CHARS = 512;
 export const ISOLATION_NOTICE = 'plugin.cmd.isolation';
 
 export class CmdPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<CmdSettings>;
   readonly #lookup: ProgramLookup;
   readonly #killGraceMs: number;
   readonly #history: HistoryEntry[] = [];
@@ -100,7 +89,7 @@ export class CmdPlugin implements PluginInstance {
   /** Refusals found after the policy check, already audited as cmd.denied. */
   readonly #refusals = new WeakSet<object>();
 
-  constructor(ctx: PluginContext, options: CmdPluginOptions = {}) {
+  constructor(ctx: PluginContext<CmdSettings>, options: CmdPluginOptions = {}) {
     this.#ctx = ctx;
     this.#lookup = options.lookup ?? systemProgramLookup;
     this.#killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
@@ -217,7 +206,7 @@ export class CmdPlugin implements PluginInstance {
   async #run(args: RunArgs, who: Requester, signal: AbortSignal): Promise<RunResult> {
     const argv = auditArgv(args.argv);
     const deny = (field: string, reason: string) => this.#ctx.audit('cmd.denied', { argv, field, reason, ...who });
-    const check = checkCommand(args.argv, this.#setting('allow'), this.#lookup);
+    const check = checkCommand(args.argv, this.#ctx.settings.get('allow'), this.#lookup);
     if (!check.ok) {
       deny(check.denial.field, check.denial.detail);
       throw new ToolError(check.denial);
@@ -234,7 +223,7 @@ export class CmdPlugin implements PluginInstance {
     }
 
     const { command } = check;
-    const limit = this.#setting('timeout_ms');
+    const limit = this.#ctx.settings.get('timeout_ms');
     const timeoutMs = Math.min(args.timeout_ms ?? limit, limit);
     const controller = new AbortController();
     const forward = () => controller.abort();
@@ -292,7 +281,7 @@ export class CmdPlugin implements PluginInstance {
       cwd: workdir,
       env: { PATH: CHILD_PATH, LANG: 'C.UTF-8', HOME: workdir },
       timeoutMs,
-      maxOutputBytes: this.#setting('max_output_bytes'),
+      maxOutputBytes: this.#ctx.settings.get('max_output_bytes'),
       killGraceMs: this.#killGraceMs,
       signal,
     });
@@ -311,10 +300,10 @@ export class CmdPlugin implements PluginInstance {
       executable: command.executable,
       argv0: command.argv0,
       args: command.args,
-      base: this.#setting('workdir'),
+      base: this.#ctx.settings.get('workdir'),
       workdir: requested ?? '',
       timeoutMs,
-      maxOutputBytes: this.#setting('max_output_bytes'),
+      maxOutputBytes: this.#ctx.settings.get('max_output_bytes'),
       killGraceMs: this.#killGraceMs,
       signal,
     });
@@ -329,7 +318,7 @@ export class CmdPlugin implements PluginInstance {
     let workdir: string;
     let trees: ProtectedTrees;
     try {
-      workdir = resolveWorkdir(this.#setting('workdir') || this.#ctx.paths.data, requested);
+      workdir = resolveWorkdir(this.#ctx.settings.get('workdir') || this.#ctx.paths.data, requested);
       trees = await collectProtectedTrees(this.#ctx);
     } catch (error) {
       if (error instanceof ToolError) deny(error.info.field ?? 'argv', error.info.detail);
@@ -353,8 +342,8 @@ export class CmdPlugin implements PluginInstance {
 
   /** Decides where commands run now, and keeps the status notice in step with it. */
   #place(): Placement {
-    const isolation = this.#setting('isolation');
-    const socket = this.#setting('runner_socket');
+    const isolation = this.#ctx.settings.get('isolation');
+    const socket = this.#ctx.settings.get('runner_socket');
     let placement: Placement;
     if (isolation === 'in_process') placement = { mode: 'in_process', why: 'plugin.cmd.isolation is in_process' };
     else if (isSocket(socket)) placement = { mode: 'runner', socket };
@@ -384,12 +373,8 @@ export class CmdPlugin implements PluginInstance {
 
   #remember(entry: HistoryEntry): void {
     this.#history.push(entry);
-    const keep = this.#setting('history');
+    const keep = this.#ctx.settings.get('history');
     if (this.#history.length > keep) this.#history.splice(0, this.#history.length - keep);
-  }
-
-  #setting<K extends keyof Settings>(key: K): Settings[K] {
-    return this.#ctx.settings.get<Settings[K]>(key);
   }
 }
 
@@ -412,4 +397,4 @@ function auditArgv(argv: unknown): unknown {
   return items;
 }
 
-export default definePlugin((ctx) => new CmdPlugin(ctx));
+export default definePlugin<CmdSettings>((ctx) => new CmdPlugin(ctx));

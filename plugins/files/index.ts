@@ -24,22 +24,8 @@ import {
 } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { definePlugin, type PluginContext, type PluginInstance, type ToolContext, ToolError } from '../../src/sdk/index.js';
-import {
-  type ConfiguredRoot,
-  checkOpened,
-  containingRoot,
-  type FileRoot,
-  MAX_PATH_LENGTH,
-  rejected,
-  resolvePath,
-  resolveRoots,
-} from './file-roots.js';
-
-interface Settings {
-  roots: ConfiguredRoot[];
-  max_read_bytes: number;
-  max_write_bytes: number;
-}
+import { checkOpened, containingRoot, type FileRoot, MAX_PATH_LENGTH, rejected, resolvePath, resolveRoots } from './file-roots.js';
+import type { FilesSettings } from './settings-schema.js';
 
 /** Entries files_list returns at most. */
 const MAX_LIST_ENTRIES = 1000;
@@ -52,12 +38,12 @@ const PATH_PARAMETER = {
 };
 
 export class FilesPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<FilesSettings>;
   readonly #unregister: Array<() => void> = [];
   /** Skipped roots already logged, so a missing root is reported once, not on every call. */
   readonly #warned = new Set<string>();
 
-  constructor(ctx: PluginContext) {
+  constructor(ctx: PluginContext<FilesSettings>) {
     this.#ctx = ctx;
   }
 
@@ -129,7 +115,7 @@ export class FilesPlugin implements PluginInstance {
   }
 
   #roots(): FileRoot[] {
-    const { roots, skipped } = resolveRoots(this.#ctx.paths.data, this.#setting('roots'));
+    const { roots, skipped } = resolveRoots(this.#ctx.paths.data, this.#ctx.settings.get('roots'));
     for (const why of skipped) {
       if (this.#warned.has(why)) continue;
       this.#warned.add(why);
@@ -178,7 +164,7 @@ export class FilesPlugin implements PluginInstance {
 
   #read(args: { path: string; offset?: number; max_bytes?: number }): unknown {
     const target = existing(resolvePath(args.path, this.#roots(), 'read'), args.path);
-    const limit = Math.min(args.max_bytes ?? Number.POSITIVE_INFINITY, this.#setting('max_read_bytes'));
+    const limit = Math.min(args.max_bytes ?? Number.POSITIVE_INFINITY, this.#ctx.settings.get('max_read_bytes'));
     const offset = args.offset ?? 0;
     // O_NONBLOCK: opening a FIFO must not hang the tool (it is refused below as not a regular file).
     const fd = openFile(target.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -223,7 +209,7 @@ export class FilesPlugin implements PluginInstance {
   #write(args: { path: string; content: string; append?: boolean }, context: ToolContext): unknown {
     const who = { task_id: context.task_id, call_id: context.call_id, source: context.source };
     const data = Buffer.from(args.content, 'utf8');
-    const limit = this.#setting('max_write_bytes');
+    const limit = this.#ctx.settings.get('max_write_bytes');
     const append = args.append === true;
     let target: ReturnType<typeof resolvePath>;
     try {
@@ -260,10 +246,6 @@ export class FilesPlugin implements PluginInstance {
     if (containingRoot(realpathSync(parent), [root]) === undefined) {
       throw rejected('path', `the directory ${parent} changed while it was being created and now leads outside ${root.path}`);
     }
-  }
-
-  #setting<K extends keyof Settings>(key: K): Settings[K] {
-    return this.#ctx.settings.get<Settings[K]>(key);
   }
 }
 
@@ -370,4 +352,4 @@ function completeUtf8Length(buffer: Buffer): number {
   return buffer.length;
 }
 
-export default definePlugin((ctx) => new FilesPlugin(ctx));
+export default definePlugin<FilesSettings>((ctx) => new FilesPlugin(ctx));

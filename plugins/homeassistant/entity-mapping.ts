@@ -12,6 +12,7 @@
  */
 import { DOMAIN_SERVICES, type EntityDomain, type EntityState, HomeAgentError, STATE_UNAVAILABLE, slugify } from '../../src/sdk/index.js';
 import type { HaArea, HaDevice, HaEntityEntry, HaState } from './protocol.js';
+import type { HomeassistantSettings } from './settings-schema.js';
 
 /** HA domains that are HomeAgent domains of the same name. */
 const SAME_DOMAINS: ReadonlySet<string> = new Set([
@@ -70,11 +71,7 @@ const NOT_ATTRIBUTES: ReadonlySet<string> = new Set([
 ]);
 
 /** Which HA entities come in (plugin.homeassistant.expose / include / exclude). */
-export interface ExposureSettings {
-  expose: 'assist' | 'list';
-  include: readonly string[];
-  exclude: readonly string[];
-}
+export type ExposureSettings = Pick<HomeassistantSettings, 'expose' | 'include' | 'exclude'>;
 
 /** True when `entityId` matches one of the patterns: an id, a domain, or `domain.*`. */
 export function matchesPattern(entityId: string, patterns: readonly string[]): boolean {

@@ -12,6 +12,7 @@
 import { WebSocket } from 'ws';
 import { HomeAgentError, type Logger, ReconnectBackoff } from '../../src/sdk/index.js';
 import { authMessage, type Command, parseServerMessage } from './protocol.js';
+import type { HomeassistantSettings } from './settings-schema.js';
 
 /** get_states of a big house runs into megabytes; a frame past this is a broken peer. */
 const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
@@ -19,14 +20,10 @@ const HANDSHAKE_TIMEOUT_MS = 10_000;
 /** A connection that stayed up this long counts as healthy: the next outage starts at the shortest wait. */
 export const HEALTHY_MS = 10_000;
 
-export interface ConnectionSettings {
-  url: string;
-  token: string;
-  command_timeout_ms: number;
-  ping_interval_ms: number;
-  reconnect_min_ms: number;
-  reconnect_max_ms: number;
-}
+export type ConnectionSettings = Pick<
+  HomeassistantSettings,
+  'url' | 'token' | 'command_timeout_ms' | 'ping_interval_ms' | 'reconnect_min_ms' | 'reconnect_max_ms'
+>;
 
 export interface ConnectionClock {
   now(): number;

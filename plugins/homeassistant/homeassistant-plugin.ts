@@ -24,7 +24,6 @@ import {
 } from '../../src/sdk/index.js';
 import {
   attributesOf,
-  type ExposureSettings,
   type HaEntityPlan,
   type HaRegistries,
   isExposed,
@@ -33,26 +32,11 @@ import {
   serviceCall,
   stateOf,
 } from './entity-mapping.js';
-import { type ConnectionClock, type ConnectionSettings, type ConnectionStatus, HaConnection } from './ha-connection.js';
+import { type ConnectionClock, type ConnectionStatus, HaConnection } from './ha-connection.js';
 import { type HaState, readAreas, readDevices, readEntityEntries, readExposedToAssist, readStateChanged, readStates } from './protocol.js';
+import type { HomeassistantSettings } from './settings-schema.js';
 
-/** plugin.homeassistant.* as the plugin reads it (src/config/schema.ts holds defaults and bounds). */
-export interface HomeassistantSettings extends ConnectionSettings, ExposureSettings {
-  max_entities: number;
-}
-
-const SETTING_KEYS: ReadonlyArray<keyof HomeassistantSettings> = [
-  'url',
-  'token',
-  'expose',
-  'include',
-  'exclude',
-  'max_entities',
-  'command_timeout_ms',
-  'ping_interval_ms',
-  'reconnect_min_ms',
-  'reconnect_max_ms',
-];
+export type { HomeassistantSettings };
 
 /** Settings whose change reconnects (the others apply at the next sync). */
 const CONNECTION_KEYS: ReadonlySet<string> = new Set(['url', 'token']);
@@ -91,7 +75,7 @@ export interface HomeassistantStatus extends ConnectionStatus {
 }
 
 export class HomeassistantPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<HomeassistantSettings>;
   readonly #options: HomeassistantPluginOptions;
   readonly #undo: Array<() => void> = [];
   /** By HA entity id. */
@@ -109,7 +93,7 @@ export class HomeassistantPlugin implements PluginInstance {
   #syncing: Promise<void> | undefined;
   #lastSync: number | undefined;
 
-  constructor(ctx: PluginContext, options: HomeassistantPluginOptions = {}) {
+  constructor(ctx: PluginContext<HomeassistantSettings>, options: HomeassistantPluginOptions = {}) {
     this.#ctx = ctx;
     this.#options = options;
   }
@@ -507,10 +491,8 @@ const defaultTimer: ConnectionClock = {
   },
 };
 
-export function readSettings(ctx: PluginContext): HomeassistantSettings {
-  const values: Record<string, unknown> = {};
-  for (const key of SETTING_KEYS) values[key] = ctx.settings.get(key);
-  return values as unknown as HomeassistantSettings;
+export function readSettings(ctx: PluginContext<HomeassistantSettings>): HomeassistantSettings {
+  return ctx.settings.values();
 }
 
 /** What keeps the plugin from connecting, or undefined. */

@@ -4,7 +4,8 @@
  */
 import { definePlugin } from '../../src/sdk/index.js';
 import { HomeassistantPlugin } from './homeassistant-plugin.js';
+import type { HomeassistantSettings } from './settings-schema.js';
 
 export { HomeassistantPlugin } from './homeassistant-plugin.js';
 
-export default definePlugin((ctx) => new HomeassistantPlugin(ctx));
+export default definePlugin<HomeassistantSettings>((ctx) => new HomeassistantPlugin(ctx));

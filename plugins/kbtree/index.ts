@@ -28,18 +28,9 @@ import {
   WEAK_TOKEN_CHARS,
 } from '../../src/sdk/index.js';
 import { answer, ENDPOINTS, type EndpointResult, type ServiceInfo } from './endpoints.js';
+import type { KbtreeSettings } from './settings-schema.js';
 
 export { ENDPOINTS } from './endpoints.js';
-
-interface Settings {
-  host: string;
-  port: number;
-  token: string;
-  header_timeout_ms: number;
-  request_timeout_ms: number;
-  idle_timeout_ms: number;
-  max_connections: number;
-}
 
 export interface KbtreePluginOptions {
   /** Replaces plugin.kbtree.port (tests listen on port 0, which the setting does not allow). */
@@ -62,7 +53,7 @@ const LOG_WINDOW_MS = 60_000;
 const LOG_PER_WINDOW = 5;
 
 export class KbtreePlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<KbtreeSettings>;
   readonly #options: KbtreePluginOptions;
   readonly #sockets = new Set<Socket>();
   readonly #throttle = new LogThrottle({ windowMs: LOG_WINDOW_MS, perWindow: LOG_PER_WINDOW });
@@ -74,7 +65,7 @@ export class KbtreePlugin implements PluginInstance {
   #token: TokenInfo | undefined;
   #info: ServiceInfo = { name: 'kbtree', version: '0.0.0' };
 
-  constructor(ctx: PluginContext, options: KbtreePluginOptions = {}) {
+  constructor(ctx: PluginContext<KbtreeSettings>, options: KbtreePluginOptions = {}) {
     this.#ctx = ctx;
     this.#options = options;
   }
@@ -86,15 +77,15 @@ export class KbtreePlugin implements PluginInstance {
         'kbtree serves the knowledge library, and this daemon runs without one; it was not started (disable plugin.kbtree or fix the knowledge library)',
       );
     }
-    const { host, scope } = checkListenHost(this.#setting('host'), 'plugin.kbtree.host');
-    const configured = this.#setting('token');
+    const { host, scope } = checkListenHost(this.#ctx.settings.get('host'), 'plugin.kbtree.host');
+    const configured = this.#ctx.settings.get('token');
     const token = configured || randomToken();
     this.#check = new TokenCheck(token);
     this.#info = { name: this.#ctx.name, version: readVersion() };
 
     this.#registerTokenMethod();
     const server = this.#createServer();
-    const port = this.#options.port ?? this.#setting('port');
+    const port = this.#options.port ?? this.#ctx.settings.get('port');
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen({ host, port }, () => {
@@ -158,24 +149,20 @@ export class KbtreePlugin implements PluginInstance {
     return this.#sockets.size;
   }
 
-  #setting<K extends keyof Settings>(key: K): Settings[K] {
-    return this.#ctx.settings.get<Settings[K]>(key);
-  }
-
   #createServer(): Server {
-    const headerMs = this.#setting('header_timeout_ms');
-    const requestMs = this.#setting('request_timeout_ms');
+    const headerMs = this.#ctx.settings.get('header_timeout_ms');
+    const requestMs = this.#ctx.settings.get('request_timeout_ms');
     const server = createServer(
       {
         // Node refuses a header deadline later than the request deadline.
         headersTimeout: Math.min(headerMs, requestMs),
         requestTimeout: requestMs,
-        keepAliveTimeout: this.#setting('idle_timeout_ms'),
+        keepAliveTimeout: this.#ctx.settings.get('idle_timeout_ms'),
         connectionsCheckingInterval: Math.min(DEADLINE_CHECK_MS, headerMs),
       },
       (request, response) => void this.#handle(request, response),
     );
-    const max = this.#setting('max_connections');
+    const max = this.#ctx.settings.get('max_connections');
     server.maxConnections = max;
     // A client that stops reading its answer holds a socket too; inactivity past the request deadline ends it.
     server.timeout = requestMs;
@@ -326,4 +313,4 @@ function readVersion(): string {
   }
 }
 
-export default definePlugin((ctx) => new KbtreePlugin(ctx));
+export default definePlugin<KbtreeSettings>((ctx) => new KbtreePlugin(ctx));

@@ -5,8 +5,8 @@
  * never keeps the plugin or the other servers from working.
  */
 import { definePlugin, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
-import type { McpServerConfig } from './server-config.js';
 import type { McpServerConnection, RetryClock } from './server-connection.js';
+import type { McpSettings } from './settings-schema.js';
 
 export interface McpPluginOptions {
   /** First wait before reconnecting a server; it doubles with every failure. */
@@ -26,11 +26,11 @@ const RETRY_MAX_MS = 300_000;
 const START_WAIT_MS = 10_000;
 
 export class McpPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<McpSettings>;
   readonly #options: Required<Omit<McpPluginOptions, 'clock'>> & Pick<McpPluginOptions, 'clock'>;
   #connections: McpServerConnection[] = [];
 
-  constructor(ctx: PluginContext, options: McpPluginOptions = {}) {
+  constructor(ctx: PluginContext<McpSettings>, options: McpPluginOptions = {}) {
     this.#ctx = ctx;
     this.#options = {
       retryBaseMs: options.retryBaseMs ?? RETRY_BASE_MS,
@@ -46,7 +46,7 @@ export class McpPlugin implements PluginInstance {
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    const servers = this.#ctx.settings.get<Record<string, McpServerConfig> | undefined>('servers') ?? {};
+    const servers = this.#ctx.settings.get('servers');
     if (!Object.values(servers).some((config) => config.enabled !== false)) return;
     // The MCP SDK costs about 10 MB of memory: it is loaded only when a server is configured.
     const { McpServerConnection } = await import('./server-connection.js');
@@ -109,4 +109,4 @@ async function waitAtMost(work: Promise<unknown>, ms: number, signal: AbortSigna
   }
 }
 
-export default definePlugin((ctx) => new McpPlugin(ctx));
+export default definePlugin<McpSettings>((ctx) => new McpPlugin(ctx));

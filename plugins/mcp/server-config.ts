@@ -6,20 +6,10 @@
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-export type McpTier = 'read' | 'act' | 'dangerous';
+import type { McpServerConfig } from './settings-schema.js';
 
-export interface McpServerConfig {
-  transport: 'stdio' | 'http';
-  command?: string;
-  args?: string[];
-  env?: Record<string, string>;
-  cwd?: string;
-  url?: string;
-  headers?: Record<string, string>;
-  tier?: McpTier;
-  timeout_ms?: number;
-  enabled?: boolean;
-}
+export type { McpServerConfig };
+export type McpTier = NonNullable<McpServerConfig['tier']>;
 
 export const DEFAULT_TIMEOUT_MS = 60_000;
 export const DEFAULT_TIER: McpTier = 'act';

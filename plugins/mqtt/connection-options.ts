@@ -16,27 +16,29 @@
 import { readFileSync } from 'node:fs';
 import type { IClientOptions } from 'mqtt';
 import { HomeAgentError } from '../../src/sdk/index.js';
+import type { MqttSettings } from './settings-schema.js';
 import type { Qos } from './types.js';
 
 /** What the connection reads from plugin.mqtt.* (client_id already resolved: never empty). */
-export interface ConnectionSettings {
-  url: string;
-  username: string;
-  password: string;
-  client_id: string;
-  ca_file: string;
-  cert_file: string;
-  key_file: string;
-  reject_unauthorized: boolean;
-  base_topic: string;
-  keepalive_s: number;
-  reconnect_min_ms: number;
-  reconnect_max_ms: number;
-  connect_timeout_ms: number;
-  publish_qos: Qos;
-  max_payload_bytes: number;
-  outbox_max_messages: number;
-}
+export type ConnectionSettings = Pick<
+  MqttSettings,
+  | 'url'
+  | 'username'
+  | 'password'
+  | 'client_id'
+  | 'ca_file'
+  | 'cert_file'
+  | 'key_file'
+  | 'reject_unauthorized'
+  | 'base_topic'
+  | 'keepalive_s'
+  | 'reconnect_min_ms'
+  | 'reconnect_max_ms'
+  | 'connect_timeout_ms'
+  | 'publish_qos'
+  | 'max_payload_bytes'
+  | 'outbox_max_messages'
+>;
 
 const SCHEMES = new Set(['mqtt:', 'mqtts:', 'ws:', 'wss:']);
 const TLS_SCHEMES = new Set(['mqtts:', 'wss:']);

@@ -11,25 +11,27 @@ import { type Caller, HomeAgentError, type Logger, type PluginContext } from '..
 import { BrokerAccess, type BrokerLogin, ownTopics } from './broker-access.js';
 import { BrokerCredentialStore, type BrokerCredentials } from './broker-credentials.js';
 import { EmbeddedBroker, type EmbeddedBrokerStatus } from './embedded-broker.js';
+import type { MqttSettings } from './settings-schema.js';
 import type { MqttCounters } from './types.js';
 
 /** plugin.mqtt.* as the embedded broker reads it. */
-export interface EmbeddedBrokerSettings {
-  broker_host: string;
-  broker_port: number;
-  broker_tls_cert_file: string;
-  broker_tls_key_file: string;
-  broker_tls_port: number;
-  broker_allow_anonymous: boolean;
-  broker_username: string;
-  broker_password: string;
-  broker_login_timeout_ms: number;
-  broker_max_connections: number;
-  broker_max_queued_messages: number;
-  broker_max_stored_mb: number;
-  broker_max_payload_bytes: number;
-  discovery_prefix: string;
-}
+export type EmbeddedBrokerSettings = Pick<
+  MqttSettings,
+  | 'broker_host'
+  | 'broker_port'
+  | 'broker_tls_cert_file'
+  | 'broker_tls_key_file'
+  | 'broker_tls_port'
+  | 'broker_allow_anonymous'
+  | 'broker_username'
+  | 'broker_password'
+  | 'broker_login_timeout_ms'
+  | 'broker_max_connections'
+  | 'broker_max_queued_messages'
+  | 'broker_max_stored_mb'
+  | 'broker_max_payload_bytes'
+  | 'discovery_prefix'
+>;
 
 export interface EmbeddedBrokerServiceOptions {
   settings: EmbeddedBrokerSettings;

@@ -4,7 +4,8 @@
  */
 import { definePlugin } from '../../src/sdk/index.js';
 import { createMqttPlugin } from './mqtt-plugin.js';
+import type { MqttSettings } from './settings-schema.js';
 
 export { createMqttPlugin, MQTT_FEATURES, MqttPlugin } from './mqtt-plugin.js';
 
-export default definePlugin(createMqttPlugin());
+export default definePlugin<MqttSettings>(createMqttPlugin());

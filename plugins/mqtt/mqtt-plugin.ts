@@ -32,110 +32,14 @@ import { InboundRouter } from './inbound-router.js';
 import type { ConnectionStatus, ConnectionTimers, MqttConnection } from './mqtt-connection.js';
 import { Outbound } from './outbound.js';
 import { RemoteNodes } from './remote-nodes.js';
+import type { MqttSettings } from './settings-schema.js';
 import { StatePublisher } from './state-publisher.js';
 import { type TopicLayout, topicLayout, topicProblem } from './topics.js';
 import { emptyCounters, type MqttCounters, type MqttLink, type Qos } from './types.js';
 import { Zigbee2MqttBridge } from './zigbee2mqtt-bridge.js';
 import { Zigbee2MqttManagement } from './zigbee2mqtt-management.js';
 
-/** plugin.mqtt.* as the plugin reads it (src/config/schema.ts MqttPluginSchema holds the defaults and bounds). */
-export interface MqttSettings {
-  url: string;
-  username: string;
-  password: string;
-  client_id: string;
-  ca_file: string;
-  cert_file: string;
-  key_file: string;
-  reject_unauthorized: boolean;
-  node_id: string;
-  base_topic: string;
-  keepalive_s: number;
-  reconnect_min_ms: number;
-  reconnect_max_ms: number;
-  connect_timeout_ms: number;
-  publish_qos: Qos;
-  max_payload_bytes: number;
-  outbox_max_messages: number;
-  subscriptions: unknown[];
-  publish_allow: string[];
-  discovery: boolean;
-  discovery_prefix: string;
-  state_min_interval_ms: number;
-  discovery_removal_grace_ms: number;
-  discovery_stale_grace_ms: number;
-  remote_nodes: boolean;
-  zigbee2mqtt: boolean;
-  zigbee2mqtt_base_topic: string;
-  zigbee2mqtt_confirm_ms: number;
-  zigbee2mqtt_request_timeout_ms: number;
-  zigbee2mqtt_permit_join_max_s: number;
-  notify_rate_per_minute: number;
-  command_rate_per_minute: number;
-  broker_enabled: boolean;
-  broker_host: string;
-  broker_port: number;
-  broker_tls_cert_file: string;
-  broker_tls_key_file: string;
-  broker_tls_port: number;
-  broker_allow_anonymous: boolean;
-  broker_username: string;
-  broker_password: string;
-  broker_login_timeout_ms: number;
-  broker_max_connections: number;
-  broker_max_queued_messages: number;
-  broker_max_stored_mb: number;
-  broker_max_payload_bytes: number;
-}
-
-const SETTING_KEYS: ReadonlyArray<keyof MqttSettings> = [
-  'url',
-  'username',
-  'password',
-  'client_id',
-  'ca_file',
-  'cert_file',
-  'key_file',
-  'reject_unauthorized',
-  'node_id',
-  'base_topic',
-  'keepalive_s',
-  'reconnect_min_ms',
-  'reconnect_max_ms',
-  'connect_timeout_ms',
-  'publish_qos',
-  'max_payload_bytes',
-  'outbox_max_messages',
-  'subscriptions',
-  'publish_allow',
-  'discovery',
-  'discovery_prefix',
-  'state_min_interval_ms',
-  'discovery_removal_grace_ms',
-  'discovery_stale_grace_ms',
-  'remote_nodes',
-  'zigbee2mqtt',
-  'zigbee2mqtt_base_topic',
-  'zigbee2mqtt_confirm_ms',
-  'zigbee2mqtt_request_timeout_ms',
-  'zigbee2mqtt_permit_join_max_s',
-  'notify_rate_per_minute',
-  'command_rate_per_minute',
-  'broker_enabled',
-  'broker_host',
-  'broker_port',
-  'broker_tls_cert_file',
-  'broker_tls_key_file',
-  'broker_tls_port',
-  'broker_allow_anonymous',
-  'broker_username',
-  'broker_password',
-  'broker_login_timeout_ms',
-  'broker_max_connections',
-  'broker_max_queued_messages',
-  'broker_max_stored_mb',
-  'broker_max_payload_bytes',
-];
+export type { MqttSettings };
 
 export const MQTT_OFF_DETAIL = 'MQTT off: no broker configured (plugin.mqtt.url)';
 /** The outbox journal's folder below the plugin's data folder. */
@@ -313,7 +217,7 @@ export interface MqttPublishResult {
 }
 
 export class MqttPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<MqttSettings>;
   readonly #options: MqttPluginOptions;
   readonly #counters: MqttCounters = emptyCounters();
   readonly #undo: Array<() => void> = [];
@@ -329,7 +233,7 @@ export class MqttPlugin implements PluginInstance {
   #off = false;
   #running = false;
 
-  constructor(ctx: PluginContext, options: MqttPluginOptions = {}) {
+  constructor(ctx: PluginContext<MqttSettings>, options: MqttPluginOptions = {}) {
     this.#ctx = ctx;
     this.#options = options;
   }
@@ -607,10 +511,8 @@ function liveConnectionSettings(
   };
 }
 
-export function readSettings(ctx: PluginContext): MqttSettings {
-  const values: Record<string, unknown> = {};
-  for (const key of SETTING_KEYS) values[key] = ctx.settings.get(key);
-  return values as unknown as MqttSettings;
+export function readSettings(ctx: PluginContext<MqttSettings>): MqttSettings {
+  return ctx.settings.values();
 }
 
 /** A node id (Home Assistant: [a-z0-9_]) from a friendly name: "Living room" → "living_room". */
@@ -634,6 +536,6 @@ async function defaultBroker(setup: BrokerSetup): Promise<BrokerHandle> {
   });
 }
 
-export function createMqttPlugin(options: MqttPluginOptions = {}): PluginFactory {
+export function createMqttPlugin(options: MqttPluginOptions = {}): PluginFactory<MqttSettings> {
   return (ctx) => new MqttPlugin(ctx, options);
 }

@@ -45,6 +45,7 @@ import {
   ThrottledWarnings,
   TopicRateLimiter,
 } from './inbound-router.js';
+import type { MqttSettings } from './settings-schema.js';
 import { filterProblem, type TopicLayout, topicLayout, topicMatches, topicProblem } from './topics.js';
 import type { MqttCounters, MqttLink, MqttMessage, Qos } from './types.js';
 
@@ -57,15 +58,10 @@ export const NOTIFY_LEVEL = 2;
 const MAX_TOPIC_CHARS = 256;
 
 /** What outbound reads of plugin.mqtt.*. */
-export interface OutboundSettings {
-  base_topic: string;
-  publish_allow: readonly string[];
-  publish_qos: Qos;
-  max_payload_bytes: number;
-  /** They only stop a runaway (a loop notifying the agent, a slider spamming a relay), far above what a person does. */
-  notify_rate_per_minute: number;
-  command_rate_per_minute: number;
-}
+export type OutboundSettings = Pick<
+  MqttSettings,
+  'base_topic' | 'publish_allow' | 'publish_qos' | 'max_payload_bytes' | 'notify_rate_per_minute' | 'command_rate_per_minute'
+>;
 
 export interface OutboundOptions {
   link: MqttLink;

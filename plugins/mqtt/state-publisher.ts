@@ -22,6 +22,7 @@
  */
 import type { EntityInfo, EntityState, EventMap, PluginContext } from '../../src/sdk/index.js';
 import { availabilityOf, entityAvailabilityTopic, stateText } from './discovery-payloads.js';
+import type { MqttSettings } from './settings-schema.js';
 import { topicLayout } from './topics.js';
 import type { MqttCounters, MqttLink, Qos } from './types.js';
 
@@ -83,10 +84,7 @@ export class DeferredRemovals {
   }
 }
 
-export interface StatePublisherSettings {
-  base_topic: string;
-  publish_qos: Qos;
-}
+export type StatePublisherSettings = Pick<MqttSettings, 'base_topic' | 'publish_qos'>;
 
 export interface StatePublisherOptions {
   link: MqttLink;

@@ -3,7 +3,8 @@
  */
 import { definePlugin } from '../../src/sdk/index.js';
 import { OnebotPlugin } from './onebot-plugin.js';
+import type { OnebotSettings } from './settings-schema.js';
 
 export { OnebotPlugin } from './onebot-plugin.js';
 
-export default definePlugin((ctx) => new OnebotPlugin(ctx));
+export default definePlugin<OnebotSettings>((ctx) => new OnebotPlugin(ctx));

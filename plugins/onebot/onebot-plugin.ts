@@ -24,11 +24,12 @@ import { ForwardClient, type LinkClock } from './forward-client.js';
 import type { OneBotLink } from './link.js';
 import { mediaFile, sendFile, sendMedia, sendText, type Target } from './outgoing.js';
 import { ownerOnlyTools } from './owner-only-tools.js';
-import { AccessPolicy, type PolicySettings } from './policy.js';
+import { AccessPolicy } from './policy.js';
 import { isActionResponse, isEvent, type OneBotEvent } from './protocol.js';
 import { asToolError, qqTools } from './qq-tools.js';
 import { ReverseServer } from './reverse-server.js';
 import { SendBudget } from './send-budget.js';
+import type { OnebotSettings } from './settings-schema.js';
 
 export const CHANNEL = 'qq';
 /** Below L2 (chat elsewhere, voice): a QQ message waits for a spoken exchange rather than cutting it off. */
@@ -54,7 +55,7 @@ interface Answering {
 }
 
 export class OnebotPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<OnebotSettings>;
   readonly #clock: LinkClock;
   readonly #caller: ActionCaller;
   readonly #policy: AccessPolicy;
@@ -65,25 +66,25 @@ export class OnebotPlugin implements PluginInstance {
   #link: OneBotLink | undefined;
   #selfId: number | undefined;
 
-  constructor(ctx: PluginContext, options: OnebotPluginOptions = {}) {
+  constructor(ctx: PluginContext<OnebotSettings>, options: OnebotPluginOptions = {}) {
     this.#ctx = ctx;
     this.#clock = options.clock ?? systemClock;
     this.#caller = new ActionCaller({
       send: (request) => this.#requireLink().send(request),
-      timeoutMs: () => this.#get<number>('action_timeout_ms'),
+      timeoutMs: () => this.#ctx.settings.get('action_timeout_ms'),
       clock: this.#clock,
     });
     this.#policy = new AccessPolicy(
       () => ({
-        owners: this.#get<PolicySettings['owners']>('owners') ?? [],
-        allow_users: this.#get<PolicySettings['allow_users']>('allow_users') ?? [],
-        allow_groups: this.#get<PolicySettings['allow_groups']>('allow_groups') ?? [],
-        require_at_in_groups: this.#get<boolean>('require_at_in_groups') ?? true,
-        refuse_reply: this.#get<boolean>('refuse_reply') ?? true,
+        owners: this.#ctx.settings.get('owners') ?? [],
+        allow_users: this.#ctx.settings.get('allow_users') ?? [],
+        allow_groups: this.#ctx.settings.get('allow_groups') ?? [],
+        require_at_in_groups: this.#ctx.settings.get('require_at_in_groups') ?? true,
+        refuse_reply: this.#ctx.settings.get('refuse_reply') ?? true,
       }),
       () => this.#clock.now(),
     );
-    this.#budget = new SendBudget(() => this.#get<number>('max_sends_per_turn'));
+    this.#budget = new SendBudget(() => this.#ctx.settings.get('max_sends_per_turn'));
   }
 
   /** The reverse server's bound port (0 in forward mode or before start). */
@@ -111,7 +112,7 @@ export class OnebotPlugin implements PluginInstance {
       call,
       policy: this.#policy,
       budget: this.#budget,
-      maxChars: () => this.#get<number>('max_message_chars'),
+      maxChars: () => this.#ctx.settings.get('max_message_chars'),
     })) {
       this.#unregister.push(this.#ctx.tools.register(tool));
     }
@@ -137,17 +138,13 @@ export class OnebotPlugin implements PluginInstance {
     return { ok: false, detail: `no OneBot implementation connected${problem ? `; ${problem}` : ''}` };
   }
 
-  #get<T>(key: string): T {
-    return this.#ctx.settings.get<T>(key);
-  }
-
   #requireLink(): OneBotLink {
     if (!this.#link) throw new HomeAgentError('HA_ERR_ONEBOT_CONNECTION', 'the onebot plugin is not running');
     return this.#link;
   }
 
   #makeLink(): OneBotLink {
-    const token = this.#get<string>('access_token') ?? '';
+    const token = this.#ctx.settings.get('access_token') ?? '';
     const handlers = {
       onFrame: (frame: unknown) => this.#onFrame(frame),
       onUp: (selfId: number | undefined) => {
@@ -158,8 +155,8 @@ export class OnebotPlugin implements PluginInstance {
         this.#ctx.log.warn({ reason }, 'OneBot connection lost');
       },
     };
-    if (this.#get<string>('mode') === 'forward') {
-      const url = (this.#get<string>('url') ?? '').trim();
+    if (this.#ctx.settings.get('mode') === 'forward') {
+      const url = (this.#ctx.settings.get('url') ?? '').trim();
       if (!/^wss?:\/\//i.test(url) || !URL.canParse(url)) {
         throw new HomeAgentError(
           'HA_ERR_ONEBOT_CONFIG',
@@ -172,14 +169,14 @@ export class OnebotPlugin implements PluginInstance {
       return new ForwardClient({
         url,
         token,
-        minMs: this.#get<number>('reconnect_min_ms'),
-        maxMs: this.#get<number>('reconnect_max_ms'),
+        minMs: this.#ctx.settings.get('reconnect_min_ms'),
+        maxMs: this.#ctx.settings.get('reconnect_max_ms'),
         handlers,
         clock: this.#clock,
         log: this.#ctx.log,
       });
     }
-    const { host, scope } = checkListenHost(this.#get<string>('host'), 'plugin.onebot.host');
+    const { host, scope } = checkListenHost(this.#ctx.settings.get('host'), 'plugin.onebot.host');
     if (scope !== 'loopback' && token === '') {
       throw new HomeAgentError(
         'HA_ERR_ONEBOT_CONFIG',
@@ -188,8 +185,8 @@ export class OnebotPlugin implements PluginInstance {
     }
     return new ReverseServer({
       host,
-      port: this.#get<number>('port'),
-      path: this.#get<string>('path'),
+      port: this.#ctx.settings.get('port'),
+      path: this.#ctx.settings.get('path'),
       token,
       handlers,
       log: this.#ctx.log,
@@ -224,7 +221,13 @@ export class OnebotPlugin implements PluginInstance {
     }
     if (verdict.kind === 'refuse') {
       this.#ctx.log.info({ user_id: message.user_id, group_id: message.group_id }, 'QQ message refused');
-      await sendText((a, p) => this.#caller.call(a, p), target, verdict.text, this.#get<number>('max_message_chars'), message.message_id);
+      await sendText(
+        (a, p) => this.#caller.call(a, p),
+        target,
+        verdict.text,
+        this.#ctx.settings.get('max_message_chars'),
+        message.message_id,
+      );
       return;
     }
     if (message.text === '' && message.images.length === 0) return;
@@ -257,11 +260,11 @@ export class OnebotPlugin implements PluginInstance {
    * goes to each owner's private chat, code included: only an owner's answer there approves it.
    */
   async #toOwners(request: ConfirmationRequest): Promise<void> {
-    if (request.inline || !this.#get<boolean>('approvals_to_owners') || !this.#link?.connected) return;
-    for (const owner of this.#get<Array<string | number>>('owners') ?? []) {
+    if (request.inline || !this.#ctx.settings.get('approvals_to_owners') || !this.#link?.connected) return;
+    for (const owner of this.#ctx.settings.get('owners') ?? []) {
       const target: Target = { type: 'private', id: Number(owner) };
       try {
-        await sendText((a, p) => this.#caller.call(a, p), target, request.text, this.#get<number>('max_message_chars'), undefined);
+        await sendText((a, p) => this.#caller.call(a, p), target, request.text, this.#ctx.settings.get('max_message_chars'), undefined);
       } catch (error) {
         this.#ctx.log.warn({ err: error, owner, code: request.code }, 'the approval request could not be sent to a QQ owner');
       }
@@ -270,7 +273,7 @@ export class OnebotPlugin implements PluginInstance {
 
   /** Friend and group requests are told to the first owner; never accepted automatically. */
   async #onRequest(event: OneBotEvent): Promise<void> {
-    const owner = (this.#get<Array<string | number>>('owners') ?? [])[0];
+    const owner = (this.#ctx.settings.get('owners') ?? [])[0];
     const who = String(event.user_id ?? 'someone');
     const what =
       event.request_type === 'friend'
@@ -311,7 +314,7 @@ export class OnebotPlugin implements PluginInstance {
     const call = (action: string, params: Record<string, unknown>) => this.#caller.call(action, params);
     const payload = String(event.payload);
     try {
-      if (event.type === 'text') await sendText(call, target, payload, this.#get<number>('max_message_chars'), replyTo);
+      if (event.type === 'text') await sendText(call, target, payload, this.#ctx.settings.get('max_message_chars'), replyTo);
       else if (event.type === 'image' || event.type === 'audio')
         await sendMedia(call, target, event.type === 'image' ? 'image' : 'record', mediaFile(payload, this.#ctx.media), replyTo);
       else if (event.type === 'file')

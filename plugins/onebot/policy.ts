@@ -9,18 +9,14 @@
  * answers everyone in a group it was added to would be spam).
  */
 import type { InputSender } from '../../src/sdk/index.js';
+import type { OnebotSettings } from './settings-schema.js';
 
 export const REFUSAL_INTERVAL_MS = 3_600_000;
 /** People remembered for refusals at most; the oldest is forgotten first. */
 const MAX_REFUSED = 10_000;
 
-export interface PolicySettings {
-  owners: readonly (string | number)[];
-  allow_users: readonly (string | number)[];
-  allow_groups: readonly (string | number)[];
-  require_at_in_groups: boolean;
-  refuse_reply: boolean;
-}
+/** The settings the access policy reads (settings-schema.ts declares them). */
+export type PolicySettings = Pick<OnebotSettings, 'owners' | 'allow_users' | 'allow_groups' | 'require_at_in_groups' | 'refuse_reply'>;
 
 export type Verdict =
   | { kind: 'accept' }

@@ -10,6 +10,7 @@
 import { join } from 'node:path';
 import { definePlugin, lowerTrust, type PluginContext, type PluginInstance, type ToolContext, ToolError } from '../../src/sdk/index.js';
 import { DURATION_FORMS, formatSeconds, parseDuration } from './duration.js';
+import type { TimerSettings } from './settings-schema.js';
 import { TimerBook } from './timer-book.js';
 import { isPaused, type RunningTimer, type StoredTimer, TimerFile } from './timer-file.js';
 
@@ -29,11 +30,6 @@ const LATE_REPORT_MS = 1000;
 const MIN_DURATION_S = 1;
 const MAX_MESSAGE_CHARS = 500;
 const MAX_NAME_CHARS = 64;
-
-interface Settings {
-  max_duration_s: number;
-  max_timers: number;
-}
 
 /** Wall-clock time and a way to be woken later; the shape of the kernel's TimerClock, so tests pass a manual one. */
 export interface TimerPluginClock {
@@ -75,14 +71,14 @@ const ID_PARAMETERS = {
 const NO_PARAMETERS = { type: 'object', properties: {}, additionalProperties: false };
 
 export class TimerPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<TimerSettings>;
   readonly #clock: TimerPluginClock;
   #book: TimerBook;
   readonly #alarms = new Map<string, { cancel(): void }>();
   readonly #unregister: Array<() => void> = [];
   #file: TimerFile | undefined;
 
-  constructor(ctx: PluginContext, options: TimerPluginOptions = {}) {
+  constructor(ctx: PluginContext<TimerSettings>, options: TimerPluginOptions = {}) {
     this.#ctx = ctx;
     this.#clock = options.clock ?? systemClock;
     this.#book = new TimerBook(() => this.#clock.now());
@@ -108,17 +104,13 @@ export class TimerPlugin implements PluginInstance {
     this.#book.clear();
   }
 
-  #setting<K extends keyof Settings>(key: K): Settings[K] {
-    return this.#ctx.settings.get<Settings[K]>(key);
-  }
-
   #registerTools(): void {
     const tools = this.#ctx.tools;
     this.#unregister.push(
       tools.register<{ duration: unknown; message: string; name?: string }>({
         name: 'timer_set',
         tier: 'act',
-        description: `Sets a timer; when it runs out you are interrupted with its message on this conversation's channel. At most ${formatSeconds(this.#setting('max_duration_s'))}.`,
+        description: `Sets a timer; when it runs out you are interrupted with its message on this conversation's channel. At most ${formatSeconds(this.#ctx.settings.get('max_duration_s'))}.`,
         parameters: {
           type: 'object',
           properties: {
@@ -204,7 +196,7 @@ export class TimerPlugin implements PluginInstance {
     if (message === '')
       throw new ToolError({ reason: 'required', field: 'message', detail: 'message is empty', hint: 'say what the timer is for' });
     const name = checkedName(args.name);
-    const max = this.#setting('max_timers');
+    const max = this.#ctx.settings.get('max_timers');
     if (this.#book.size >= max) {
       throw new ToolError({
         reason: 'rejected',
@@ -231,7 +223,7 @@ export class TimerPlugin implements PluginInstance {
     if (!parsed.ok) {
       throw new ToolError({ reason: 'format', field: 'duration', detail: `duration ${parsed.problem}`, hint: `give ${DURATION_FORMS}` });
     }
-    const max = this.#setting('max_duration_s');
+    const max = this.#ctx.settings.get('max_duration_s');
     if (parsed.seconds < MIN_DURATION_S || parsed.seconds > max) {
       throw new ToolError({
         reason: 'range',
@@ -276,7 +268,7 @@ export class TimerPlugin implements PluginInstance {
   }
 
   async #adjust(id: string, seconds: number): Promise<{ id: string; remaining_s: number; fires_at: string | null }> {
-    const max = this.#setting('max_duration_s');
+    const max = this.#ctx.settings.get('max_duration_s');
     if (!Number.isInteger(seconds) || seconds === 0 || Math.abs(seconds) > max) {
       throw new ToolError({
         reason: 'range',
@@ -397,4 +389,4 @@ function toSeconds(ms: number): number {
   return Math.max(0, Math.round(ms / 1000));
 }
 
-export default definePlugin((ctx) => new TimerPlugin(ctx));
+export default definePlugin<TimerSettings>((ctx) => new TimerPlugin(ctx));

@@ -19,6 +19,7 @@ import { KeyphraseSpotter, type KeyphraseSpotterOptions } from './activation/key
 import { matchWakePhrase } from './activation/wake-phrase.js';
 import { WakeWordDetector } from './activation/wake-word.js';
 import { ActivationPolicy } from './activation-policy.js';
+import type { VoiceSettings } from './settings-schema.js';
 import { SpeakerOutput } from './speaker-output.js';
 import type { SpeechLanguage, SpeechToText, TextToSpeech, Utterance } from './speech.js';
 import { SpokenStream } from './spoken-stream.js';
@@ -62,7 +63,7 @@ const SPEAKER_CHANNEL = 'speaker';
 const sileroVad: OpenVad = (options) => VoiceActivityDetector.open(options);
 
 export class VoicePlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<VoiceSettings>;
   readonly #options: VoicePluginOptions;
   readonly #now: () => number;
   readonly #undo: Array<() => void> = [];
@@ -83,7 +84,7 @@ export class VoicePlugin implements PluginInstance {
   #pipeline: VoicePipeline | undefined;
   #log: ActivationLog | undefined;
 
-  constructor(ctx: PluginContext, options: VoicePluginOptions = {}) {
+  constructor(ctx: PluginContext<VoiceSettings>, options: VoicePluginOptions = {}) {
     this.#ctx = ctx;
     this.#options = options;
     this.#now = options.now ?? Date.now;
@@ -92,7 +93,7 @@ export class VoicePlugin implements PluginInstance {
   async start(): Promise<void> {
     const ctx = this.#ctx;
     this.#tts = this.#build('tts', 'text-to-speech', () => createTextToSpeech(ttsSettings(ctx.settings), ctx.log));
-    this.#log = new ActivationLog({ dir: ctx.paths.data, maxEntries: () => ctx.settings.get<number>('activation.log_entries') });
+    this.#log = new ActivationLog({ dir: ctx.paths.data, maxEntries: () => ctx.settings.get('activation.log_entries') });
     this.#policy = new ActivationPolicy({
       now: this.#now,
       settings: () => activationSettings(ctx.settings),
@@ -103,7 +104,7 @@ export class VoicePlugin implements PluginInstance {
         });
       },
     });
-    if (ctx.settings.get<boolean>('speaker_enabled') && this.#tts) this.#startSpeaker();
+    if (ctx.settings.get('speaker_enabled') && this.#tts) this.#startSpeaker();
     this.#undo.push(...registerVoiceMethods(ctx.control, this.#methodTarget()));
     this.#undo.push(ctx.settings.onChange((key) => this.#settingChanged(key)));
     this.#stt = this.#build('stt', 'speech-to-text', () => createSpeechToText(sttSettings(ctx.settings)));
@@ -149,7 +150,7 @@ export class VoicePlugin implements PluginInstance {
         keyphrase: this.#keyphrase
           ? { on: true, phrase: this.#keyphrase.phrase, ...(this.#notes.has('keyphrase') ? { problem: this.#notes.get('keyphrase') } : {}) }
           : { on: false, problem: this.#broken.get('keyphrase') ?? this.#notes.get('keyphrase') },
-        push_to_talk: this.#ctx.settings.get<string>('activation.push_to_talk_entity') || undefined,
+        push_to_talk: this.#ctx.settings.get('activation.push_to_talk_entity') || undefined,
       },
     };
   }
@@ -178,14 +179,14 @@ export class VoicePlugin implements PluginInstance {
   #startSpeaker(): void {
     const ctx = this.#ctx;
     const player = new AplayPlayer({
-      device: ctx.settings.get<string>('speaker_device'),
-      timeoutMs: ctx.settings.get<number>('speaker_timeout_ms'),
+      device: ctx.settings.get('speaker_device'),
+      timeoutMs: ctx.settings.get('speaker_timeout_ms'),
     });
     const speaker = new SpeakerOutput({
       player,
       tts: () => this.#tts as TextToSpeech,
       speakable: (text) => {
-        const spoken = speakableText(text, ctx.settings.get<number>('tts.max_chars'));
+        const spoken = speakableText(text, ctx.settings.get('tts.max_chars'));
         return { text: spoken, language: spokenLanguage(spoken) };
       },
       onProblem: (problem) => {
@@ -205,7 +206,7 @@ export class VoicePlugin implements PluginInstance {
     this.#stream = stream;
     this.#undo.push(
       ctx.events.subscribe('agent.text_delta', (event) => {
-        if (ctx.settings.get<boolean>('stream_speech') && stream.follows(event.input_id)) stream.delta(event);
+        if (ctx.settings.get('stream_speech') && stream.follows(event.input_id)) stream.delta(event);
       }),
     );
     // In the background: aplay on a wedged device may take speaker_timeout_ms, which must not hold up the daemon's start.
@@ -216,7 +217,7 @@ export class VoicePlugin implements PluginInstance {
         description: 'The room speaker: text is spoken aloud, audio (WAV) is played. Answers spoken commands.',
         capabilities: CAPABILITY.TEXT | CAPABILITY.AUDIO,
         synchronous: false,
-        answers: [ctx.settings.get<string>('channel')],
+        answers: [ctx.settings.get('channel')],
         send: (event) => {
           // The answer of a streamed turn: only what was not spoken while the model wrote it.
           if (event.type === 'text' && typeof event.payload === 'string' && stream.follows(event.input_id)) {
@@ -239,22 +240,22 @@ export class VoicePlugin implements PluginInstance {
       policy,
       stt: () => this.#stt,
       ...(this.#speaker ? { speaker: this.#bargeInSpeaker(this.#speaker) } : {}),
-      bargeIn: () => ctx.settings.get<boolean>('barge_in'),
-      wakePhrases: () => (wakePhrasesOff(ctx.settings) ? [] : ctx.settings.get<string[]>('activation.wake_phrases')),
+      bargeIn: () => ctx.settings.get('barge_in'),
+      wakePhrases: () => (wakePhrasesOff(ctx.settings) ? [] : ctx.settings.get('activation.wake_phrases')),
       matchWakePhrase,
       spokenLanguage,
       languageHint: () => {
-        const hint = ctx.settings.get<string>('stt.language');
+        const hint = ctx.settings.get('stt.language');
         return hint === 'auto' ? undefined : (hint as SpeechLanguage);
       },
       command: ({ command, language, activation }) => {
-        const area = ctx.settings.get<string>('area');
+        const area = ctx.settings.get('area');
         // Our own id, so the turn's text deltas can be spoken as they come.
         const id = `voice_${randomUUID().replaceAll('-', '')}`;
-        if (ctx.settings.get<boolean>('stream_speech')) this.#stream?.begin(id);
+        if (ctx.settings.get('stream_speech')) this.#stream?.begin(id);
         return ctx.io.injectInput({
           id,
-          channel: ctx.settings.get<string>('channel'),
+          channel: ctx.settings.get('channel'),
           // Anyone in the room can speak, and the speaker answers the whole room.
           sender: { trust: 'household', id: 'voice', proof: `a voice heard through the microphone (${activation})`, shared: true },
           payload: command,
@@ -267,7 +268,7 @@ export class VoicePlugin implements PluginInstance {
     try {
       const openVad = this.#options.openVad ?? sileroVad;
       this.#vad = await openVad({
-        sampleRate: ctx.settings.get<16000 | 8000>('microphone.sample_rate'),
+        sampleRate: ctx.settings.get('microphone.sample_rate'),
         settings: () => vadSettings(ctx.settings),
         events: {
           onSpeechStart: () => pipeline.speechStarted(),
@@ -301,16 +302,16 @@ export class VoicePlugin implements PluginInstance {
   }
 
   async #startWakeWord(policy: ActivationPolicy): Promise<void> {
-    const dir = this.#ctx.settings.get<string>('activation.wake_word_model_dir');
+    const dir = this.#ctx.settings.get('activation.wake_word_model_dir');
     if (dir === '') return;
-    if (this.#ctx.settings.get<number>('microphone.sample_rate') !== 16000) {
+    if (this.#ctx.settings.get('microphone.sample_rate') !== 16000) {
       this.#note('wake_word', 'wake word off: the models need plugin.voice.microphone.sample_rate 16000');
       return;
     }
     try {
       this.#wakeWord = await WakeWordDetector.open({
         dir,
-        threshold: () => this.#ctx.settings.get<number>('activation.wake_word_threshold'),
+        threshold: () => this.#ctx.settings.get('activation.wake_word_threshold'),
         onDetection: (detection) => policy.trigger('wake_word', { score: detection.score, model: detection.model }),
         onError: (error) => this.#break('wake_word', `wake word detection stopped: ${error.message}`),
       });
@@ -326,10 +327,9 @@ export class VoicePlugin implements PluginInstance {
    */
   async #startKeyphrase(policy: ActivationPolicy): Promise<void> {
     const ctx = this.#ctx;
-    const get = <T>(key: string) => ctx.settings.get<T>(`activation.${key}`);
-    const phrase = get<string>('keyphrase').trim();
+    const phrase = ctx.settings.get('activation.keyphrase').trim();
     if (phrase === '') return;
-    if (ctx.settings.get<number>('microphone.sample_rate') !== 16000) {
+    if (ctx.settings.get('microphone.sample_rate') !== 16000) {
       this.#note(
         'keyphrase',
         both(
@@ -343,10 +343,13 @@ export class VoicePlugin implements PluginInstance {
     try {
       this.#keyphrase = await open({
         phrase,
-        threshold: get<number>('keyphrase_threshold'),
-        phoneLoopPenalty: get<number>('keyphrase_phone_loop_penalty'),
-        modelDir: get<string>('keyphrase_model_dir'),
-        restart: () => ({ min_ms: get<number>('keyphrase_restart_ms'), max_ms: get<number>('keyphrase_restart_max_ms') }),
+        threshold: ctx.settings.get('activation.keyphrase_threshold'),
+        phoneLoopPenalty: ctx.settings.get('activation.keyphrase_phone_loop_penalty'),
+        modelDir: ctx.settings.get('activation.keyphrase_model_dir'),
+        restart: () => ({
+          min_ms: ctx.settings.get('activation.keyphrase_restart_ms'),
+          max_ms: ctx.settings.get('activation.keyphrase_restart_max_ms'),
+        }),
         onDetection: (detection) => policy.trigger('wake_word', { score: detection.score, model: `pocketsphinx:${detection.phrase}` }),
         onProblem: (problem) => {
           if (problem === undefined) this.#notes.delete('keyphrase');
@@ -364,7 +367,7 @@ export class VoicePlugin implements PluginInstance {
   #watchPushToTalk(policy: ActivationPolicy): void {
     this.#undo.push(
       this.#ctx.events.subscribe('entity.state_changed', (change) => {
-        const entity = this.#ctx.settings.get<string>('activation.push_to_talk_entity');
+        const entity = this.#ctx.settings.get('activation.push_to_talk_entity');
         if (entity === '' || change.entity_id !== entity || !change.state_changed) return;
         if (change.new_state === 'on' && change.old_state !== 'on') policy.trigger('push_to_talk');
       }),
@@ -373,14 +376,14 @@ export class VoicePlugin implements PluginInstance {
 
   #startMicrophone(): void {
     const ctx = this.#ctx;
-    const get = <T>(key: string) => ctx.settings.get<T>(`microphone.${key}`);
     const microphone = new Microphone({
-      device: get('device'),
-      sampleRate: get('sample_rate'),
-      channels: get('channels'),
-      format: get('format'),
-      restartBackoffMs: get('restart_backoff_ms'),
-      restartBackoffMaxMs: get('restart_backoff_max_ms'),
+      device: ctx.settings.get('microphone.device'),
+      sampleRate: ctx.settings.get('microphone.sample_rate'),
+      // The schema bounds it to 1 or 2.
+      channels: ctx.settings.get('microphone.channels') === 2 ? 2 : 1,
+      format: ctx.settings.get('microphone.format'),
+      restartBackoffMs: ctx.settings.get('microphone.restart_backoff_ms'),
+      restartBackoffMaxMs: ctx.settings.get('microphone.restart_backoff_max_ms'),
       onAudio: (samples) => {
         this.#vad?.push(samples);
         this.#wakeWord?.push(samples);
@@ -440,4 +443,4 @@ export function both(en: string, zh: string): string {
   return `${en} / ${zh}`;
 }
 
-export default definePlugin((ctx) => new VoicePlugin(ctx));
+export default definePlugin<VoiceSettings>((ctx) => new VoicePlugin(ctx));

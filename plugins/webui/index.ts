@@ -6,8 +6,9 @@
 import { definePlugin } from '../../src/sdk/index.js';
 import { apiRoutes } from './api-routes.js';
 import { openaiRoutes } from './openai-routes.js';
+import type { WebuiSettings } from './settings-schema.js';
 import { WebuiPlugin } from './webui-plugin.js';
 
 export { WebuiPlugin, type WebuiPluginOptions } from './webui-plugin.js';
 
-export default definePlugin((ctx) => new WebuiPlugin(ctx, { routeModules: [apiRoutes, openaiRoutes] }));
+export default definePlugin<WebuiSettings>((ctx) => new WebuiPlugin(ctx, { routeModules: [apiRoutes, openaiRoutes] }));

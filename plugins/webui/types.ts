@@ -5,30 +5,10 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Caller, InputSender, PluginContext } from '../../src/sdk/index.js';
+import type { WebuiSettings } from './settings-schema.js';
 
-/** plugin.webui.* (see src/config/schema.ts for defaults and bounds). */
-export interface WebuiSettings {
-  enabled: boolean;
-  host: string;
-  port: number;
-  allowed_hosts: string[];
-  session_ttl_ms: number;
-  max_sessions: number;
-  login_max_failures: number;
-  login_window_ms: number;
-  login_delay_ms: number;
-  login_max_delay_ms: number;
-  header_timeout_ms: number;
-  request_timeout_ms: number;
-  idle_timeout_ms: number;
-  max_connections: number;
-  body_limit_bytes: number;
-  upload_limit_bytes: number;
-  event_buffer: number;
-  max_event_streams: number;
-  chat_timeout_ms: number;
-  model_name: string;
-}
+/** plugin.webui.*, declared in settings-schema.ts. */
+export type { WebuiSettings };
 
 /** How a request proved who it is: the session cookie of the page, or the API key. */
 export type AuthMethod = 'session' | 'api_key';
@@ -64,7 +44,7 @@ declare module 'fastify' {
 
 /** What a route module gets besides the fastify instance. */
 export interface RouteDeps {
-  ctx: PluginContext;
+  ctx: PluginContext<WebuiSettings>;
   /** The current plugin.webui.* values. */
   settings(): WebuiSettings;
 }

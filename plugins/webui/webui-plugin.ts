@@ -27,8 +27,9 @@ import { LoginLimiter } from './login-limiter.js';
 import { registerPluginRoutes } from './plugin-routes.js';
 import { checkSameOrigin, HostAllowList, STATE_CHANGING } from './request-guard.js';
 import { SessionStore } from './sessions.js';
+import type { WebuiSettings } from './settings-schema.js';
 import { defaultPageDir, StaticPage } from './static-page.js';
-import type { RouteDeps, RouteModule, WebuiSettings } from './types.js';
+import type { RouteDeps, RouteModule } from './types.js';
 import { type RequestHandler, WebListener } from './web-listener.js';
 import { registerWebuiMethods } from './webui-methods.js';
 
@@ -52,14 +53,14 @@ export interface WebuiPluginOptions {
 const MAX_PARAM_LENGTH = 1000;
 
 export class WebuiPlugin implements PluginInstance {
-  readonly #ctx: PluginContext;
+  readonly #ctx: PluginContext<WebuiSettings>;
   readonly #options: WebuiPluginOptions;
   #app: FastifyInstance | undefined;
   #listener: WebListener | undefined;
   #url: string | undefined;
   #sessions: SessionStore | undefined;
 
-  constructor(ctx: PluginContext, options: WebuiPluginOptions) {
+  constructor(ctx: PluginContext<WebuiSettings>, options: WebuiPluginOptions) {
     this.#ctx = ctx;
     this.#options = options;
   }
@@ -75,8 +76,8 @@ export class WebuiPlugin implements PluginInstance {
     const { credentials: secrets, created } = credentials.load();
     const sessions = new SessionStore({
       dataDir: ctx.paths.data,
-      ttlMs: () => this.#setting('session_ttl_ms'),
-      maxSessions: () => this.#setting('max_sessions'),
+      ttlMs: () => this.#ctx.settings.get('session_ttl_ms'),
+      maxSessions: () => this.#ctx.settings.get('max_sessions'),
       now,
       log: ctx.log,
     });
@@ -85,13 +86,13 @@ export class WebuiPlugin implements PluginInstance {
     // Logins and API keys are counted apart, with the same settings.
     const limiter = () =>
       new LoginLimiter({
-        maxFailures: () => this.#setting('login_max_failures'),
-        windowMs: () => this.#setting('login_window_ms'),
-        delayMs: () => this.#setting('login_delay_ms'),
-        maxDelayMs: () => this.#setting('login_max_delay_ms'),
+        maxFailures: () => this.#ctx.settings.get('login_max_failures'),
+        windowMs: () => this.#ctx.settings.get('login_window_ms'),
+        delayMs: () => this.#ctx.settings.get('login_delay_ms'),
+        maxDelayMs: () => this.#ctx.settings.get('login_max_delay_ms'),
         now,
       });
-    const hosts = new HostAllowList({ listenHost: host, allowedHosts: () => this.#setting('allowed_hosts'), now });
+    const hosts = new HostAllowList({ listenHost: host, allowedHosts: () => this.#ctx.settings.get('allowed_hosts'), now });
     const auth = new WebAuth({ ctx, credentials, sessions, limiter: limiter(), apiKeyLimiter: limiter() });
     const page = StaticPage.load(this.#options.pageDir ?? defaultPageDir());
 
@@ -244,35 +245,9 @@ export class WebuiPlugin implements PluginInstance {
     }
   }
 
-  #setting<K extends keyof WebuiSettings>(key: K): WebuiSettings[K] {
-    return this.#ctx.settings.get<WebuiSettings[K]>(key);
-  }
-
   /** The current plugin.webui.* values. */
   #settings(): WebuiSettings {
-    const get = <K extends keyof WebuiSettings>(key: K) => this.#setting(key);
-    return {
-      enabled: get('enabled'),
-      host: get('host'),
-      port: get('port'),
-      allowed_hosts: get('allowed_hosts'),
-      session_ttl_ms: get('session_ttl_ms'),
-      max_sessions: get('max_sessions'),
-      login_max_failures: get('login_max_failures'),
-      login_window_ms: get('login_window_ms'),
-      login_delay_ms: get('login_delay_ms'),
-      login_max_delay_ms: get('login_max_delay_ms'),
-      header_timeout_ms: get('header_timeout_ms'),
-      request_timeout_ms: get('request_timeout_ms'),
-      idle_timeout_ms: get('idle_timeout_ms'),
-      max_connections: get('max_connections'),
-      body_limit_bytes: get('body_limit_bytes'),
-      upload_limit_bytes: get('upload_limit_bytes'),
-      event_buffer: get('event_buffer'),
-      max_event_streams: get('max_event_streams'),
-      chat_timeout_ms: get('chat_timeout_ms'),
-      model_name: get('model_name'),
-    };
+    return this.#ctx.settings.values();
   }
 }
 

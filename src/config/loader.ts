@@ -18,11 +18,11 @@ import {
   BUILTIN_DEFINITIONS,
   checkValue,
   coerceText,
+  definitionFromLeaf,
   describeProblem,
   ENV_PREFIX,
   NON_SETTING_ENV,
   type SettingChecks,
-  type SettingDefinition,
   withDefaults,
 } from './definitions.js';
 import { type Config, ConfigSchema, isSettingLeaf } from './schema.js';
@@ -172,12 +172,33 @@ interface MergeContext {
   sources: Map<string, ValueSource>;
   problems: string[];
   pluginSections: string[];
+  /** Said of the known keys after an unknown one, before the file (whose settings they are). */
+  knownKeysNote?: string;
+}
+
+const BUILTIN_BY_KEY = new Map(BUILTIN_DEFINITIONS.map((d) => [d.key, d]));
+
+/**
+ * The problems of one section of a file against its schema, one line each, worded as the loader
+ * words its own: the plugin host checks an installed plugin's section with it once it has read the
+ * plugin's manifest (src/plugin/plugin-settings.ts). `knownKeysNote` says whose keys the known ones are.
+ */
+export function sectionProblems(
+  schema: TSchema,
+  values: Readonly<Record<string, unknown>>,
+  prefix: string,
+  file: string,
+  knownKeysNote?: string,
+): string[] {
+  const merge: MergeContext = { file, sources: new Map(), problems: [], pluginSections: [], ...(knownKeysNote && { knownKeysNote }) };
+  mergeSection(schema, values, {}, prefix, merge);
+  return merge.problems;
 }
 
 /** Walks file values against the schema, merging valid leaves into `target` and collecting problems. */
 function mergeSection(
   schema: TSchema,
-  values: Record<string, unknown>,
+  values: Readonly<Record<string, unknown>>,
   target: Record<string, unknown>,
   prefix: string,
   merge: MergeContext,
@@ -198,11 +219,12 @@ function mergeSection(
         continue;
       }
       const known = Object.keys(properties);
-      problems.push(`${key}: unknown key${didYouMean(name, known)}, expected one of: ${known.join(', ')} (in ${file})`);
+      const note = merge.knownKeysNote ? `${merge.knownKeysNote}; ` : '';
+      problems.push(`${key}: unknown key${didYouMean(name, known)}, expected one of: ${known.join(', ')} (${note}in ${file})`);
       continue;
     }
     if (isSettingLeaf(child)) {
-      const def = BUILTIN_DEFINITIONS.find((d) => d.key === key) as SettingDefinition;
+      const def = BUILTIN_BY_KEY.get(key) ?? definitionFromLeaf(key, child);
       const filled = withDefaults(def, value);
       const problem = checkValue(def, filled);
       if (problem) problems.push(`${describeProblem(key, problem)} (in ${file})`);
@@ -216,6 +238,7 @@ function mergeSection(
       problems.push(`${key}: expected a section (a mapping), found ${JSON.stringify(value)} (in ${file})`);
       continue;
     }
+    target[name] ??= {};
     mergeSection(child, value, target[name] as Record<string, unknown>, key, merge);
   }
 }

@@ -428,10 +428,11 @@ export class PluginGeneration {
       log: this.#log,
       audit: (action, details = {}) => kernel.logs.audit({ ...details, actor: owner, action }),
       settings: {
-        get: <T>(key: string) => {
+        get: (key) => {
           const section = (kernel.settings.config().plugin as Record<string, Record<string, unknown> | undefined>)[name];
-          return (section?.[key] ?? kernel.settings.get(prefix + key).value) as T;
+          return section?.[key] ?? kernel.settings.get(prefix + key).value;
         },
+        values: () => structuredClone((kernel.settings.config().plugin as Record<string, Record<string, unknown> | undefined>)[name] ?? {}),
         set: (key, value) => void kernel.settings.set(prefix + key, value, owner),
         onChange: (listener) =>
           this.#subscribe('settings.changed', ({ key }) => {

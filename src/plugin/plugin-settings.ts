@@ -1,38 +1,46 @@
 /**
- * Turns the `config` block of a plugin manifest into setting definitions under
- * `plugin.<name>.*`, so external plugins' settings are validated, stored, listed and audited like
- * every other setting. Keys the schema already defines (the built-in plugins' sections) are kept.
+ * Turns the `config` block of a plugin manifest into the plugin's settings section: a TypeBox
+ * schema like the ones the built-in plugins write beside their code (plugins/<name>/settings-schema.ts),
+ * read by the same code from there on. So external plugins' settings under `plugin.<name>.*` are
+ * validated, stored, listed and audited like every other setting. Keys the schema already defines
+ * (the built-in plugins' sections) are kept.
  *
  * It also checks the configuration file's `plugin.<name>` section of such a plugin, which the
  * loader could not: the loader runs before any manifest is read, so it keeps sections of plugins
  * the schema does not know as given (LoadedConfig.pluginSections), and the plugin host checks them
- * here once it has read the manifests: an unknown key or a value that does not fit is refused like
- * any other configuration problem; a section naming no plugin that is installed is warned about.
+ * here, with the loader's own section check, once it has read the manifests: an unknown key or a
+ * value that does not fit is refused like any other configuration problem; a section naming no
+ * plugin that is installed is warned about.
  */
-import { type TSchema, Type } from '@sinclair/typebox';
-import {
-  checkValue,
-  definitionFromLeaf,
-  describeFound,
-  describeProblem,
-  type SettingDefinition,
-  withDefaults,
-} from '../config/definitions.js';
-import type { LoadedConfig } from '../config/loader.js';
+import { type TObject, type TSchema, Type } from '@sinclair/typebox';
+import { definitionsFromSchema, type SettingDefinition } from '../config/definitions.js';
+import { type LoadedConfig, sectionProblems } from '../config/loader.js';
+import { pluginEnabled } from '../config/setting-schema.js';
 import type { SettingsRegistry } from '../config/settings-registry.js';
 import { HomeAgentError } from '../shared/errors.js';
 import { didYouMean } from '../shared/near-names.js';
 import type { ConfigKey, Manifest } from './manifest.js';
 
+/** `plugin.<name>.enabled` is every plugin's, declared or not (the plugin host reads it). */
+const ENABLED = 'enabled';
+
+/** The manifest's settings as a section schema, with `enabled` as every section has it. */
+export function manifestSettingsSchema(manifest: Manifest): TObject {
+  const properties: Record<string, TSchema> = { [ENABLED]: pluginEnabled(manifest.name) };
+  for (const [key, spec] of Object.entries(manifest.config ?? {})) properties[key] = leafSchema(spec, manifest.name);
+  return Type.Object(properties, { additionalProperties: false, default: {} });
+}
+
+/** The definitions of the settings the manifest declares (`enabled` only when it declares it). */
 export function pluginSettingDefinitions(manifest: Manifest): SettingDefinition[] {
-  return Object.entries(manifest.config ?? {}).map(([key, spec]) => {
-    const full = `plugin.${manifest.name}.${key}`;
-    try {
-      return definitionFromLeaf(full, leafSchema(spec, manifest.name));
-    } catch (error) {
-      throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${manifest.name}: config.${key}: ${(error as Error).message}`, { cause: error });
-    }
-  });
+  const declared = manifest.config ?? {};
+  try {
+    return definitionsFromSchema(manifestSettingsSchema(manifest), `plugin.${manifest.name}`).filter(
+      (def) => def.key !== `plugin.${manifest.name}.${ENABLED}` || ENABLED in declared,
+    );
+  } catch (error) {
+    throw new HomeAgentError('HA_ERR_PLUGIN_MANIFEST', `${manifest.name}: config: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /** Defines the manifest's settings that are not defined yet. */
@@ -41,34 +49,19 @@ export function defineManifestSettings(settings: SettingsRegistry, manifest: Man
   if (fresh.length > 0) settings.define(manifest.name, fresh);
 }
 
-/** `plugin.<name>.enabled` is every plugin's, declared or not (the plugin host reads it). */
-const ENABLED = 'enabled';
-
 /**
  * The problems of the configuration file's section `plugin.<name>` against the plugin's manifest,
  * one line each, as the loader words them: unknown keys (with the near misses and the known keys)
  * and values that do not fit their declaration.
  */
 export function checkPluginSection(manifest: Manifest, section: Readonly<Record<string, unknown>>, file: string): string[] {
-  const prefix = `plugin.${manifest.name}.`;
-  const definitions = new Map(pluginSettingDefinitions(manifest).map((def) => [def.key.slice(prefix.length), def]));
-  const known = definitions.has(ENABLED) ? [...definitions.keys()] : [ENABLED, ...definitions.keys()];
-  const problems: string[] = [];
-  for (const [name, value] of Object.entries(section)) {
-    const key = `${prefix}${name}`;
-    const def = definitions.get(name);
-    if (def) {
-      const problem = checkValue(def, withDefaults(def, value));
-      if (problem) problems.push(`${describeProblem(key, problem)} (in ${file})`);
-    } else if (name === ENABLED) {
-      if (typeof value !== 'boolean') problems.push(`${key}: expected true or false, found ${describeFound(value)} (in ${file})`);
-    } else {
-      problems.push(
-        `${key}: unknown key${didYouMean(name, known)}, expected one of: ${known.join(', ')} (the settings the manifest of ${manifest.name} declares; in ${file})`,
-      );
-    }
-  }
-  return problems;
+  return sectionProblems(
+    manifestSettingsSchema(manifest),
+    section,
+    `plugin.${manifest.name}`,
+    file,
+    `the settings the manifest of ${manifest.name} declares`,
+  );
 }
 
 /** The file's sections the plugin host checks (PluginHostOptions.configSections), or undefined without a file. */

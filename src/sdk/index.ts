@@ -92,4 +92,17 @@ export {
   type ServedRoute,
   type StoredMediaInfo,
   type Triple,
+  type TypedPluginSettings,
+  type UntypedPluginSettings,
+  type UntypedSettings,
 } from './plugin.js';
+export {
+  NAMED_ONLY,
+  pluginEnabled,
+  pluginMeta,
+  type SettingKey,
+  type SettingMeta,
+  type SettingValue,
+  SLUG,
+  settingMeta,
+} from './settings.js';

@@ -23,19 +23,42 @@ import type { Service } from '../shared/service.js';
 import type { ToolDefinition } from '../shared/tool.js';
 import type { InputSender } from '../shared/trust.js';
 import type { ControlApi, ControlMethod } from './control.js';
+import type { SettingKey, SettingValue } from './settings.js';
 
 /** `builtin`: shipped in plugins/ and loaded in-process. `external`: installed code (process or Lua). */
 export type PluginTrust = 'builtin' | 'external';
 
-/** The plugin's settings, scoped to `plugin.<name>.*`. */
-export interface PluginSettings {
+/**
+ * The settings type argument of a plugin that declares none (the default of PluginContext and
+ * PluginSettings). It is `any` on purpose: a context typed by one plugin's section and the plain
+ * PluginContext that helpers and tests use must be assignable to each other, and TypeScript lets
+ * an `any` type argument through in both directions. Values still come back `unknown` (below).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the one bivariant type argument, explained above
+export type UntypedSettings = any;
+
+/** Settings of a plugin that declares no section type: any key, values unknown. */
+export interface UntypedPluginSettings {
   /** The value the running daemon uses for `plugin.<name>.<key>`. */
-  get<T = unknown>(key: string): T;
+  get(key: string): unknown;
+  /** Every value of the section as the running daemon uses them, as one object. */
+  values(): Record<string, unknown>;
   /** Stores `plugin.<name>.<key>` (checked against its definition; audited with the plugin as actor). */
   set(key: string, value: unknown): void;
   /** Called after any of this plugin's settings changed; returns a function that unsubscribes. */
   onChange(listener: (key: string) => void): () => void;
 }
+
+/** The same, typed by the section's `Static<>` type: keys are checked and values come typed, without casts. */
+export interface TypedPluginSettings<T extends object> {
+  get<K extends SettingKey<T>>(key: K): SettingValue<T, K>;
+  values(): T;
+  set<K extends SettingKey<T>>(key: K, value: SettingValue<T, K>): void;
+  onChange(listener: (key: SettingKey<T>) => void): () => void;
+}
+
+/** The plugin's settings, scoped to `plugin.<name>.*`; typed when the plugin declares its section's type (`definePlugin<CliSettings>`). */
+export type PluginSettings<T extends object = UntypedSettings> = string extends keyof T ? UntypedPluginSettings : TypedPluginSettings<T>;
 
 /** Event subscriptions stamped with the plugin's name and removed automatically when it stops. */
 export interface PluginEvents {
@@ -331,7 +354,7 @@ export interface PluginEntities {
 }
 
 /** Everything a plugin may use, handed to its factory. */
-export interface PluginContext {
+export interface PluginContext<T extends object = UntypedSettings> {
   readonly name: string;
   readonly trust: PluginTrust;
   readonly log: Logger;
@@ -340,7 +363,7 @@ export interface PluginContext {
    * command run, file written or setting changed on someone's behalf.
    */
   audit(action: string, details?: Record<string, unknown>): void;
-  readonly settings: PluginSettings;
+  readonly settings: PluginSettings<T>;
   readonly events: PluginEvents;
   /** The kernel's control methods (status, config, backup, plugins.*, ...) and the plugin's own. Built-in plugins only. */
   readonly control: PluginControl;
@@ -366,16 +389,20 @@ export type PluginInstance = Omit<Service, 'name'> & {
   /** Answers the host's health ping; absent means "healthy while running". */
   health?(): PluginHealth | Promise<PluginHealth>;
 };
-export type PluginFactory = (context: PluginContext) => PluginInstance;
+export type PluginFactory<T extends object = UntypedSettings> = (context: PluginContext<T>) => PluginInstance;
 
 export interface PluginModule {
   readonly kind: 'homeagent-plugin';
   readonly create: PluginFactory;
 }
 
-/** Declares a plugin; the entry module's default export. */
-export function definePlugin(create: PluginFactory): PluginModule {
-  return { kind: 'homeagent-plugin', create };
+/**
+ * Declares a plugin; the entry module's default export. `T` is its settings section's type
+ * (`Static<typeof settingsSchema>`): the host hands every plugin the same untyped settings, whose
+ * values the registry has checked against that very schema, so the one widening happens here.
+ */
+export function definePlugin<T extends object = UntypedSettings>(create: PluginFactory<T>): PluginModule {
+  return { kind: 'homeagent-plugin', create: create as PluginFactory };
 }
 
 export function isPluginModule(value: unknown): value is PluginModule {

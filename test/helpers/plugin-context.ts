@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { StageRegistry } from '../../src/agent/stage-registry.js';
 import { ToolRegistry } from '../../src/agent/tool-registry.js';
+import { setByKey } from '../../src/config/loader.js';
 import { EventBus } from '../../src/events/event-bus.js';
 import { EntityRegistry, type HomeSettings } from '../../src/home/entity-registry.js';
 import type { Level, OutputChannel, Receipt } from '../../src/io/types.js';
@@ -129,7 +130,8 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     log: logs.child(`plugin.${options.name}`),
     audit: (action, details = {}) => void audits.push({ action, details }),
     settings: {
-      get: <T>(key: string) => settings.get(key) as T,
+      get: (key) => settings.get(key),
+      values: () => nestedValues(settings),
       set: (key, value) => {
         settings.set(key, value);
         for (const listener of changeListeners) listener(key);
@@ -220,4 +222,19 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     },
     nextInjected: () => new Promise((resolve) => waiters.push(resolve)),
   };
+}
+
+/** The test's settings (flat keys, `vad.threshold`) as the section object `values()` returns. */
+function nestedValues(settings: ReadonlyMap<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of settings) setByKey(out, key, structuredClone(value));
+  return out;
+}
+
+/**
+ * A context put together in a test (`{ ...test.context, control }`) as a plain PluginContext, which
+ * plugins typed by their settings section accept; the spread object alone keeps the untyped settings' type.
+ */
+export function asContext(context: PluginContext): PluginContext {
+  return context;
 }

@@ -190,7 +190,8 @@ class PluginRuntime {
       log: this.#logger({}),
       audit: (action, details) => this.#tell('audit', details === undefined ? { action } : { action, details }),
       settings: {
-        get: <T>(key: string) => this.#settings.get(key) as T,
+        get: (key) => this.#settings.get(key),
+        values: () => Object.fromEntries(this.#settings),
         set: (key, value) => void this.#ask('settings.set', { key, value }).catch(() => {}),
         onChange: (listener) => {
           this.#settingListeners.add(listener);

@@ -16,7 +16,7 @@ import {
 import type { CommandClient } from '../../../src/cli/command-client.js';
 import { RpcClient } from '../../../src/cli/rpc-client.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
-import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
 import { type EngineSetup, rule, startEngine } from '../automation/automation-fixture.js';
 import { tempDir } from '../fixtures/support.js';
 
@@ -135,7 +135,7 @@ async function serve(t: Test): Promise<Served> {
     dataDir,
     settings: { socket_path: '', socket_mode: '660', max_frame_bytes: 1048576, max_connections: 4, idle_timeout_ms: 60_000 },
   });
-  const plugin = new CliPlugin({ ...test.context, control });
+  const plugin = new CliPlugin(asContext({ ...test.context, control }));
   await plugin.start();
   t.teardown(async () => {
     await plugin.stop();

@@ -31,7 +31,7 @@ import {
   sampleChangeSets,
   TRACKER_ROOT,
 } from '../../helpers/fake-change-tracker.js';
-import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
 import { tempDir } from '../fixtures/support.js';
 
 t.test('parseChangesCommand reads each command and refuses what does not fit', async (t) => {
@@ -200,7 +200,7 @@ async function serve(t: Test, options: FakeTrackerOptions = {}): Promise<Served>
     dataDir,
     settings: { socket_path: '', socket_mode: '660', max_frame_bytes: 1048576, max_connections: 4, idle_timeout_ms: 60_000 },
   });
-  const plugin = new CliPlugin({ ...test.context, control });
+  const plugin = new CliPlugin(asContext({ ...test.context, control }));
   await plugin.start();
   t.teardown(async () => {
     await plugin.stop();

@@ -15,7 +15,7 @@ import {
 import { RpcClient } from '../../../src/cli/rpc-client.js';
 import { registerEntityMethods } from '../../../src/home/entity-methods.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
-import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
 import { captureLogs, tempDir } from '../fixtures/support.js';
 import { type HomeSetup, openHome, T0 } from '../home/home-fixture.js';
 
@@ -99,7 +99,7 @@ async function serve(t: Test): Promise<Served> {
     dataDir,
     settings: { socket_path: '', socket_mode: '660', max_frame_bytes: 1048576, max_connections: 4, idle_timeout_ms: 60_000 },
   });
-  const plugin = new CliPlugin({ ...test.context, control });
+  const plugin = new CliPlugin(asContext({ ...test.context, control }));
   await plugin.start();
   t.teardown(() => plugin.stop());
   const socket = join(dataDir, 'run', 'homeagent.sock');

@@ -19,7 +19,7 @@ import {
 } from '../../../src/cli/gpio.js';
 import { RpcClient } from '../../../src/cli/rpc-client.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
-import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
 import { tempDir } from '../fixtures/support.js';
 
 t.test('parseGpioCommand reads each command and refuses what does not fit', async (t) => {
@@ -147,7 +147,7 @@ async function serve(t: Test, options: { gpio?: boolean } = {}): Promise<Served>
       },
     });
     stops.push(async () => gpio.close());
-    const plugin = new GpioPlugin({ ...gpio.context, control }, { clock, backend, watcher: false });
+    const plugin = new GpioPlugin(asContext({ ...gpio.context, control }), { clock, backend, watcher: false });
     await plugin.start(new AbortController().signal);
     stops.push(() => plugin.stop());
   }
@@ -157,7 +157,7 @@ async function serve(t: Test, options: { gpio?: boolean } = {}): Promise<Served>
     settings: { socket_path: '', socket_mode: '660', max_frame_bytes: 1048576, max_connections: 4, idle_timeout_ms: 60_000 },
   });
   stops.push(async () => cli.close());
-  const server = new CliPlugin({ ...cli.context, control });
+  const server = new CliPlugin(asContext({ ...cli.context, control }));
   await server.start();
   stops.push(() => server.stop());
   const socket = join(dataDir, 'cli', 'run', 'homeagent.sock');

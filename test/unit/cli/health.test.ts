@@ -12,7 +12,7 @@ import { ControlRegistry } from '../../../src/plugin/control-registry.js';
 import type { ComponentHealth, HealthAnswer } from '../../../src/supervisor/health-types.js';
 import { REPO_ROOT, runCtl } from '../../helpers/daemon.js';
 import { type FakeTracker, fakeChangeTracker, okComponent } from '../../helpers/fake-change-tracker.js';
-import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
 import { tempDir } from '../fixtures/support.js';
 
 const since = '2026-01-05T08:00:00.000Z';
@@ -101,7 +101,7 @@ async function serve(t: Test): Promise<{ tracker: FakeTracker; dataDir: string }
     dataDir,
     settings: { socket_path: '', socket_mode: '660', max_frame_bytes: 1048576, max_connections: 4, idle_timeout_ms: 60_000 },
   });
-  const plugin = new CliPlugin({ ...test.context, control });
+  const plugin = new CliPlugin(asContext({ ...test.context, control }));
   await plugin.start();
   t.teardown(async () => {
     await plugin.stop();

@@ -10,7 +10,7 @@ import { registerKnowledgeMethods } from '../../../src/knowledge/knowledge-metho
 import type { TreeNode } from '../../../src/knowledge/types.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
 import { runCtl } from '../../helpers/daemon.js';
-import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
 import { captureLogs, tempDir } from '../fixtures/support.js';
 import { type KnowledgeSetup, openKnowledge } from '../knowledge/fixtures/knowledge-fixture.js';
 
@@ -141,7 +141,7 @@ async function serve(t: Test): Promise<Served> {
     dataDir: k.dataDir,
     settings: { socket_path: '', socket_mode: '660', max_frame_bytes: 1048576, max_connections: 4, idle_timeout_ms: 60_000 },
   });
-  const plugin = new CliPlugin({ ...test.context, control });
+  const plugin = new CliPlugin(asContext({ ...test.context, control }));
   await plugin.start();
   t.teardown(() => plugin.stop());
   const socket = join(k.dataDir, 'run', 'homeagent.sock');

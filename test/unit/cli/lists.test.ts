@@ -18,7 +18,7 @@ import {
 import { RpcClient } from '../../../src/cli/rpc-client.js';
 import { registerListMethods } from '../../../src/lists/list-methods.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
-import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
 import { captureLogs, tempDir } from '../fixtures/support.js';
 import { type ListSetup, openLists, T0 } from '../lists/list-fixture.js';
 
@@ -102,7 +102,7 @@ async function serve(t: Test): Promise<Served> {
     dataDir,
     settings: { socket_path: '', socket_mode: '660', max_frame_bytes: 1048576, max_connections: 4, idle_timeout_ms: 60_000 },
   });
-  const plugin = new CliPlugin({ ...test.context, control });
+  const plugin = new CliPlugin(asContext({ ...test.context, control }));
   await plugin.start();
   t.teardown(() => plugin.stop());
   const socket = join(dataDir, 'run', 'homeagent.sock');

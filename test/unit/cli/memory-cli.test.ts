@@ -19,7 +19,7 @@ import {
 import { RpcClient } from '../../../src/cli/rpc-client.js';
 import type { ForgetResult } from '../../../src/memory/memory-methods.js';
 import { runCtl } from '../../helpers/daemon.js';
-import { createTestPluginContext } from '../../helpers/plugin-context.js';
+import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
 import { tempDir } from '../fixtures/support.js';
 import { type MemoryControlSetup, startMemoryControl } from '../memory/fixtures/memory-control.js';
 import { HOUR, T0 } from '../memory/fixtures/memory-fixture.js';
@@ -160,14 +160,16 @@ async function serve(t: Parameters<typeof startMemoryControl>[0]): Promise<Serve
     dataDir: m.dir,
     settings: { socket_path: '', socket_mode: '660', max_frame_bytes: 1048576, max_connections: 4, idle_timeout_ms: 60_000 },
   });
-  const plugin = new CliPlugin({
-    ...test.context,
-    control: {
-      ...test.context.control,
-      call: (method, params, caller) => m.control.call(method, params, caller),
-      methods: () => m.control.methods(),
-    },
-  });
+  const plugin = new CliPlugin(
+    asContext({
+      ...test.context,
+      control: {
+        ...test.context.control,
+        call: (method, params, caller) => m.control.call(method, params, caller),
+        methods: () => m.control.methods(),
+      },
+    }),
+  );
   await plugin.start();
   t.teardown(() => plugin.stop());
   const socket = join(m.dir, 'run', 'homeagent.sock');

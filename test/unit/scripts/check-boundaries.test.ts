@@ -64,3 +64,38 @@ t.test('each rule is reported', async (t) => {
   t.match(r.out, /only plugins\/mqtt may import mqtt/);
   t.match(r.out, /import cycle: src\/store\/c1\.ts -> src\/store\/c2\.ts -> src\/store\/c1\.ts/);
 });
+
+t.test('settings schemas: composed by the one catalogue, importing only TypeBox and src/sdk/settings.ts', async (t) => {
+  const clean = tree(t, {
+    'src/config/setting-schema.ts': 'export const pluginMeta = 1;\n',
+    'src/sdk/settings.ts': "export { pluginMeta } from '../config/setting-schema.js';\n",
+    'plugins/x/settings-schema.ts':
+      "import { Type } from '@sinclair/typebox';\nimport { pluginMeta } from '../../src/sdk/settings.js';\nexport const settingsSchema = [Type, pluginMeta];\n",
+    'src/config/plugin-sections.ts': "export { settingsSchema as x } from '../../plugins/x/settings-schema.js';\n",
+  });
+  t.equal(check(clean).code, 0, check(clean).out);
+
+  const broken = tree(t, {
+    'src/config/setting-schema.ts': 'export const pluginMeta = 1;\n',
+    'src/sdk/settings.ts': "export { pluginMeta } from '../config/setting-schema.js';\nexport { p } from './plugin.js';\n",
+    'src/sdk/plugin.ts': 'export const p = 1;\n',
+    'plugins/x/settings-schema.ts':
+      "import { Type } from '@sinclair/typebox';\nimport { y } from './y.js';\nimport os from 'node:os';\nexport const settingsSchema = [Type, y, os];\n",
+    'plugins/x/y.ts': 'export const y = 2;\n',
+    'devices/d/settings-schema.ts': 'export const settingsSchema = 1;\n',
+    'src/config/plugin-sections.ts':
+      "export { settingsSchema as x } from '../../plugins/x/settings-schema.js';\nexport { y } from '../../plugins/x/y.js';\n",
+    'src/config/other.ts': "export { settingsSchema } from '../../plugins/x/settings-schema.js';\n",
+  });
+  const r = check(broken);
+  t.equal(r.code, 1);
+  t.match(
+    r.out,
+    /plugins\/x\/settings-schema\.ts: a settings schema imports only @sinclair\/typebox and src\/sdk\/settings\.ts, not plugins\/x\/y\.ts/,
+  );
+  t.match(r.out, /plugins\/x\/settings-schema\.ts: a settings schema imports only .* not node:os/);
+  t.match(r.out, /src\/sdk\/settings\.ts: imports only src\/config\/setting-schema\.ts/);
+  t.match(r.out, /src\/config\/plugin-sections\.ts: exports only plugins' and devices' settings-schema\.ts, not plugins\/x\/y\.ts/);
+  t.match(r.out, /src\/config\/plugin-sections\.ts: misses the line for devices\/d\/settings-schema\.ts/);
+  t.match(r.out, /src\/config\/other\.ts: the kernel may not import plugins\/x\/settings-schema\.ts/);
+});

@@ -18,7 +18,12 @@ import { SimulatedGpioBackend } from '../../../../devices/gpio/simulated-backend
 import type { EventMap } from '../../../../src/events/event-bus.js';
 import type { ControlRegistry } from '../../../../src/plugin/control-registry.js';
 import { ToolError, type ToolErrorInfo } from '../../../../src/shared/tool.js';
-import { createTestPluginContext, type TestPluginContext, type TestPluginContextOptions } from '../../../helpers/plugin-context.js';
+import {
+  asContext,
+  createTestPluginContext,
+  type TestPluginContext,
+  type TestPluginContextOptions,
+} from '../../../helpers/plugin-context.js';
 import { captureLogs, expectError, expectErrorAsync } from '../../fixtures/support.js';
 
 const WATCHER = fileURLToPath(new URL('../../../../dist/devices/gpio/safe-state-watcher.js', import.meta.url));
@@ -320,7 +325,7 @@ t.test('a failed receipt or a refused input is logged; the edge path goes on', a
       },
     },
   );
-  const plugin = new GpioPlugin({ ...ctx, log: captured.logs.child('plugin.gpio') }, { clock, backend, watcher: false });
+  const plugin = new GpioPlugin(asContext({ ...ctx, log: captured.logs.child('plugin.gpio') }), { clock, backend, watcher: false });
   await plugin.start(new AbortController().signal);
   atEnd(() => plugin.stop());
   backend.control.drive(27, 0);

@@ -4,7 +4,7 @@ import t from 'tap';
 import { CliPlugin } from '../../../../plugins/cli/index.js';
 import { RpcClient } from '../../../../src/cli/rpc-client.js';
 import { ControlRegistry } from '../../../../src/plugin/control-registry.js';
-import { createTestPluginContext } from '../../../helpers/plugin-context.js';
+import { asContext, createTestPluginContext } from '../../../helpers/plugin-context.js';
 import { tempDir } from '../../fixtures/support.js';
 
 t.test('a connection waiting for a long request is not closed as idle; an idle one is', async (t) => {
@@ -33,7 +33,7 @@ t.test('a connection waiting for a long request is not closed as idle; an idle o
     dataDir,
     settings: { socket_path: '', socket_mode: '660', max_frame_bytes: 1048576, max_connections: 4, idle_timeout_ms: 200 },
   });
-  const plugin = new CliPlugin({ ...test.context, control });
+  const plugin = new CliPlugin(asContext({ ...test.context, control }));
   await plugin.start();
   t.teardown(() => plugin.stop());
   const socket = join(dataDir, 'run', 'homeagent.sock');

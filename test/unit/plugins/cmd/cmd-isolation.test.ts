@@ -16,6 +16,7 @@ import { defaultConfig } from '../../../../src/config/loader.js';
 import type { EventMap } from '../../../../src/events/event-bus.js';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
 import { ToolError } from '../../../../src/shared/tool.js';
+import { asContext } from '../../../helpers/plugin-context.js';
 import { type Teardown, tempDir } from '../../fixtures/support.js';
 import { type DaemonFixture, daemonFixture, SECRET, tenReads } from './daemon-fixture.js';
 
@@ -255,7 +256,7 @@ t.test('without the daemon saying where its folders are, nothing runs in-process
   // Registering again would clash with the started plugin's tools: stop it first.
   await fx.plugin.stop();
   const control = fx.tc.context.control;
-  const failing = { ...fx.tc.context, control: { ...control, call: () => Promise.reject(new Error('the registry is closed')) } };
+  const failing = asContext({ ...fx.tc.context, control: { ...control, call: () => Promise.reject(new Error('the registry is closed')) } });
   const plugin = new CmdPlugin(failing, { killGraceMs: 200 });
   await plugin.start();
   const error = await refusal(fx, ['echo', 'hi']);
@@ -266,7 +267,7 @@ t.test('without the daemon saying where its folders are, nothing runs in-process
 
   // A host without config.list at all has no settings: the data, runtime and configuration folders still count.
   const unknown = Object.assign(new Error('no method named "config.list"'), { code: 'HA_ERR_RPC_UNKNOWN_METHOD' });
-  const bare = { ...fx.tc.context, control: { ...control, call: () => Promise.reject(unknown) } };
+  const bare = asContext({ ...fx.tc.context, control: { ...control, call: () => Promise.reject(unknown) } });
   const second = new CmdPlugin(bare, { killGraceMs: 200 });
   await second.start();
   t.teardown(() => second.stop());

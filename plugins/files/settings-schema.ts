@@ -1,0 +1,44 @@
+/**
+ * The settings of the files plugin, `plugin.files.*`: defaults, bounds, descriptions and
+ * `requires_restart` for each. The configuration schema composes it (src/config/plugin-sections.ts);
+ * the plugin reads its values through `PluginSettings<FilesSettings>`.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { pluginEnabled, pluginMeta } from '../../src/sdk/settings.js';
+
+const FilesRootSchema = Type.Object(
+  {
+    path: Type.String({ minLength: 1, maxLength: 4096, description: 'An absolute directory.' }),
+    mode: Type.Union([Type.Literal('ro'), Type.Literal('rw')], { description: 'ro: read and list only; rw: also write.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const settingsSchema = Type.Object(
+  {
+    enabled: pluginEnabled('files'),
+    roots: Type.Array(FilesRootSchema, {
+      default: [],
+      maxItems: 64,
+      ...pluginMeta(
+        'files',
+        'Directories the files tools may use, each {path, mode: ro|rw}. The plugin data directory (rw) is always one. Paths outside them, `..` and symlinks leading out are refused.',
+      ),
+    }),
+    max_read_bytes: Type.Integer({
+      default: 1048576,
+      minimum: 1024,
+      maximum: 104857600,
+      ...pluginMeta('files', 'Largest file files_read returns.'),
+    }),
+    max_write_bytes: Type.Integer({
+      default: 1048576,
+      minimum: 1024,
+      maximum: 104857600,
+      ...pluginMeta('files', 'Largest content files_write accepts.'),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export type FilesSettings = Static<typeof settingsSchema>;
