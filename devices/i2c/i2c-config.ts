@@ -10,7 +10,7 @@ import { BH1750_MODE_OPCODE, type Bh1750Mode, MTREG_MAX, MTREG_MIN } from './bh1
 import type { Oversampling } from './bme280.js';
 import { formatAddress, MAX_ADDRESS, MIN_ADDRESS } from './i2c-bus.js';
 import type { SensorModel, SensorQuantity } from './sensor.js';
-import { DEFAULT_ADDRESSES, type I2cBackend, SENSOR_MODELS, type SensorSpec } from './sensor-factory.js';
+import { CHIPS, type I2cBackend, SENSOR_MODELS, type SensorOptions, type SensorSpec } from './sensor-factory.js';
 import { SHT3X_SINGLE_SHOT, type Sht3xRepeatability } from './sht3x.js';
 
 export interface I2cBusConfig {
@@ -51,14 +51,6 @@ const BACKENDS: readonly I2cBackend[] = ['auto', 'linux', 'simulated'];
 const OVERSAMPLING: readonly Oversampling[] = [1, 2, 4, 8, 16];
 const OVERSAMPLING_CHANNELS = ['temperature', 'pressure', 'humidity'] as const;
 type OversamplingChannel = (typeof OVERSAMPLING_CHANNELS)[number];
-type SensorOptions = NonNullable<SensorSpec['options']>;
-/** The option keys each driver takes (sensor-factory.ts SensorSpec). */
-const DRIVER_OPTIONS: Readonly<Record<SensorModel, readonly string[]>> = {
-  bme280: ['oversampling'],
-  aht20: [],
-  sht3x: ['repeatability'],
-  bh1750: ['mode', 'mtreg'],
-};
 
 function invalid(key: string, problem: string): HomeAgentError {
   return new HomeAgentError('HA_ERR_CONFIG_INVALID', `${key}: ${problem}`, { details: { key } });
@@ -153,11 +145,11 @@ function parseSensor(key: string, raw: unknown): I2cSensorConfig {
   const area = raw.area ?? '';
   if (typeof area !== 'string') throw invalid(`${key}.area`, `expected text, found ${show(area)}`);
   const given = integer(`${key}.address`, raw.address ?? 0, 0, 127);
-  const address = given === 0 ? DEFAULT_ADDRESSES[model] : given;
+  const address = given === 0 ? CHIPS[model].defaultAddress : given;
   if (address < MIN_ADDRESS || address > MAX_ADDRESS) {
     throw invalid(
       `${key}.address`,
-      `${formatAddress(address)} is a reserved I2C address; use ${formatAddress(MIN_ADDRESS)}..${formatAddress(MAX_ADDRESS)} (0: the ${model} default ${formatAddress(DEFAULT_ADDRESSES[model])})`,
+      `${formatAddress(address)} is a reserved I2C address; use ${formatAddress(MIN_ADDRESS)}..${formatAddress(MAX_ADDRESS)} (0: the ${model} default ${formatAddress(CHIPS[model].defaultAddress)})`,
     );
   }
   const interval_ms = integer(`${key}.interval_s`, raw.interval_s ?? 30, 1, 86400) * 1000;
@@ -185,7 +177,7 @@ export function defaultName(id: string): string {
 
 function parseOptions(key: string, model: SensorModel, raw: unknown): SensorOptions {
   if (!isRecord(raw)) throw invalid(key, `expected a mapping, found ${show(raw)}`);
-  const allowed = DRIVER_OPTIONS[model];
+  const allowed: readonly string[] = CHIPS[model].optionKeys;
   for (const name of Object.keys(raw)) {
     if (!allowed.includes(name)) {
       throw invalid(

@@ -28,9 +28,9 @@ import { type I2cBusConfig, type I2cConfig, parseI2cConfig } from './i2c-config.
 import { RunningSensor, type SensorStatus } from './running-sensor.js';
 import { SENSOR_UNITS } from './sensor.js';
 import {
+  CHIPS,
   createSensorDriver,
   createSensorEmulator,
-  DEFAULT_ADDRESSES,
   type I2cBackend,
   type OpenedI2cBus,
   openI2cBus,
@@ -66,7 +66,7 @@ export function openSensorBus(clock: DeviceClock): OpenSensorBus {
     if (!(opened.bus instanceof SimulatedI2cBus)) return opened;
     const emulators = new Map<number, I2cDeviceEmulator>();
     for (const spec of sensors) {
-      const address = spec.address ?? DEFAULT_ADDRESSES[spec.driver];
+      const address = spec.address ?? CHIPS[spec.driver].defaultAddress;
       const emulator = createSensorEmulator(spec.driver, clock);
       opened.bus.attach(address, emulator);
       emulators.set(address, emulator);

@@ -18,9 +18,10 @@ export {
   type SensorReading,
 } from './sensor.js';
 export {
+  CHIPS,
+  type ChipDefinition,
   createSensorDriver,
   createSensorEmulator,
-  DEFAULT_ADDRESSES,
   type I2cBackend,
   type OpenedI2cBus,
   openI2cBus,

@@ -13,19 +13,12 @@ import type { DeviceClock } from './device-clock.js';
 import type { I2cBus } from './i2c-bus.js';
 import { type I2cBusModuleLike, LinuxI2cBus } from './linux-bus.js';
 import type { SensorDriver, SensorModel } from './sensor.js';
+import { SENSOR_MODELS } from './settings-schema.js';
 import { SHT3X_DEFAULT_ADDRESS, Sht3x, type Sht3xRepeatability } from './sht3x.js';
 import { Sht3xEmulator } from './sht3x-emulator.js';
 import { type I2cDeviceEmulator, SimulatedI2cBus } from './simulated-bus.js';
 
-export const SENSOR_MODELS: readonly SensorModel[] = ['bme280', 'aht20', 'sht3x', 'bh1750'];
-
-/** Where each chip answers with its address pin in the default position. */
-export const DEFAULT_ADDRESSES: Readonly<Record<SensorModel, number>> = {
-  bme280: BME280_DEFAULT_ADDRESS,
-  aht20: AHT20_ADDRESS,
-  sht3x: SHT3X_DEFAULT_ADDRESS,
-  bh1750: BH1750_DEFAULT_ADDRESS,
-};
+export { SENSOR_MODELS };
 
 export interface SensorSpec {
   driver: SensorModel;
@@ -39,46 +32,74 @@ export interface SensorSpec {
   };
 }
 
-export function createSensorDriver(spec: SensorSpec, bus: I2cBus, clock: DeviceClock): SensorDriver {
-  const address = spec.address ?? DEFAULT_ADDRESSES[spec.driver];
-  const options = spec.options ?? {};
-  switch (spec.driver) {
-    case 'bme280':
-      return new Bme280({ bus, clock, address, ...(options.oversampling && { oversampling: options.oversampling }) });
-    case 'aht20':
-      return new Aht20({ bus, clock, address });
-    case 'sht3x':
-      return new Sht3x({ bus, clock, address, ...(options.repeatability && { repeatability: options.repeatability }) });
-    case 'bh1750':
-      return new Bh1750({
+export type SensorOptions = NonNullable<SensorSpec['options']>;
+
+/** What the factory knows of one chip: where it answers, what it takes, its driver and its emulator. */
+export interface ChipDefinition {
+  /** Where the chip answers with its address pin in the default position. */
+  defaultAddress: number;
+  /** The keys of plugin.i2c.sensors[].options it takes. */
+  optionKeys: readonly (keyof SensorOptions)[];
+  driver(bus: I2cBus, clock: DeviceClock, address: number, options: SensorOptions): SensorDriver;
+  /** A simulated chip, reading room-like values until a test or the web page changes them. */
+  emulator(clock: Pick<DeviceClock, 'monotonic'>): I2cDeviceEmulator;
+}
+
+/**
+ * One entry per name in SENSOR_MODELS (the type makes a missing one a compile error): adding a
+ * chip is its modules, its name there and its entry here.
+ */
+export const CHIPS: Readonly<Record<SensorModel, ChipDefinition>> = {
+  bme280: {
+    defaultAddress: BME280_DEFAULT_ADDRESS,
+    optionKeys: ['oversampling'],
+    driver: (bus, clock, address, options) =>
+      new Bme280({ bus, clock, address, ...(options.oversampling && { oversampling: options.oversampling }) }),
+    emulator: (clock) => new Bme280Emulator({ clock }),
+  },
+  aht20: {
+    defaultAddress: AHT20_ADDRESS,
+    optionKeys: [],
+    driver: (bus, clock, address) => new Aht20({ bus, clock, address }),
+    emulator: (clock) => new Aht20Emulator({ clock }),
+  },
+  sht3x: {
+    defaultAddress: SHT3X_DEFAULT_ADDRESS,
+    optionKeys: ['repeatability'],
+    driver: (bus, clock, address, options) =>
+      new Sht3x({ bus, clock, address, ...(options.repeatability && { repeatability: options.repeatability }) }),
+    emulator: (clock) => new Sht3xEmulator({ clock }),
+  },
+  bh1750: {
+    defaultAddress: BH1750_DEFAULT_ADDRESS,
+    optionKeys: ['mode', 'mtreg'],
+    driver: (bus, clock, address, options) =>
+      new Bh1750({
         bus,
         clock,
         address,
         ...(options.mode && { mode: options.mode }),
         ...(options.mtreg !== undefined && { mtreg: options.mtreg }),
-      });
-    default:
-      throw new HomeAgentError(
-        'HA_ERR_CONFIG_INVALID',
-        `unknown I2C sensor driver "${String(spec.driver)}" (known: ${SENSOR_MODELS.join(', ')})`,
-      );
-  }
+      }),
+    emulator: (clock) => new Bh1750Emulator({ clock }),
+  },
+};
+
+function chip(model: SensorModel): ChipDefinition {
+  const found = Object.hasOwn(CHIPS, model) ? CHIPS[model] : undefined;
+  if (!found)
+    throw new HomeAgentError('HA_ERR_CONFIG_INVALID', `unknown I2C sensor driver "${String(model)}" (known: ${SENSOR_MODELS.join(', ')})`);
+  return found;
+}
+
+export function createSensorDriver(spec: SensorSpec, bus: I2cBus, clock: DeviceClock): SensorDriver {
+  const definition = chip(spec.driver);
+  return definition.driver(bus, clock, spec.address ?? definition.defaultAddress, spec.options ?? {});
 }
 
 /** A simulated chip of the model, reading room-like values until a test or the web page changes them. */
 export function createSensorEmulator(model: SensorModel, clock: Pick<DeviceClock, 'monotonic'>): I2cDeviceEmulator {
-  switch (model) {
-    case 'bme280':
-      return new Bme280Emulator({ clock });
-    case 'aht20':
-      return new Aht20Emulator({ clock });
-    case 'sht3x':
-      return new Sht3xEmulator({ clock });
-    case 'bh1750':
-      return new Bh1750Emulator({ clock });
-    default:
-      throw new HomeAgentError('HA_ERR_CONFIG_INVALID', `unknown I2C sensor driver "${String(model)}"`);
-  }
+  return chip(model).emulator(clock);
 }
 
 export type I2cBackend = 'auto' | 'linux' | 'simulated';
@@ -126,7 +147,7 @@ export async function openI2cBus(options: OpenI2cBusOptions): Promise<OpenedI2cB
 function simulatedBus(options: OpenI2cBusOptions): SimulatedI2cBus {
   const bus = new SimulatedI2cBus({ bus: options.bus, clock: options.clock });
   for (const spec of options.sensors ?? []) {
-    bus.attach(spec.address ?? DEFAULT_ADDRESSES[spec.driver], createSensorEmulator(spec.driver, options.clock));
+    bus.attach(spec.address ?? CHIPS[spec.driver].defaultAddress, createSensorEmulator(spec.driver, options.clock));
   }
   return bus;
 }

@@ -3,6 +3,7 @@
  * proves the chip at the address is the one configured, and a `read` that returns physical values
  * with units and device classes (the Home Assistant vocabulary, so MQTT discovery can reuse them).
  */
+import type { SENSOR_MODELS } from './settings-schema.js';
 
 export type SensorQuantity = 'temperature' | 'humidity' | 'pressure' | 'illuminance';
 
@@ -33,7 +34,8 @@ export interface SensorReading {
   precision: number;
 }
 
-export type SensorModel = 'bme280' | 'aht20' | 'sht3x' | 'bh1750';
+/** A chip's name, as plugin.i2c.sensors[].driver says it (settings-schema.ts lists them). */
+export type SensorModel = (typeof SENSOR_MODELS)[number];
 
 export interface SensorDriver {
   readonly model: SensorModel;

@@ -6,6 +6,12 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { pluginEnabled, pluginMeta, SLUG } from '../../src/sdk/settings.js';
 
+/**
+ * The chips plugin.i2c.sensors[].driver may name: the one list of their names. The types
+ * (SensorModel) come from it, and sensor-factory.ts must give each of them a chip definition.
+ */
+export const SENSOR_MODELS = ['bme280', 'aht20', 'sht3x', 'bh1750'] as const;
+
 const I2cBusSchema = Type.Object(
   {
     bus: Type.Integer({ minimum: 0, maximum: 255, description: '/dev/i2c-<bus> (1 on the header of most Pis).' }),
@@ -23,7 +29,7 @@ const I2cSensorSchema = Type.Object(
     id: Type.String({ pattern: SLUG, description: 'Sensor id; its entities are sensor.<id>_<quantity>.' }),
     name: Type.String({ default: '', maxLength: 64, description: 'Friendly name ("Living room"); empty: the id with spaces.' }),
     area: Type.String({ default: '', maxLength: 64 }),
-    driver: Type.Union([Type.Literal('bme280'), Type.Literal('aht20'), Type.Literal('sht3x'), Type.Literal('bh1750')]),
+    driver: Type.Union(SENSOR_MODELS.map((model) => Type.Literal(model))),
     bus: Type.Integer({ default: 1, minimum: 0, maximum: 255 }),
     address: Type.Integer({
       default: 0,

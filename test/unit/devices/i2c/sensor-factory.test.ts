@@ -1,13 +1,13 @@
 import t from 'tap';
 import type { SensorModel } from '../../../../devices/i2c/sensor.js';
-import { createSensorDriver, createSensorEmulator, DEFAULT_ADDRESSES, SENSOR_MODELS } from '../../../../devices/i2c/sensor-factory.js';
+import { CHIPS, createSensorDriver, createSensorEmulator, SENSOR_MODELS } from '../../../../devices/i2c/sensor-factory.js';
 import { SimulatedI2cBus } from '../../../../devices/i2c/simulated-bus.js';
 import { ManualClock } from './manual-clock.js';
 
 t.test('every model: the factory driver reads its factory emulator, and returns the quantities it announces', async (t) => {
   const clock = new ManualClock();
   const bus = new SimulatedI2cBus({ clock });
-  for (const model of SENSOR_MODELS) bus.attach(DEFAULT_ADDRESSES[model], createSensorEmulator(model, clock));
+  for (const model of SENSOR_MODELS) bus.attach(CHIPS[model].defaultAddress, createSensorEmulator(model, clock));
   t.same(bus.scan(), [0x23, 0x38, 0x44, 0x76]);
   for (const model of SENSOR_MODELS) {
     const driver = createSensorDriver({ driver: model }, bus, clock);
