@@ -10,7 +10,9 @@
 // - the one way up: src/config/plugin-sections.ts exports every built-in plugin's and device's
 //   settings-schema.ts under its folder's name, and such a file imports only TypeBox and
 //   src/sdk/settings.ts (itself only the settings vocabulary), so loading the configuration loads no
-//   plugin code.
+//   plugin code;
+// - src/api (the wire types) imports only src/api, and src/sdk/api.ts only src/api, so the web page
+//   can import them without any of the daemon's Node modules.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +30,7 @@ const DRIVERS_FOR = { 'plugins/voice': ['devices/microphone', 'devices/speaker']
 const SECTIONS_FILE = 'src/config/plugin-sections.ts';
 const SETTINGS_SCHEMA = /^(plugins|devices)\/([^/]+)\/settings-schema\.ts$/;
 const SDK_SETTINGS = 'src/sdk/settings.ts';
+const SDK_API = 'src/sdk/api.ts';
 const HARDWARE = ['onoff', 'i2c-bus', 'node-record-lpcm16', 'speaker', 'node-webcam', 'node-libgpiod'];
 
 function walk(dir) {
@@ -80,6 +83,8 @@ for (const file of files) {
     const bare = !spec.startsWith('.') && !spec.startsWith('/');
     if (bare && SETTINGS_SCHEMA.test(me.rel) && spec !== '@sinclair/typebox')
       problems.push(`${me.rel}: a settings schema imports only @sinclair/typebox and ${SDK_SETTINGS}, not ${spec}`);
+    if (bare && (me.rel === SDK_API || (me.area === 'src' && me.folder === 'api')))
+      problems.push(`${me.rel}: the wire types import only src/api, not ${spec}`);
     if (bare) {
       const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
       if (pkg === 'better-sqlite3' && !(me.area === 'src' && me.folder === 'store'))
@@ -101,6 +106,8 @@ for (const file of files) {
     }
     if (me.rel === SDK_SETTINGS && them.rel !== 'src/config/setting-schema.ts')
       problems.push(`${me.rel}: imports only src/config/setting-schema.ts (the configuration schema loads it), not ${them.rel}`);
+    if ((me.rel === SDK_API || (me.area === 'src' && me.folder === 'api')) && !(them.area === 'src' && them.folder === 'api'))
+      problems.push(`${me.rel}: the wire types import only src/api, not ${them.rel}`);
     if (me.rel === SECTIONS_FILE) {
       if (!SETTINGS_SCHEMA.test(them.rel))
         problems.push(`${me.rel}: exports only plugins' and devices' settings-schema.ts, not ${them.rel}`);

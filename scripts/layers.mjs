@@ -3,6 +3,8 @@
 // layout states them.
 export const LAYERS = {
   shared: 0,
+  // The wire types (type declarations and plain data only; the web page imports them through src/sdk/api.ts).
+  api: 0,
   config: 1,
   log: 1,
   events: 1,

@@ -17,7 +17,6 @@ import { readFileSync } from 'node:fs';
 import type { IClientOptions } from 'mqtt';
 import { HomeAgentError } from '../../src/sdk/index.js';
 import type { MqttSettings } from './settings-schema.js';
-import type { Qos } from './types.js';
 
 /** What the connection reads from plugin.mqtt.* (client_id already resolved: never empty). */
 export type ConnectionSettings = Pick<

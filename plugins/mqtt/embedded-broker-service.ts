@@ -7,12 +7,15 @@
  * Logs say where the logins are kept, never what they are.
  */
 import { readFile } from 'node:fs/promises';
+import type { MqttCredentials } from '../../src/sdk/api.js';
 import { type Caller, HomeAgentError, type Logger, type PluginContext } from '../../src/sdk/index.js';
 import { BrokerAccess, type BrokerLogin, ownTopics } from './broker-access.js';
 import { BrokerCredentialStore, type BrokerCredentials } from './broker-credentials.js';
 import { EmbeddedBroker, type EmbeddedBrokerStatus } from './embedded-broker.js';
 import type { MqttSettings } from './settings-schema.js';
 import type { MqttCounters } from './types.js';
+
+export type { MqttCredentials };
 
 /** plugin.mqtt.* as the embedded broker reads it. */
 export type EmbeddedBrokerSettings = Pick<
@@ -46,27 +49,6 @@ export interface EmbeddedBrokerServiceOptions {
   audit: PluginContext['audit'];
   counters: MqttCounters;
   now?: () => number;
-}
-
-/** What `mqtt.credentials` answers: how devices log in to the embedded broker. */
-export interface MqttCredentials {
-  /** plugin.mqtt.broker_host (0.0.0.0 / ::: any address of this machine). */
-  host: string;
-  /** Plain MQTT (on 127.0.0.1 only when TLS is on). */
-  port: number;
-  /** MQTT over TLS on host, or null without plugin.mqtt.broker_tls_cert_file. */
-  tls_port: number | null;
-  username: string;
-  password: string;
-  /** plugin.mqtt.broker_username when set (its password is in the configuration, not shown here). */
-  extra_username: string | null;
-  anonymous_allowed: boolean;
-  /** Where the logins are kept (mode 0600). */
-  file: string;
-  created_at: string;
-  updated_at: string;
-  /** After a reset: the clients that were logged in with the old password, now disconnected. */
-  disconnected?: number;
 }
 
 export class EmbeddedBrokerService {

@@ -31,6 +31,7 @@
  *   the handlers whose filter matches (a throwing handler is logged and does not stop the others).
  */
 import mqtt, { type IPublishPacket, type MqttClient, type Packet } from 'mqtt';
+import type { ConnectionState } from '../../src/sdk/api.js';
 import { HomeAgentError, type Logger, ReconnectBackoff } from '../../src/sdk/index.js';
 import {
   type ConnectionSettings,
@@ -46,6 +47,8 @@ import { OutboxMessageIds } from './outbox-message-ids.js';
 import { type OutboxStats, OutboxStore } from './outbox-store.js';
 import { compileFilter, filterProblem, topicLayout, topicProblem } from './topics.js';
 import type { MessageHandler, MqttCounters, MqttLink, MqttMessage, PublishOptions, Qos } from './types.js';
+
+export type { ConnectionState };
 
 /**
  * MQTT 3.1.1 packet ids are 16 bit and every stored message keeps its own, so the outbox holds at
@@ -89,8 +92,6 @@ export interface MqttConnectionOptions {
   /** [0, 1) for the backoff's jitter. */
   random?: () => number;
 }
-
-export type ConnectionState = 'idle' | 'connecting' | 'connected' | 'disconnected' | 'stopped';
 
 export interface ConnectionStatus {
   state: ConnectionState;

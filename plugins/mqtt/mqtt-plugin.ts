@@ -13,6 +13,7 @@
  */
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import type { MqttPublishResult, MqttStatus } from '../../src/sdk/api.js';
 import {
   type Caller,
   HomeAgentError,
@@ -29,7 +30,7 @@ import { HaDiscovery } from './ha-discovery.js';
 import { InboundRouter } from './inbound-router.js';
 // mqtt.js and aedes load only when MQTT is configured: most homes start without it, and they
 // cost start-up time and memory on a Pi.
-import type { ConnectionStatus, ConnectionTimers, MqttConnection } from './mqtt-connection.js';
+import type { ConnectionTimers, MqttConnection } from './mqtt-connection.js';
 import { Outbound } from './outbound.js';
 import { RemoteNodes } from './remote-nodes.js';
 import type { MqttSettings } from './settings-schema.js';
@@ -39,7 +40,7 @@ import { emptyCounters, type MqttCounters, type MqttLink, type Qos } from './typ
 import { Zigbee2MqttBridge } from './zigbee2mqtt-bridge.js';
 import { Zigbee2MqttManagement } from './zigbee2mqtt-management.js';
 
-export type { MqttSettings };
+export type { MqttPublishResult, MqttSettings, MqttStatus };
 
 export const MQTT_OFF_DETAIL = 'MQTT off: no broker configured (plugin.mqtt.url)';
 /** The outbox journal's folder below the plugin's data folder. */
@@ -184,36 +185,6 @@ export interface MqttPluginOptions {
   /** The connection's reconnect timers and jitter (tests). */
   timers?: ConnectionTimers;
   random?: () => number;
-}
-
-export interface MqttStatus {
-  state: ConnectionStatus['state'] | 'off';
-  connected: boolean;
-  /** The broker URL without its password ('' when off). */
-  url: string;
-  client_id: string;
-  node_id: string;
-  base_topic: string;
-  since: string | null;
-  session_present: boolean | null;
-  reconnects: number;
-  failed_attempts: number;
-  next_attempt_in_ms: number | null;
-  last_error: string | null;
-  subscriptions: string[];
-  outbox: ConnectionStatus['outbox'] | null;
-  counters: MqttCounters;
-  broker: unknown;
-  features: Array<{ name: string; status: unknown }>;
-}
-
-export interface MqttPublishResult {
-  topic: string;
-  qos: Qos;
-  retain: boolean;
-  bytes: number;
-  /** sent: written to the broker; queued: kept in the outbox until the broker is back; dropped: QoS 0 while disconnected. */
-  delivery: 'sent' | 'queued' | 'dropped';
 }
 
 export class MqttPlugin implements PluginInstance {

@@ -30,7 +30,10 @@ import { closeSync, fdatasyncSync, fsyncSync, mkdirSync, openSync, readFileSync,
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { IPublishPacket, IStore, Packet } from 'mqtt';
+import type { OutboxStats } from '../../src/sdk/api.js';
 import type { Logger } from '../../src/sdk/index.js';
+
+export type { OutboxStats };
 
 export const OUTBOX_JOURNAL = 'journal';
 const JOURNAL_TMP = 'journal.tmp';
@@ -52,19 +55,6 @@ export interface OutboxStoreOptions {
   /** The oldest publish was dropped to respect maxMessages (already counted in `dropped`). */
   onDrop?: (packet: Packet) => void;
   fsyncIntervalMs?: number;
-}
-
-export interface OutboxStats {
-  /** Packets kept now (PUBLISH and PUBREL). */
-  messages: number;
-  /** Packets found in the journal at open. */
-  loaded: number;
-  /** Journal lines that could not be read at open (torn writes). */
-  skipped_lines: number;
-  /** Publishes dropped because the outbox was full. */
-  dropped: number;
-  /** Why the outbox is not durable right now, or null. */
-  problem: string | null;
 }
 
 export class OutboxStore implements IStore {

@@ -24,7 +24,7 @@ import type { EntityInfo, EntityState, EventMap, PluginContext } from '../../src
 import { availabilityOf, entityAvailabilityTopic, stateText } from './discovery-payloads.js';
 import type { MqttSettings } from './settings-schema.js';
 import { topicLayout } from './topics.js';
-import type { MqttCounters, MqttLink, Qos } from './types.js';
+import type { MqttCounters, MqttLink } from './types.js';
 
 /** The time the MQTT features read and wait on; tests drive a manual one. */
 export interface TimerClock {

@@ -4,8 +4,9 @@
  * mqtt_publish, Home Assistant discovery, Zigbee2MQTT and remote nodes. Features see one
  * {@link MqttLink}; tests can give them a link over any real broker.
  */
+import type { MqttCounters, Qos } from '../../src/sdk/api.js';
 
-export type Qos = 0 | 1 | 2;
+export type { MqttCounters, Qos };
 
 /** An inbound message as features get it. */
 export interface MqttMessage {
@@ -42,22 +43,6 @@ export interface MqttLink {
   subscribe(filter: string, qos: Qos, handler: MessageHandler): () => void;
   /** Called after each (re)connection, once subscriptions are renewed. Returns an unsubscribe function. */
   onConnect(listener: (info: { session_present: boolean }) => void): () => void;
-}
-
-/** Counters every feature reports into (mqtt.status and health). */
-export interface MqttCounters {
-  received: number;
-  published: number;
-  /** Inbound QoS 1 messages recognised as redeliveries of one already handled. */
-  duplicates: number;
-  /** Payloads that could not be read (bad JSON, bad number) — logged, never fatal. */
-  malformed: number;
-  oversized: number;
-  /** Messages dropped by per-topic rate limits. */
-  rate_limited: number;
-  /** QoS 0 publishes dropped while disconnected, and outbox overflow. */
-  dropped: number;
-  reconnects: number;
 }
 
 /** Counters at zero: the plugin starts with them, and tests hand them to a feature under test. */

@@ -2,7 +2,7 @@
  * What the supervisor reports about each component (issue 10): the `health` control method's
  * answer, shown by `homeagentctl health` and the web page's Health view.
  */
-import type { TrialState } from '../tracker/change-types.js';
+import type { TrialState } from './changes.js';
 
 /** ok; degraded (works, but something is off: a model is unreachable, a sensor is offline); failed. */
 export type ComponentStatus = 'ok' | 'degraded' | 'failed';

@@ -14,6 +14,7 @@ import { summarizeTrigger } from '../automation/automation-store.js';
 import type { AutomationRunRecord } from '../automation/types.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand } from './command-module.js';
 
 /** homeagentctl's option table entries for automations (merged into its parseArgs options; --limit is shared). */
 export const AUTOMATIONS_OPTIONS = {
@@ -34,6 +35,22 @@ export type AutomationsCommand =
 
 export class AutomationsUsageError extends Error {}
 
+/** `homeagentctl automations` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const automationsCommand = defineCommand<AutomationsFlags>({
+  name: 'automations',
+  options: AUTOMATIONS_OPTIONS,
+  usage: [
+    { synopsis: 'automations list', about: 'automations: enabled, mode, triggers, last run, problems' },
+    { synopsis: 'automations run ID [--skip-conditions]', about: "run an automation's actions now" },
+    { synopsis: 'automations enable|disable ID', about: 'switch an automation on or off (remembered across restarts)' },
+    { synopsis: 'automations runs [ID] [--limit N]', about: 'the run log: trigger, status, error, duration' },
+  ],
+  parse: (args, flags) => {
+    const command = parseAutomationsCommand(args, flags);
+    return (context) => runAutomations(command, context);
+  },
+});
+
 const COMMANDS = 'list, run, enable, disable or runs';
 const ID = /^[a-z0-9_]{1,64}$/;
 
@@ -45,7 +62,7 @@ const ALLOWED: Record<AutomationsCommand['command'], ReadonlyArray<keyof Automat
   runs: ['limit'],
 };
 
-/** The automations flags given on the command line (homeagentctl refuses them on other commands). */
+/** The automations flags given on the command line (the parser refuses those its subcommand does not take). */
 export function automationsFlagsUsed(flags: AutomationsFlags): Array<keyof AutomationsFlags> {
   return (Object.keys(AUTOMATIONS_OPTIONS) as Array<keyof AutomationsFlags>).filter((k) => flags[k] !== undefined);
 }

@@ -4,9 +4,10 @@
  * agent, the web page or an install did to the plugins, and undoes or keeps it by hand; the
  * supervisor does the same on its own when HomeAgent turns unhealthy during a trial.
  */
-import type { ChangeDiff, ChangeSet, ChangeStatus, ChangeSummary, TrackerStatus } from '../tracker/change-types.js';
+import type { ChangeDiff, ChangeSet, ChangeStatus, ChangeSummary, TrackerStatus } from '../api/changes.js';
 import { localTime } from './automations.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand } from './command-module.js';
 import { table } from './format.js';
 
 /** homeagentctl's option table entries for changes (merged into its parseArgs options; --limit is shared). */
@@ -23,6 +24,27 @@ export type ChangesCommand =
 
 export class ChangesUsageError extends Error {}
 
+/** `homeagentctl changes` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const changesCommand = defineCommand<ChangesFlags>({
+  name: 'changes',
+  options: CHANGES_OPTIONS,
+  usage: [
+    {
+      synopsis: 'changes [list] [--status trial|committed|rolled_back] [--limit N]',
+      about: 'plugin change sets recorded by the change tracker, newest first',
+    },
+    { synopsis: 'changes show|diff ID', about: "one change set's files, or their unified diff" },
+    {
+      synopsis: 'changes rollback|commit ID',
+      about: 'undo a change set (a committed one gets a new change that reverts it),\nor keep one on trial as the last good state',
+    },
+  ],
+  parse: (args, flags) => {
+    const command = parseChangesCommand(args, flags);
+    return (context) => runChanges(command, context);
+  },
+});
+
 const COMMANDS = 'list, show, diff, rollback or commit';
 const STATUSES: readonly ChangeStatus[] = ['trial', 'committed', 'rolled_back'];
 /** The most rows changes.list answers (MAX_LIST_LIMIT of src/tracker/change-tracker.ts). */
@@ -36,7 +58,7 @@ const ALLOWED: Record<ChangesCommand['command'], ReadonlyArray<keyof ChangesFlag
   commit: [],
 };
 
-/** The changes flags given on the command line (homeagentctl refuses them on other commands). */
+/** The changes flags given on the command line (the parser refuses those its subcommand does not take). */
 export function changesFlagsUsed(flags: ChangesFlags): Array<keyof ChangesFlags> {
   return (Object.keys(CHANGES_OPTIONS) as Array<keyof ChangesFlags>).filter((k) => flags[k] !== undefined);
 }

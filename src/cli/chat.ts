@@ -3,7 +3,7 @@
  * and prints the answer; on a terminal it is a line-by-line conversation until /exit or Ctrl-D.
  */
 import { createInterface } from 'node:readline';
-import type { Receipt } from '../io/types.js';
+import type { Receipt } from '../api/inputs.js';
 import type { RpcClient } from './rpc-client.js';
 
 export interface ChatOptions {

@@ -8,10 +8,27 @@
 import type { ConfirmationRequest } from '../events/event-bus.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { AGENT_TURN_TIMEOUT_MS, defineCommand, type NoFlags } from './command-module.js';
 
 export type ConfirmCommand = { command: 'list' } | { command: 'approve' | 'deny'; code: string };
 
 export class ConfirmUsageError extends Error {}
+
+/** `homeagentctl confirm` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const confirmCommand = defineCommand<NoFlags>({
+  name: 'confirm',
+  options: {},
+  usage: [
+    { synopsis: 'confirm [list]', about: 'dangerous actions waiting for your approval: what would run, who asked, from where' },
+    { synopsis: 'confirm approve|deny CODE', about: 'run one exactly as shown (and print what it did), or drop it' },
+  ],
+  // approve runs the action in an agent turn, which may use tools for minutes.
+  defaultTimeoutMs: AGENT_TURN_TIMEOUT_MS,
+  parse: (args) => {
+    const command = parseConfirmCommand(args);
+    return (context) => runConfirm(command, context);
+  },
+});
 
 const CODE = /^[A-Za-z0-9]{6}$/;
 

@@ -3,9 +3,16 @@
  * a running daemon (the `entities.*` control methods). `sensors` is the quick look people want
  * most: every sensor and binary sensor with its value and how long ago it last changed.
  */
-import type { EntitiesGetResult, EntitiesHistoryResult } from '../home/entity-methods.js';
-import { ENTITY_DOMAINS, type EntityInfo, type EntityState, type StateHistoryRow } from '../home/types.js';
+import {
+  ENTITY_DOMAINS,
+  type EntitiesGetResult,
+  type EntitiesHistoryResult,
+  type EntityInfo,
+  type EntityState,
+  type StateHistoryRow,
+} from '../api/home.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand } from './command-module.js';
 import { duration, table } from './format.js';
 
 /** homeagentctl's option table entries for entities and sensors (merged into its parseArgs options). */
@@ -29,6 +36,36 @@ export type EntitiesCommand =
 
 export class EntitiesUsageError extends Error {}
 
+/** `homeagentctl entities` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const entitiesCommand = defineCommand<EntitiesFlags>({
+  name: 'entities',
+  options: ENTITIES_OPTIONS,
+  usage: [
+    { synopsis: 'entities list [--domain D] [--area A]', about: "the home's entities with state, area and when they last changed" },
+    { synopsis: 'entities get ENTITY', about: 'one entity (id, name or alias, "kitchen light") with its recent history' },
+    {
+      synopsis: 'entities call ENTITY SERVICE [--data JSON]',
+      about: 'call a service, e.g. entities call kitchen light turn_on --data \'{"brightness":128}\'',
+    },
+    { synopsis: 'entities history ENTITY [--hours N]', about: 'stored states of the last N hours (default 24)' },
+  ],
+  parse: (args, flags) => {
+    const command = parseEntitiesCommand(args, flags);
+    return (context) => runEntities(command, context);
+  },
+});
+
+/** `homeagentctl sensors` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const sensorsCommand = defineCommand<EntitiesFlags>({
+  name: 'sensors',
+  options: ENTITIES_OPTIONS,
+  usage: [{ synopsis: 'sensors [--area A]', about: 'every sensor and binary sensor with its value and age' }],
+  parse: (args, flags) => {
+    const command = parseSensorsCommand(args, flags);
+    return (context) => runEntities(command, context);
+  },
+});
+
 const COMMANDS = 'list, get, call or history';
 const DEFAULT_HOURS = 24;
 /** core.home.history_days at most (3650 days). */
@@ -43,7 +80,7 @@ const ALLOWED: Record<EntitiesCommand['command'], ReadonlyArray<keyof EntitiesFl
   sensors: ['area'],
 };
 
-/** The entities flags given on the command line (homeagentctl refuses them on other commands). */
+/** The entities flags given on the command line (the parser refuses those its subcommand does not take). */
 export function entitiesFlagsUsed(flags: EntitiesFlags): Array<keyof EntitiesFlags> {
   return (Object.keys(ENTITIES_OPTIONS) as Array<keyof EntitiesFlags>).filter((k) => flags[k] !== undefined);
 }

@@ -1,7 +1,7 @@
 /** Readable text for homeagentctl's answers (`--json` prints the raw results instead). */
-import type { HistoryEntry, SettingView } from '../config/settings-registry.js';
-import type { PluginStatus } from '../plugin/plugin-host.js';
-import type { StatusReport } from '../supervisor/kernel-methods.js';
+import type { PluginStatus } from '../api/plugins.js';
+import type { HistoryEntry, SettingView } from '../api/settings.js';
+import type { StatusReport } from '../api/status.js';
 
 export function bytes(n: number): string {
   if (n < 1024) return `${n} B`;

@@ -4,6 +4,7 @@
  * be pressed on a machine without GPIO; on real hardware the daemon refuses it.
  */
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand } from './command-module.js';
 
 /** homeagentctl's option table entries for gpio (merged into its parseArgs options). */
 export const GPIO_OPTIONS = {
@@ -21,15 +22,29 @@ export type GpioCommand =
 
 export class GpioUsageError extends Error {}
 
+/** `homeagentctl gpio` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const gpioCommand = defineCommand<GpioFlags>({
+  name: 'gpio',
+  options: GPIO_OPTIONS,
+  usage: [
+    { synopsis: 'gpio pins', about: 'GPIO back end (and why), crash protection, every pin with its level' },
+    { synopsis: 'gpio read PIN', about: 'one pin (its id, entity id or BCM number)' },
+    { synopsis: 'gpio write PIN 0|1', about: 'set an output (audited; a momentary relay pulses)' },
+    {
+      synopsis: 'gpio simulate PIN 0|1 | gpio simulate PIN --press MS',
+      about: 'simulated back end only: drive an input, or press it with contact bounce',
+    },
+  ],
+  parse: (args, flags) => {
+    const command = parseGpioCommand(args, flags);
+    return (context) => runGpio(command, context);
+  },
+});
+
 const COMMANDS = 'pins, read, write or simulate';
 /** The daemon's bounds for a simulated press (gpio.simulate). */
 const MIN_PRESS_MS = 10;
 const MAX_PRESS_MS = 60_000;
-
-/** The gpio flags given on the command line (homeagentctl refuses them on other commands). */
-export function gpioFlagsUsed(flags: GpioFlags): Array<keyof GpioFlags> {
-  return (Object.keys(GPIO_OPTIONS) as Array<keyof GpioFlags>).filter((k) => flags[k] !== undefined);
-}
 
 /** Reads `gpio <sub> …` (positionals after `gpio`); throws GpioUsageError. */
 export function parseGpioCommand(positionals: readonly string[], flags: GpioFlags): GpioCommand {

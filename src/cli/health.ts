@@ -4,8 +4,8 @@
  * failure (1) from a degraded but working HomeAgent (0): an unreachable model is not an outage.
  */
 
+import type { ComponentHealth, ComponentStatus, HealthAnswer } from '../api/health.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
-import type { ComponentHealth, ComponentStatus, HealthAnswer } from '../supervisor/health-types.js';
 import { localTime } from './automations.js';
 
 const SEVERITY: Record<ComponentStatus, number> = { failed: 0, degraded: 1, ok: 2 };

@@ -6,29 +6,14 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { PluginStatus } from '../plugin/plugin-host.js';
+import type { HealthAnswer } from '../api/health.js';
+import type { PluginStatus } from '../api/plugins.js';
 import { describeError, isHomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { VERSION } from '../shared/version.js';
-import type { HealthAnswer } from '../supervisor/health-types.js';
-import {
-  AUTOMATIONS_OPTIONS,
-  type AutomationsFlags,
-  automationsFlagsUsed,
-  parseAutomationsCommand,
-  runAutomations,
-} from './automations.js';
-import { CHANGES_OPTIONS, type ChangesFlags, changesFlagsUsed, parseChangesCommand, runChanges } from './changes.js';
 import { runChat } from './chat.js';
-import { parseConfirmCommand, runConfirm } from './confirm.js';
-import {
-  ENTITIES_OPTIONS,
-  type EntitiesFlags,
-  entitiesFlagsUsed,
-  parseEntitiesCommand,
-  parseSensorsCommand,
-  runEntities,
-} from './entities.js';
+import { AGENT_TURN_TIMEOUT_MS, type CataloguedCommand, type CommandRunner, formatUsage, type ParsedFlags } from './command-module.js';
+import { AGENT_COMMANDS, ALL_COMMANDS, DAEMON_COMMANDS, HOME_COMMANDS } from './commands.js';
 import {
   formatHistory,
   formatPlugin,
@@ -38,9 +23,7 @@ import {
   formatSettingList,
   formatStatus,
 } from './format.js';
-import { GPIO_OPTIONS, type GpioFlags, gpioFlagsUsed, parseGpioCommand, runGpio } from './gpio.js';
 import { formatHealthAnswer, healthExitCode } from './health.js';
-import { parseHomeassistantCommand, runHomeassistant } from './homeassistant.js';
 import {
   KB_LONG_COMMANDS,
   KB_LONG_TIMEOUT_MS,
@@ -51,27 +34,16 @@ import {
   parseKbCommand,
   runKb,
 } from './kb.js';
-import { LISTS_OPTIONS, type ListsFlags, listsFlagsUsed, parseListsCommand, runLists } from './lists.js';
 import { MEMORY_OPTIONS, type MemoryCommand, type MemoryFlags, memoryFlagsUsed, parseMemoryCommand, runMemory } from './memory.js';
 import { runModels } from './models.js';
-import { MQTT_OPTIONS, type MqttFlags, mqttFlagsUsed, parseMqttCommand, runMqtt } from './mqtt.js';
 import { findSocket, RemoteError, RpcClient } from './rpc-client.js';
-import { parseSensorsCommand as parseI2cCommand, runSensors as runI2c } from './sensors.js';
-import { parseVoiceCommand, runVoice, VOICE_OPTIONS, type VoiceFlags, voiceFlagsUsed } from './voice.js';
-import { parseWebuiCommand, runWebui, WEBUI_OPTIONS, type WebuiFlags, webuiFlagsUsed } from './webui.js';
-import { parseZigbeeCommand, runZigbee, ZIGBEE_OPTIONS, type ZigbeeFlags, zigbeeFlagsUsed } from './zigbee.js';
 
 const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <command>
 
   status                    what the daemon is doing: services, plugins, databases, notices
   health                    each component's status (ok, degraded, failed), the worst first, and the
                             plugin change on trial (exit 1 when something failed, 0 when only degraded)
-  changes [list] [--status trial|committed|rolled_back] [--limit N]
-                            plugin change sets recorded by the change tracker, newest first
-  changes show|diff ID      one change set's files, or their unified diff
-  changes rollback|commit ID
-                            undo a change set (a committed one gets a new change that reverts it),
-                            or keep one on trial as the last good state
+${formatUsage(DAEMON_COMMANDS)}
   config list [PREFIX]      settings with their values and sources
   config get KEY            one setting with its description, type, bounds and source
   config set KEY VALUE      change a setting (stored at once; some need a restart)
@@ -106,63 +78,11 @@ const USAGE = `usage: homeagentctl [--socket PATH] [--json] [--timeout MS] <comm
   kb reindex                pick up edits made in <data>/knowledge
   kb stats                  entries, categories, media, index and vector state
   kb token                  the kbtree service's token and address
-  entities list [--domain D] [--area A]
-                            the home's entities with state, area and when they last changed
-  entities get ENTITY       one entity (id, name or alias, "kitchen light") with its recent history
-  entities call ENTITY SERVICE [--data JSON]
-                            call a service, e.g. entities call kitchen light turn_on --data '{"brightness":128}'
-  entities history ENTITY [--hours N]
-                            stored states of the last N hours (default 24)
-  sensors [--area A]        every sensor and binary sensor with its value and age
-  automations list          automations: enabled, mode, triggers, last run, problems
-  automations run ID [--skip-conditions]
-                            run an automation's actions now
-  automations enable|disable ID
-                            switch an automation on or off (remembered across restarts)
-  automations runs [ID] [--limit N]
-                            the run log: trigger, status, error, duration
-  gpio pins                 GPIO back end (and why), crash protection, every pin with its level
-  gpio read PIN             one pin (its id, entity id or BCM number)
-  gpio write PIN 0|1        set an output (audited; a momentary relay pulses)
-  gpio simulate PIN 0|1 | gpio simulate PIN --press MS
-                            simulated back end only: drive an input, or press it with contact bounce
-  i2c [list]                I2C sensors: driver, bus/address, state, values with units, failures, last error
-  i2c scan BUS              the addresses answering on an I2C bus, and whether each configured sensor does
-  mqtt [status]             the MQTT connection: broker, since when, last error, outbox, message counters
-  mqtt publish TOPIC PAYLOAD [--qos 0|1|2] [--retain]
-                            publish a message (any valid topic; audited)
-  mqtt credentials [--reset devices]
-                            the embedded broker's login for Home Assistant, Zigbee2MQTT and other devices (or a new password)
-  zigbee [status]           Zigbee2MQTT: bridge, whether joining is open, each device's availability and link quality, groups
-  zigbee permit-join [SECONDS]
-                            let new Zigbee devices pair for SECONDS (default 120, at most 254; 0 closes)
-  zigbee rename FROM TO     rename a device (friendly name or IEEE address); its entity ids follow
-  zigbee remove DEVICE [--force]
-                            remove a device from the network (--force: even if it does not answer)
-  zigbee group add NAME [--id N] | remove GROUP [--force] | members add|remove GROUP DEVICE [--endpoint E]
-                            Zigbee groups (one command switches every member)
-  homeassistant [status]    the Home Assistant connection: connected or why not, entities brought in and skipped
-  homeassistant sync        read Home Assistant's registries and states again now
-  webui credentials [--reset password|api_key]
-                            the web page's address, admin password and API key (or make a new one)
-  lists [list]              shopping and to-do lists with their open and done item counts
-  lists show [LIST | --list LIST] [--all]
-                            a list's open items (default the shopping list; --all: the done ones too)
-  lists add [--list LIST] ITEM...
-                            put an item on a list (made on first use), e.g. lists add oat milk
-  lists done|remove [--list LIST] ITEM...
-                            tick an item off, or delete it (part of its text is enough when only one item has it)
-  voice [status]            microphone, voice activity, speech-to-text, speech, speaker and activation, with why a part is off
-  voice say TEXT... [--language en|zh]
-                            speak an announcement on the speaker
-  voice listen              take the next utterance as a command (as a push-to-talk press)
-  voice activations [--limit N]
-                            wake phrases, wake words and button presses heard, accepted or not (for tuning)
+${formatUsage(HOME_COMMANDS)}
   models list|install SRC   local models (embedders, parsers) in <data>/models, without the daemon (models --help)
   chat [-m TEXT]            talk to the agent: one message with -m (or piped on stdin),
                             otherwise a conversation on the terminal
-  confirm [list]            dangerous actions waiting for your approval: what would run, who asked, from where
-  confirm approve|deny CODE run one exactly as shown (and print what it did), or drop it
+${formatUsage(AGENT_COMMANDS)}
   version                   client and daemon versions
 
 The socket is --socket, $HOMEAGENT_SOCKET, or found under $HOMEAGENT_RUNTIME_DIR,
@@ -170,143 +90,10 @@ $HOMEAGENT_DATA_DIR/run, /run/homeagent or ./data/run.`;
 
 class UsageError extends Error {}
 
-/** What a command that talks to the daemon itself gets (it connects when it is ready to). */
-interface ModuleRunContext {
-  connect: () => Promise<RpcClient>;
-  json: boolean;
-  timeoutMs: number;
-}
-
-type ModuleFlags = EntitiesFlags &
-  GpioFlags &
-  AutomationsFlags &
-  MqttFlags &
-  WebuiFlags &
-  ChangesFlags &
-  ListsFlags &
-  VoiceFlags &
-  ZigbeeFlags;
-
-/**
- * Commands with their own flags that run themselves: each parses its arguments (throwing its own
- * usage error) into a runner. `flags` are the option names only it takes, so one used elsewhere
- * is refused.
- */
-interface CommandModule {
-  flags: readonly string[];
-  parse(args: string[], flags: ModuleFlags): (context: ModuleRunContext) => Promise<number>;
-}
-
-const COMMAND_MODULES: Record<string, CommandModule> = {
-  entities: {
-    flags: Object.keys(ENTITIES_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseEntitiesCommand(args, flags);
-      return (context) => runEntities(command, context);
-    },
-  },
-  sensors: {
-    flags: Object.keys(ENTITIES_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseSensorsCommand(args, flags);
-      return (context) => runEntities(command, context);
-    },
-  },
-  automations: {
-    flags: Object.keys(AUTOMATIONS_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseAutomationsCommand(args, flags);
-      return (context) => runAutomations(command, context);
-    },
-  },
-  gpio: {
-    flags: Object.keys(GPIO_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseGpioCommand(args, flags);
-      return (context) => runGpio(command, context);
-    },
-  },
-  mqtt: {
-    flags: Object.keys(MQTT_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseMqttCommand(args, flags);
-      return (context) => runMqtt(command, context);
-    },
-  },
-  zigbee: {
-    flags: Object.keys(ZIGBEE_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseZigbeeCommand(args, flags);
-      return (context) => runZigbee(command, context);
-    },
-  },
-  homeassistant: {
-    flags: [],
-    parse: (args) => {
-      const command = parseHomeassistantCommand(args);
-      return (context) => runHomeassistant(command, context);
-    },
-  },
-  webui: {
-    flags: Object.keys(WEBUI_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseWebuiCommand(args, flags);
-      return (context) => runWebui(command, context);
-    },
-  },
-  changes: {
-    flags: Object.keys(CHANGES_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseChangesCommand(args, flags);
-      return (context) => runChanges(command, context);
-    },
-  },
-  lists: {
-    flags: Object.keys(LISTS_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseListsCommand(args, flags);
-      return (context) => runLists(command, context);
-    },
-  },
-  voice: {
-    flags: Object.keys(VOICE_OPTIONS),
-    parse: (args, flags) => {
-      const command = parseVoiceCommand(args, flags);
-      return (context) => runVoice(command, context);
-    },
-  },
-  i2c: {
-    flags: [],
-    parse: (args) => {
-      const command = parseI2cCommand(args, 'i2c');
-      return (context) => runI2c(command, context);
-    },
-  },
-  confirm: {
-    flags: [],
-    parse: (args) => {
-      const command = parseConfirmCommand(args);
-      return (context) => runConfirm(command, context);
-    },
-  },
-};
-
-/** Module flags given on the command line (set to anything, false included). */
-function moduleFlagsUsed(flags: ModuleFlags): string[] {
-  return [
-    ...new Set([
-      ...entitiesFlagsUsed(flags),
-      ...gpioFlagsUsed(flags),
-      ...automationsFlagsUsed(flags),
-      ...mqttFlagsUsed(flags),
-      ...webuiFlagsUsed(flags),
-      ...changesFlagsUsed(flags),
-      ...listsFlagsUsed(flags),
-      ...voiceFlagsUsed(flags),
-      ...zigbeeFlagsUsed(flags),
-    ]),
-  ];
-}
+/** Every catalogued command's flags, for parseArgs (commands that share a flag declare it alike). */
+const COMMAND_OPTIONS = Object.fromEntries(ALL_COMMANDS.flatMap((c) => Object.entries(c.options)));
+/** Their names in catalogue order, which decides the one named when several are given with the wrong command. */
+const COMMAND_FLAGS = Object.keys(COMMAND_OPTIONS);
 
 interface Invocation {
   method: string;
@@ -317,18 +104,18 @@ interface Invocation {
 
 function plan(
   args: string[],
-  options: { db?: string | undefined; memory: MemoryFlags; kb: KbFlags; modules: ModuleFlags },
+  options: { db?: string | undefined; memory: MemoryFlags; kb: KbFlags; modules: ParsedFlags },
 ):
   | Invocation
   | { memory: MemoryCommand }
   | { kb: KbCommand }
-  | { module: string; run: (context: ModuleRunContext) => Promise<number> }
+  | { module: CataloguedCommand; run: CommandRunner }
   | 'version'
   | 'help'
   | 'chat' {
   const [command, sub, ...rest] = args;
-  const module = command === undefined ? undefined : COMMAND_MODULES[command];
-  if (module && command !== undefined) return { module: command, run: module.parse(args.slice(1), options.modules) };
+  const module = ALL_COMMANDS.find((c) => c.name === command);
+  if (module) return { module, run: module.parse(args.slice(1), options.modules) };
   const arity = (n: number, what: string) => {
     if (rest.length !== n) throw new UsageError(`${what}`);
   };
@@ -478,15 +265,7 @@ async function main(argv: string[]): Promise<number> {
         help: { type: 'boolean', short: 'h' },
         ...MEMORY_OPTIONS,
         ...KB_OPTIONS,
-        ...ENTITIES_OPTIONS,
-        ...AUTOMATIONS_OPTIONS,
-        ...GPIO_OPTIONS,
-        ...MQTT_OPTIONS,
-        ...WEBUI_OPTIONS,
-        ...CHANGES_OPTIONS,
-        ...LISTS_OPTIONS,
-        ...VOICE_OPTIONS,
-        ...ZIGBEE_OPTIONS,
+        ...COMMAND_OPTIONS,
       },
       allowPositionals: true,
     });
@@ -497,18 +276,20 @@ async function main(argv: string[]): Promise<number> {
     if (values.message !== undefined && invocation !== 'chat') throw new UsageError('-m belongs to chat');
     const isMemory = typeof invocation === 'object' && 'memory' in invocation;
     const isKb = typeof invocation === 'object' && 'kb' in invocation;
-    const chosen = typeof invocation === 'object' && 'module' in invocation ? COMMAND_MODULES[invocation.module] : undefined;
+    const chosen = typeof invocation === 'object' && 'module' in invocation ? invocation.module : undefined;
+    const chosenTakes = (flag: string) => chosen !== undefined && Object.hasOwn(chosen.options, flag);
     // --limit is memory's, kb's and automations'; each parser has already refused the flags it does not take.
-    const stray = memoryFlagsUsed(parsed.values).find((f) => !isMemory && !(isKb && f in KB_OPTIONS) && !chosen?.flags.includes(f));
+    const stray = memoryFlagsUsed(parsed.values).find((f) => !isMemory && !(isKb && f in KB_OPTIONS) && !chosenTakes(f));
     if (stray !== undefined) throw new UsageError(`--${stray} belongs to memory`);
-    const strayKb = kbFlagsUsed(parsed.values).find((f) => !isKb && !(isMemory && f in MEMORY_OPTIONS) && !chosen?.flags.includes(f));
+    const strayKb = kbFlagsUsed(parsed.values).find((f) => !isKb && !(isMemory && f in MEMORY_OPTIONS) && !chosenTakes(f));
     if (strayKb !== undefined) throw new UsageError(`--${strayKb} belongs to kb`);
-    const strayModule = moduleFlagsUsed(parsed.values).find(
-      (f) => !chosen?.flags.includes(f) && !(f in MEMORY_OPTIONS) && !(f in KB_OPTIONS),
+    const given: ParsedFlags = parsed.values;
+    const strayCommandFlag = COMMAND_FLAGS.find(
+      (f) => given[f] !== undefined && !chosenTakes(f) && !(f in MEMORY_OPTIONS) && !(f in KB_OPTIONS),
     );
-    if (strayModule !== undefined) {
-      const owners = Object.entries(COMMAND_MODULES).filter(([, m]) => m.flags.includes(strayModule));
-      throw new UsageError(`--${strayModule} belongs to ${owners.map(([name]) => name).join(' or ')}`);
+    if (strayCommandFlag !== undefined) {
+      const owners = ALL_COMMANDS.filter((c) => Object.hasOwn(c.options, strayCommandFlag)).map((c) => c.name);
+      throw new UsageError(`--${strayCommandFlag} belongs to ${owners.join(' or ')}`);
     }
   } catch (error) {
     process.stderr.write(`homeagentctl: ${describeError(error)}\n\n${USAGE}\n`);
@@ -518,10 +299,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return EXIT_CODES.OK;
   }
-  // An agent turn with tools (a chat, an approved action), or a kb import or reindex, can take minutes; other commands answer at once.
+  // A chat's agent turn with tools, or a kb import or reindex, can take minutes; other commands answer at once unless they say.
   const longKb = typeof invocation === 'object' && 'kb' in invocation && KB_LONG_COMMANDS.has(invocation.kb.command);
-  const turn = invocation === 'chat' || (typeof invocation === 'object' && 'module' in invocation && invocation.module === 'confirm');
-  const defaultTimeoutMs = turn ? 600_000 : longKb ? KB_LONG_TIMEOUT_MS : 30_000;
+  const moduleTimeoutMs = typeof invocation === 'object' && 'module' in invocation ? invocation.module.defaultTimeoutMs : undefined;
+  const defaultTimeoutMs = invocation === 'chat' ? AGENT_TURN_TIMEOUT_MS : longKb ? KB_LONG_TIMEOUT_MS : (moduleTimeoutMs ?? 30_000);
   const timeoutMs = values.timeout === undefined ? defaultTimeoutMs : Number(values.timeout);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     process.stderr.write('homeagentctl: --timeout must be a positive number of milliseconds\n');

@@ -5,10 +5,25 @@
  * exposing entities in HA). English lines with the Chinese after a slash.
  */
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand, type NoFlags } from './command-module.js';
 
 export type HomeassistantCommand = { command: 'status' } | { command: 'sync' };
 
 export class HomeassistantUsageError extends Error {}
+
+/** `homeagentctl homeassistant` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const homeassistantCommand = defineCommand<NoFlags>({
+  name: 'homeassistant',
+  options: {},
+  usage: [
+    { synopsis: 'homeassistant [status]', about: 'the Home Assistant connection: connected or why not, entities brought in and skipped' },
+    { synopsis: 'homeassistant sync', about: "read Home Assistant's registries and states again now" },
+  ],
+  parse: (args) => {
+    const command = parseHomeassistantCommand(args);
+    return (context) => runHomeassistant(command, context);
+  },
+});
 
 export function parseHomeassistantCommand(positionals: readonly string[]): HomeassistantCommand {
   const [sub = 'status', ...rest] = positionals;

@@ -6,15 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type {
-  KbAddResult,
-  KbImportResult,
-  KbReindexResult,
-  KbRemoveResult,
-  KbSearchResult,
-  KbStatsResult,
-  KbTreeResult,
-} from '../knowledge/knowledge-methods.js';
+import type { KbAddResult, KbRemoveResult, KbSearchResult } from '../api/knowledge.js';
+import type { KbImportResult, KbReindexResult, KbStatsResult, KbTreeResult } from '../knowledge/knowledge-methods.js';
 import type { TreeNode } from '../knowledge/types.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { bytes } from './format.js';

@@ -8,6 +8,7 @@
 import type { ListsShowResult } from '../lists/list-methods.js';
 import { type AddResult, describeList, type ListChange, type ListItem, type ListSummary } from '../lists/list-store.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand } from './command-module.js';
 import { age } from './entities.js';
 import { table } from './format.js';
 
@@ -28,6 +29,28 @@ export type ListsCommand =
 
 export class ListsUsageError extends Error {}
 
+/** `homeagentctl lists` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const listsCommand = defineCommand<ListsFlags>({
+  name: 'lists',
+  options: LISTS_OPTIONS,
+  usage: [
+    { synopsis: 'lists [list]', about: 'shopping and to-do lists with their open and done item counts' },
+    {
+      synopsis: 'lists show [LIST | --list',
+      about: "LIST] [--all]\na list's open items (default the shopping list; --all: the done ones too)",
+    },
+    { synopsis: 'lists add [--list LIST] ITEM...', about: 'put an item on a list (made on first use), e.g. lists add oat milk' },
+    {
+      synopsis: 'lists done|remove [--list',
+      about: 'LIST] ITEM...\ntick an item off, or delete it (part of its text is enough when only one item has it)',
+    },
+  ],
+  parse: (args, flags) => {
+    const command = parseListsCommand(args, flags);
+    return (context) => runLists(command, context);
+  },
+});
+
 const COMMANDS = 'list, show, add, done or remove';
 
 const ALLOWED: Record<ListsCommand['command'], ReadonlyArray<keyof ListsFlags>> = {
@@ -38,7 +61,7 @@ const ALLOWED: Record<ListsCommand['command'], ReadonlyArray<keyof ListsFlags>> 
   remove: ['list'],
 };
 
-/** The lists flags given on the command line (homeagentctl refuses them on other commands). */
+/** The lists flags given on the command line (the parser refuses those its subcommand does not take). */
 export function listsFlagsUsed(flags: ListsFlags): Array<keyof ListsFlags> {
   return (Object.keys(LISTS_OPTIONS) as Array<keyof ListsFlags>).filter((k) => flags[k] !== undefined);
 }

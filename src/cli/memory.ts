@@ -8,12 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { type FileHandle, open, rename, rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import type {
-  EntityView as EntityResult,
-  ForgetResult,
-  EntityRelationView as RelationView,
-  MemoryStats as StatsResult,
-} from '../memory/memory-methods.js';
+import type { EntityView as EntityResult, EntityRelationView as RelationView } from '../api/memory.js';
+import type { ForgetResult, MemoryStats as StatsResult } from '../memory/memory-methods.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { bytes } from './format.js';
 

@@ -6,8 +6,11 @@
  * broker is away exits 1. `credentials` shows the embedded broker's login for devices (Home
  * Assistant, Zigbee2MQTT, ...) and how they connect; `--reset devices` replaces a leaked password.
  */
+
+import type { MqttCredentials, MqttPublishResult, MqttStatus } from '../api/mqtt.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand } from './command-module.js';
 
 /** homeagentctl's option table entries for mqtt (merged into its parseArgs options). */
 export const MQTT_OPTIONS = {
@@ -25,11 +28,29 @@ export type MqttCommand =
 
 export class MqttUsageError extends Error {}
 
+/** `homeagentctl mqtt` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const mqttCommand = defineCommand<MqttFlags>({
+  name: 'mqtt',
+  options: MQTT_OPTIONS,
+  usage: [
+    { synopsis: 'mqtt [status]', about: 'the MQTT connection: broker, since when, last error, outbox, message counters' },
+    { synopsis: 'mqtt publish TOPIC PAYLOAD [--qos 0|1|2] [--retain]', about: 'publish a message (any valid topic; audited)' },
+    {
+      synopsis: 'mqtt credentials [--reset',
+      about: "devices]\nthe embedded broker's login for Home Assistant, Zigbee2MQTT and other devices (or a new password)",
+    },
+  ],
+  parse: (args, flags) => {
+    const command = parseMqttCommand(args, flags);
+    return (context) => runMqtt(command, context);
+  },
+});
+
 const COMMANDS = 'status, publish or credentials';
 /** Which sub-command each flag belongs to. */
 const FLAG_OWNER: Record<keyof MqttFlags, string> = { qos: 'publish', retain: 'publish', reset: 'credentials' };
 
-/** The mqtt flags given on the command line (homeagentctl refuses them on other commands). */
+/** The mqtt flags given on the command line (the parser refuses those its subcommand does not take). */
 export function mqttFlagsUsed(flags: MqttFlags): Array<keyof MqttFlags> {
   return (Object.keys(MQTT_OPTIONS) as Array<keyof MqttFlags>).filter((k) => flags[k] !== undefined);
 }
@@ -76,61 +97,17 @@ function qos(text: string): 0 | 1 | 2 {
   throw new MqttUsageError(`--qos must be 0, 1 or 2, not ${JSON.stringify(text)}`);
 }
 
-/** What mqtt.status answers (the plugin's MqttStatus; the CLI may not import plugins). */
-export interface MqttStatusAnswer {
-  state: string;
-  connected: boolean;
-  url: string;
-  client_id: string;
-  node_id: string;
-  base_topic: string;
-  since: string | null;
-  session_present: boolean | null;
-  reconnects: number;
-  failed_attempts: number;
-  next_attempt_in_ms: number | null;
-  last_error: string | null;
-  subscriptions: string[];
-  outbox: { messages: number; max: number; dropped: number; problem: string | null } | null;
-  counters: Record<string, number>;
-  broker: unknown;
-  features: Array<{ name: string; status: unknown }>;
-}
-
-/** What mqtt.credentials answers (the plugin's MqttCredentials; the CLI may not import plugins). */
-export interface MqttCredentialsAnswer {
-  host: string;
-  port: number;
-  tls_port: number | null;
-  username: string;
-  password: string;
-  extra_username: string | null;
-  anonymous_allowed: boolean;
-  file: string;
-  created_at: string;
-  updated_at: string;
-  disconnected?: number;
-}
-
-export interface MqttPublishAnswer {
-  topic: string;
-  qos: number;
-  retain: boolean;
-  bytes: number;
-  delivery: 'sent' | 'queued' | 'dropped';
-}
-
 /** Runs a parsed mqtt command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
 export async function runMqtt(command: MqttCommand, options: CommandRunOptions): Promise<number> {
   return withDaemon(options, { plugin: 'mqtt' }, async ({ call, print }) => {
-    if (command.command === 'status') return print((await call('mqtt.status', {})) as MqttStatusAnswer, formatMqttStatus);
+    if (command.command === 'status') return print((await call('mqtt.status', {})) as MqttStatus, formatMqttStatus);
     if (command.command === 'credentials') {
       const params = command.reset === undefined ? {} : { reset: command.reset };
-      return print((await call('mqtt.credentials', params)) as MqttCredentialsAnswer, formatMqttCredentials);
+      return print((await call('mqtt.credentials', params)) as MqttCredentials, formatMqttCredentials);
     }
     const params: Record<string, unknown> = { topic: command.topic, payload: command.payload, retain: command.retain };
     if (command.qos !== undefined) params.qos = command.qos;
-    const answer = (await call('mqtt.publish', params)) as MqttPublishAnswer;
+    const answer = (await call('mqtt.publish', params)) as MqttPublishResult;
     print(answer, formatMqttPublish);
     return answer.delivery === 'dropped' ? EXIT_CODES.FAILURE : EXIT_CODES.OK;
   });
@@ -139,7 +116,7 @@ export async function runMqtt(command: MqttCommand, options: CommandRunOptions):
 // ---- readable output ----
 
 /** The devices' login, and where Home Assistant and Zigbee2MQTT put it. */
-export function formatMqttCredentials(a: MqttCredentialsAnswer): string {
+export function formatMqttCredentials(a: MqttCredentials): string {
   const everywhere = a.host === '0.0.0.0' || a.host === '::';
   const loopback = a.host === 'localhost' || a.host.startsWith('127.') || a.host === '::1';
   const host = everywhere ? "<this machine's address>" : a.host;
@@ -170,7 +147,7 @@ export function formatMqttCredentials(a: MqttCredentialsAnswer): string {
   ].join('\n');
 }
 
-export function formatMqttPublish(a: MqttPublishAnswer): string {
+export function formatMqttPublish(a: MqttPublishResult): string {
   const what = `QoS ${a.qos}${a.retain ? ', retained' : ''}, ${a.bytes} byte(s)`;
   switch (a.delivery) {
     case 'sent':
@@ -183,7 +160,7 @@ export function formatMqttPublish(a: MqttPublishAnswer): string {
 }
 
 /** A few lines: the link, then the numbers. */
-export function formatMqttStatus(s: MqttStatusAnswer): string {
+export function formatMqttStatus(s: MqttStatus): string {
   if (s.state === 'off') return 'MQTT off: no broker configured (set plugin.mqtt.url, or plugin.mqtt.broker_enabled, and restart)';
   const lines: string[] = [];
   if (s.connected) {
@@ -201,9 +178,8 @@ export function formatMqttStatus(s: MqttStatusAnswer): string {
     lines.push(`outbox: ${s.outbox.messages} waiting (max ${s.outbox.max})${dropped}${problem}`);
   }
   const c = s.counters;
-  const counts = ['received', 'published', 'duplicates', 'oversized', 'malformed', 'rate_limited', 'dropped']
-    .map((key) => `${key.replace('_', ' ')} ${c[key] ?? 0}`)
-    .join(', ');
+  const shown = ['received', 'published', 'duplicates', 'oversized', 'malformed', 'rate_limited', 'dropped'] as const;
+  const counts = shown.map((key) => `${key.replace('_', ' ')} ${c[key]}`).join(', ');
   lines.push(`messages: ${counts}`);
   lines.push(`subscriptions: ${s.subscriptions.length === 0 ? 'none' : s.subscriptions.join(', ')}`);
   lines.push(`features: ${s.features.length === 0 ? 'none' : s.features.map((f) => f.name).join(', ')}`);

@@ -2,7 +2,8 @@
 import { existsSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
-import { type ErrorEnvelope, HomeAgentError } from '../shared/errors.js';
+import type { ErrorEnvelope } from '../api/errors.js';
+import { HomeAgentError } from '../shared/errors.js';
 import { LineDecoder } from '../shared/line-decoder.js';
 
 /** An error response from the daemon, with its code kept. */

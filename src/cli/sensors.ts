@@ -5,6 +5,7 @@
  * The result shapes are declared here: the CLI may not import device plugins.
  */
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand, type NoFlags } from './command-module.js';
 
 /** homeagentctl's option table entries for sensors: none of its own (`--json` is global). */
 export const SENSORS_OPTIONS = {} as const;
@@ -12,6 +13,20 @@ export const SENSORS_OPTIONS = {} as const;
 export type SensorsCommand = { command: 'list' } | { command: 'scan'; bus: number };
 
 export class SensorsUsageError extends Error {}
+
+/** `homeagentctl i2c` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const i2cCommand = defineCommand<NoFlags>({
+  name: 'i2c',
+  options: SENSORS_OPTIONS,
+  usage: [
+    { synopsis: 'i2c [list]', about: 'I2C sensors: driver, bus/address, state, values with units, failures, last error' },
+    { synopsis: 'i2c scan BUS', about: 'the addresses answering on an I2C bus, and whether each configured sensor does' },
+  ],
+  parse: (args) => {
+    const command = parseSensorsCommand(args, 'i2c');
+    return (context) => runSensors(command, context);
+  },
+});
 
 /**
  * Reads `sensors [scan BUS]` (positionals after the command word); throws SensorsUsageError.

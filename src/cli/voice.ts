@@ -5,6 +5,7 @@
  * log to tune false triggers.
  */
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand } from './command-module.js';
 import { table } from './format.js';
 
 /** homeagentctl's option table entries for voice (merged into its parseArgs options; --limit is shared). */
@@ -22,6 +23,25 @@ export type VoiceCommand =
   | { command: 'activations'; limit?: number };
 
 export class VoiceUsageError extends Error {}
+
+/** `homeagentctl voice` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const voiceCommand = defineCommand<VoiceFlags>({
+  name: 'voice',
+  options: VOICE_OPTIONS,
+  usage: [
+    {
+      synopsis: 'voice [status]',
+      about: 'microphone, voice activity, speech-to-text, speech, speaker and activation, with why a part is off',
+    },
+    { synopsis: 'voice say TEXT... [--language en|zh]', about: 'speak an announcement on the speaker' },
+    { synopsis: 'voice listen', about: 'take the next utterance as a command (as a push-to-talk press)' },
+    { synopsis: 'voice activations [--limit N]', about: 'wake phrases, wake words and button presses heard, accepted or not (for tuning)' },
+  ],
+  parse: (args, flags) => {
+    const command = parseVoiceCommand(args, flags);
+    return (context) => runVoice(command, context);
+  },
+});
 
 const ALLOWED: Record<VoiceCommand['command'], ReadonlyArray<keyof VoiceFlags>> = {
   status: [],

@@ -4,6 +4,7 @@
  * They are printed once at the first start; this shows them again, or replaces one that leaked.
  */
 import { type CommandRunOptions, withDaemon } from './command-client.js';
+import { defineCommand } from './command-module.js';
 
 /** homeagentctl's option table entries for webui (merged into its parseArgs options). */
 export const WEBUI_OPTIONS = {
@@ -16,10 +17,21 @@ export type WebuiCommand = { command: 'credentials'; reset?: 'password' | 'api_k
 
 export class WebuiUsageError extends Error {}
 
-/** The webui flags given on the command line (homeagentctl refuses them on other commands). */
-export function webuiFlagsUsed(flags: WebuiFlags): Array<keyof WebuiFlags> {
-  return (Object.keys(WEBUI_OPTIONS) as Array<keyof WebuiFlags>).filter((k) => flags[k] !== undefined);
-}
+/** `homeagentctl webui` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const webuiCommand = defineCommand<WebuiFlags>({
+  name: 'webui',
+  options: WEBUI_OPTIONS,
+  usage: [
+    {
+      synopsis: 'webui credentials [--reset password|api_key]',
+      about: "the web page's address, admin password and API key (or make a new one)",
+    },
+  ],
+  parse: (args, flags) => {
+    const command = parseWebuiCommand(args, flags);
+    return (context) => runWebui(command, context);
+  },
+});
 
 /** Reads `webui credentials [--reset WHAT]` (positionals after `webui`). Throws WebuiUsageError. */
 export function parseWebuiCommand(positionals: readonly string[], flags: WebuiFlags): WebuiCommand {

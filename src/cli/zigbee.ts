@@ -7,6 +7,7 @@
  * reads both.
  */
 import { type CommandRunOptions, type DaemonCall, withDaemon } from './command-client.js';
+import { defineCommand } from './command-module.js';
 import { RemoteError } from './rpc-client.js';
 
 /** homeagentctl's option table entries for zigbee (merged into its parseArgs options). */
@@ -29,11 +30,34 @@ export type ZigbeeCommand =
 
 export class ZigbeeUsageError extends Error {}
 
+/** `homeagentctl zigbee` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
+export const zigbeeCommand = defineCommand<ZigbeeFlags>({
+  name: 'zigbee',
+  options: ZIGBEE_OPTIONS,
+  usage: [
+    {
+      synopsis: 'zigbee [status]',
+      about: "Zigbee2MQTT: bridge, whether joining is open, each device's availability and link quality, groups",
+    },
+    { synopsis: 'zigbee permit-join [SECONDS]', about: 'let new Zigbee devices pair for SECONDS (default 120, at most 254; 0 closes)' },
+    { synopsis: 'zigbee rename FROM TO', about: 'rename a device (friendly name or IEEE address); its entity ids follow' },
+    { synopsis: 'zigbee remove DEVICE [--force]', about: 'remove a device from the network (--force: even if it does not answer)' },
+    {
+      synopsis: 'zigbee group add NAME [--id N] | remove GROUP [--force] | members add|remove GROUP DEVICE [--endpoint E]',
+      about: 'Zigbee groups (one command switches every member)',
+    },
+  ],
+  parse: (args, flags) => {
+    const command = parseZigbeeCommand(args, flags);
+    return (context) => runZigbee(command, context);
+  },
+});
+
 /** Seconds joining stays open when none are given: enough to reset a bulb or press a pairing button. */
 export const DEFAULT_PERMIT_JOIN_S = 120;
 const COMMANDS = 'status, permit-join, rename, remove or group';
 
-/** The zigbee flags given on the command line (homeagentctl refuses them on other commands). */
+/** The zigbee flags given on the command line (the parser refuses those its subcommand does not take). */
 export function zigbeeFlagsUsed(flags: ZigbeeFlags): Array<keyof ZigbeeFlags> {
   return (Object.keys(ZIGBEE_OPTIONS) as Array<keyof ZigbeeFlags>).filter((k) => flags[k] !== undefined);
 }

@@ -6,10 +6,11 @@
  */
 import { Kind, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { SettingType } from '../api/settings.js';
 import { HomeAgentError } from '../shared/errors.js';
 import { ConfigSchema, isSettingLeaf } from './schema.js';
 
-export type SettingType = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'object' | 'array';
+export type { SettingType };
 
 export interface SettingDefinition {
   /** Dotted key, e.g. `core.daemon.stop_timeout_ms` or `plugin.cli.max_frame_bytes`. */

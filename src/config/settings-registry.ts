@@ -9,6 +9,7 @@
  * returned, printed or logged in clear.
  */
 import { isDeepStrictEqual } from 'node:util';
+import type { HistoryEntry, SettingView } from '../api/settings.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Logger, LogManager } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
@@ -19,8 +20,10 @@ import type { ManagedDatabase } from '../store/database.js';
 import type { Migration, SqlDatabase } from '../store/types.js';
 import { renamedSettingKeys } from './config-migrations.js';
 import { checkValue, coerceText, describeProblem, type SettingChecks, type SettingDefinition, withDefaults } from './definitions.js';
-import { getByKey, type LoadedConfig, setByKey, type ValueSource } from './loader.js';
+import { getByKey, type LoadedConfig, setByKey } from './loader.js';
 import type { Config } from './schema.js';
+
+export type { HistoryEntry, SettingView };
 
 export const SECRET_MASK = '********';
 
@@ -66,36 +69,6 @@ export const SETTINGS_MIGRATIONS: readonly Migration[] = [
     },
   },
 ];
-
-/** What `config get`/`config list` show for one key. Secret values are masked. */
-export interface SettingView {
-  key: string;
-  value: unknown;
-  source: ValueSource | 'runtime';
-  default: unknown;
-  type: SettingDefinition['type'];
-  description: string;
-  category: string;
-  requires_restart: boolean;
-  /** The change is stored but the running daemon still uses the value it started with. */
-  restart_pending: boolean;
-  secret: boolean;
-  file_only: boolean;
-  env: string;
-  minimum?: number;
-  maximum?: number;
-  enum?: string[];
-}
-
-export interface HistoryEntry {
-  id: number;
-  key: string;
-  action: 'set' | 'reset';
-  /** JSON text of the new value; null for resets and secrets. */
-  value: string | null;
-  actor: string;
-  at: string;
-}
 
 export interface SettingsRegistryOptions {
   database: () => ManagedDatabase;

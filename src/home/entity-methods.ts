@@ -5,31 +5,20 @@
  * control registry neither), also when it fails.
  */
 import { Type } from '@sinclair/typebox';
+import type { EntitiesGetResult, EntitiesHistoryResult } from '../api/home.js';
 import type { AuditRecord } from '../log/logger.js';
 import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { describeError } from '../shared/errors.js';
 import { DEFAULT_HISTORY_LIMIT, type EntityRegistry, MAX_HISTORY_LIMIT } from './entity-registry.js';
-import { type Area, ENTITY_DOMAINS, type EntityInfo, type StateHistoryRow } from './types.js';
+import { type Area, ENTITY_DOMAINS, type EntityInfo } from './types.js';
+
+export type { EntitiesGetResult, EntitiesHistoryResult };
 
 export interface EntityMethodOptions {
   /** The LogManager: every call writes an audit record. */
   logs: { audit(record: AuditRecord): void };
   /** Epoch ms for the default history range (pass the registry's clock); Date.now by default. */
   now?: () => number;
-}
-
-/** The answer of `entities.get`. */
-export interface EntitiesGetResult {
-  entity: EntityInfo;
-  history: StateHistoryRow[];
-}
-
-/** The answer of `entities.history`. */
-export interface EntitiesHistoryResult {
-  entity_id: string;
-  from: number;
-  to: number;
-  rows: StateHistoryRow[];
 }
 
 const DEFAULT_GET_HISTORY = 10;

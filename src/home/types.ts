@@ -4,30 +4,9 @@
  * local intents, automations, MQTT and the web page read and change device state; device drivers
  * and plugins register entities through the SDK (`ctx.entities`) and report their state there.
  */
+import { type Area, ENTITY_DOMAINS, type EntityDomain, type EntityInfo, type EntityState, type StateHistoryRow } from '../api/home.js';
 
-/** What kind of thing an entity is; the domain decides its services and states. The list is closed. */
-export const ENTITY_DOMAINS = [
-  'switch',
-  'light',
-  'fan',
-  'siren',
-  'cover',
-  'valve',
-  'lock',
-  'button',
-  'number',
-  'binary_sensor',
-  'sensor',
-  'camera',
-  'scene',
-  'script',
-  'climate',
-  'media_player',
-  'vacuum',
-  'person',
-  'weather',
-] as const;
-export type EntityDomain = (typeof ENTITY_DOMAINS)[number];
+export { type Area, ENTITY_DOMAINS, type EntityDomain, type EntityInfo, type EntityState, type StateHistoryRow };
 
 /**
  * The services each domain offers (`entity_call` and automations use these names). A sensor, a
@@ -100,8 +79,6 @@ export const STATE_OFF = 'off';
 /** The device does not answer (a sensor past its failure limit, a hub device gone). */
 export const STATE_UNAVAILABLE = 'unavailable';
 
-export type EntityState = string | number | null;
-
 /**
  * Who caused a call or a state change. It travels from `call()` to the state change it causes,
  * so an automation can tell a change made by its own actions (and rate-limit re-triggering).
@@ -111,37 +88,6 @@ export interface EntityContext {
   actor: string;
   /** Automations: the run that made the call. */
   run_id?: string;
-}
-
-/** An entity as everyone reads it. */
-export interface EntityInfo {
-  /** `<domain>.<object_id>`, e.g. `switch.kitchen_light`; lowercase letters, digits and `_`. */
-  entity_id: string;
-  domain: EntityDomain;
-  /** Friendly name ("Kitchen light"). */
-  name: string;
-  /** Other names people use ("ceiling light"); matched like the name. */
-  aliases: string[];
-  /** Area id, or null. */
-  area: string | null;
-  /** The physical device it belongs to (a pin name, a sensor id, a hub device id), or null. */
-  device: string | null;
-  state: EntityState;
-  attributes: Record<string, unknown>;
-  /** Unit of a sensor's state (`°C`, `%`, `hPa`, `lx`), or null. */
-  unit: string | null;
-  /** Home Assistant device class (`temperature`, `door`, `motion`, `outlet`, ...), or null. */
-  device_class: string | null;
-  /** Epoch ms the state last changed (attributes alone do not change it). */
-  last_changed: number;
-  /** Epoch ms of the last report, changed or not. */
-  last_updated: number;
-  /** Who registered it: `plugin:gpio`, `plugin:mqtt`, ... */
-  owner: string;
-  /** Calls move or unlock something: they need the owner's confirmation when the agent makes them. */
-  critical: boolean;
-  /** Services it accepts now (its domain's, or fewer when the driver declared fewer). */
-  services: string[];
 }
 
 /** What a driver or plugin declares when it registers an entity. */
@@ -178,28 +124,6 @@ export interface EntityHandle {
   update(state: EntityState, attributes?: Record<string, unknown>): void;
   /** Removes the entity (its history stays). */
   remove(): void;
-}
-
-/** A room or zone. */
-export interface Area {
-  /** Lowercase letters, digits and `_` (`living_room`). */
-  id: string;
-  name: string;
-  aliases: string[];
-  /** The floor it is on ("Ground floor", "二楼"), for "turn off the lights upstairs"; set in core.home.areas. */
-  floor?: string;
-}
-
-/** One stored state of an entity. Downsampled rows cover `[at, at + period_ms)` and carry min/mean/max for numbers. */
-export interface StateHistoryRow {
-  entity_id: string;
-  at: number;
-  state: EntityState;
-  /** 0 for a raw report; the bucket length for a downsampled row. */
-  period_ms: number;
-  min?: number;
-  mean?: number;
-  max?: number;
 }
 
 export interface EntityFilter {

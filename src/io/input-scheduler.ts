@@ -15,12 +15,15 @@
  * `critical()`.
  */
 import { randomUUID } from 'node:crypto';
+import type { SchedulerStats } from '../api/status.js';
 import type { Logger } from '../log/logger.js';
 import { type Clock, systemClock } from '../shared/clock.js';
 import { type ErrorCode, HomeAgentError, toErrorEnvelope } from '../shared/errors.js';
 import { DedupeWindow, dedupeKey } from './dedupe-window.js';
 import { Fifo } from './fifo.js';
 import type { InputEvent, Level, Receipt, TaskControl, TaskResult, TaskRunner } from './types.js';
+
+export type { SchedulerStats };
 
 /** Read at each submit so runtime setting changes apply to the next input. */
 export interface SchedulerLimits {
@@ -47,22 +50,6 @@ export interface InputSchedulerOptions {
   maxSuspendDepth?: number;
   /** Task ids; random UUIDs by default. */
   newTaskId?: () => string;
-}
-
-export interface SchedulerStats {
-  /** Level 0 inputs waiting in the ready FIFO. */
-  queued: number;
-  /** Interrupts waiting per level. */
-  interrupts_by_level: { 1: number; 2: number; 3: number; 4: number };
-  suspended: number;
-  running: { task_id: string; input_id: string; level: Level; effective_level: Level } | null;
-  /** Receipts given so far, by cause. `dropped` is part of `cancelled`, `refused` part of `failed`. */
-  completed: number;
-  skipped: number;
-  failed: number;
-  cancelled: number;
-  dropped: number;
-  refused: number;
 }
 
 /** The design's bound on nested pre-emptions. */

@@ -2,8 +2,11 @@
  * The IO vocabulary: input events, output events, output channels with capability bits, receipts,
  * and the contract between the input scheduler and the task runner (the agent).
  */
-import type { ErrorEnvelope } from '../shared/errors.js';
+
+import type { Level, Receipt, ReceiptStatus, ReceiptUsage } from '../api/inputs.js';
 import type { InputSender } from '../shared/trust.js';
+
+export type { Level, Receipt, ReceiptStatus, ReceiptUsage };
 
 /** What an output channel can carry; a channel's `capabilities` is the OR of these bits. */
 export const CAPABILITY = {
@@ -25,13 +28,6 @@ export const CAPABILITY_FOR: Record<OutputType, number> = {
   audio: CAPABILITY.AUDIO,
   structured: CAPABILITY.STRUCTURED,
 };
-
-/**
- * Interrupt level: 0 = queued (pre-empted by any interrupt), 1 background, 2 message,
- * 3 interactive, 4 critical (kernel and built-in plugins only). Only a strictly higher level
- * pre-empts a running task.
- */
-export type Level = 0 | 1 | 2 | 3 | 4;
 
 export interface InputEvent {
   id: string;
@@ -83,22 +79,6 @@ export interface OutputChannel {
   send(event: OutputEvent): Promise<void>;
 }
 
-export type ReceiptStatus = 'done' | 'skipped' | 'failed' | 'cancelled';
-
-/** The one terminal answer every input gets, whatever happens. */
-export interface Receipt {
-  input_id: string;
-  status: ReceiptStatus;
-  /** The answer text (synchronous channels show it; asynchronous ones got it through a send). */
-  text?: string;
-  error?: ErrorEnvelope;
-  /** Why it was skipped or cancelled. */
-  reason?: string;
-  /** Tokens the language model used for it (done tasks that called one). */
-  usage?: ReceiptUsage;
-  finished_at: number;
-}
-
 /**
  * What the scheduler gives the task runner. The runner calls `safePoint()` between steps; it
  * returns at once unless a higher-level interrupt is waiting, in which case the task is suspended
@@ -121,12 +101,6 @@ export interface TaskResult {
   text?: string;
   /** Tokens the task's LLM rounds used. */
   usage?: ReceiptUsage;
-}
-
-export interface ReceiptUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
 }
 
 /** The agent, as the scheduler sees it. */

@@ -10,12 +10,15 @@
 import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import type { KbAddResult, KbGetResult, KbMediaRef, KbMediaResult, KbRemoveResult, KbSearchResult } from '../api/knowledge.js';
 import type { AuditRecord } from '../log/logger.js';
 import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { type MediaStore, sniffMedia } from '../store/media-store.js';
 import { isInside } from './knowledge-paths.js';
-import type { ImportSummary, KnowledgeBase, KnowledgeHit, KnowledgeStats, ReindexSummary, TreeNode } from './types.js';
+import type { ImportSummary, KnowledgeBase, KnowledgeStats, ReindexSummary, TreeNode } from './types.js';
+
+export type { KbAddResult, KbGetResult, KbMediaRef, KbMediaResult, KbRemoveResult, KbSearchResult };
 
 /** The control registry, as far as these methods need it. */
 export type KnowledgeControl = ControlMethodRegistrar;
@@ -51,64 +54,12 @@ const MEDIA_EXTENSIONS: Readonly<Record<string, string>> = {
   'audio/mpeg': 'mp3',
 };
 
-/** The answer of `kb.search`. */
-export interface KbSearchResult {
-  query: string;
-  category: string | null;
-  hits: KnowledgeHit[];
-}
-
-/** The answer of `kb.add`. */
-export interface KbAddResult {
-  name: string;
-  category: string;
-  replaced: boolean;
-  bytes: number;
-  media: number;
-}
-
-/** The answer of `kb.rm`. */
-export interface KbRemoveResult {
-  name: string;
-  removed: true;
-  media: number;
-}
-
 /** The answer of `kb.import`. */
 export interface KbImportResult extends ImportSummary {
   /** The real folder that was read. */
   dir: string;
   category: string | null;
   ms: number;
-}
-
-/** An attachment as kb.get lists it. */
-export interface KbMediaRef {
-  /** What kb.media and GET /api/v1/knowledge/media/<file> take: `<sha256>.<ext>`. */
-  file: string;
-  /** The name it was attached under. */
-  name: string;
-  /** Its MIME type, read from the bytes when it was stored. */
-  type: string;
-  bytes: number;
-}
-
-/** The answer of `kb.get`. */
-export interface KbGetResult {
-  name: string;
-  category: string;
-  content: string;
-  media: KbMediaRef[];
-  updated_at: string;
-}
-
-/** The answer of `kb.media`. */
-export interface KbMediaResult {
-  /** The file's real absolute path, inside the media store. */
-  path: string;
-  /** The MIME type read from its first bytes; application/octet-stream when they are no known type. */
-  type: string;
-  bytes: number;
 }
 
 export type KbTreeResult = TreeNode;

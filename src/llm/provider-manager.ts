@@ -19,6 +19,7 @@
  * agent, which sees models only through the spec, can record the source per turn from it.
  */
 import { createHash } from 'node:crypto';
+import type { SourceState, SourceStatus } from '../api/status.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log/logger.js';
 import type { ToolDefinition } from '../shared/tool.js';
@@ -26,6 +27,8 @@ import { ToolError } from '../shared/tool.js';
 import { NO_VISION, requestWithoutImages } from './image-parts.js';
 import { LlmError } from './spec/errors.js';
 import { type GenerateRequest, type GenerateResult, type LanguageModel, SPEC_VERSION, type StreamPart } from './spec/model.js';
+
+export type { SourceState, SourceStatus };
 
 export type LlmConfig = Config['core']['llm'];
 
@@ -52,31 +55,6 @@ export interface ResolvedSource {
   max_tokens: number;
   /** The model takes images (core.llm.vision / sources.<name>.vision); otherwise pictures become a note. */
   vision: boolean;
-}
-
-export type SourceState = 'ready' | 'cooling_down' | 'disabled' | 'busy';
-
-/** What llm_list_sources and status pages show; never contains an API key. */
-export interface SourceStatus {
-  name: string;
-  adapter: string;
-  model: string;
-  base_url: string;
-  priority: number;
-  /** Tried first (core.llm.current_source). */
-  current: boolean;
-  state: SourceState;
-  /** cooling_down: when the source is tried again (epoch ms). */
-  until?: number;
-  /** Why the source is cooling down or disabled. */
-  reason?: string;
-  last_error?: string;
-  /** Requests sent to this source since start, and how many of them failed. */
-  requests: number;
-  failures: number;
-  in_flight: number;
-  /** Requests waiting for a free slot (max_concurrent). */
-  waiting: number;
 }
 
 export interface ProviderManagerOptions {

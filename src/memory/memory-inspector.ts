@@ -7,12 +7,15 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { EntityListResult, EntitySummary, EventView } from '../api/memory.js';
 import { cut } from '../shared/tool-args.js';
 import type { GraphStats } from './graph-maintenance.js';
 import { normalizeName } from './graph-names.js';
 import { type GraphRelation, RELATION_SELECT, type RelationRow, type SentenceRef, toRelation } from './graph-types.js';
 import type { MemoryStores } from './memory-stores.js';
 import { escapeLike, placeholders } from './sql-lists.js';
+
+export type { EntitySummary, EventView };
 
 /** Supporting sentences (and their events) listed per relation. */
 export const EVIDENCE_PER_RELATION = 10;
@@ -30,22 +33,11 @@ export interface Page {
   offset: number;
 }
 
-/** One entity in the `memory.entities` listing. */
-export interface EntitySummary {
-  name: string;
-  type: string;
-  aliases: string[];
-  /** Current relations in either direction. */
-  relation_count: number;
-  mention_count: number;
-  updated_at: string | null;
-}
-
 /**
  * Entities whose name or an alias contains `q` (compared normalised, so case and full-width forms
  * do not matter), an exact name first, then the most mentioned; all entities without `q`.
  */
-export function listEntities(stores: MemoryStores, query: Page & { q?: string }): { entities: EntitySummary[]; total: number } {
+export function listEntities(stores: MemoryStores, query: Page & { q?: string }): EntityListResult {
   const norm = query.q === undefined ? undefined : normalizeName(query.q);
   const params = { pattern: norm === undefined ? null : `%${escapeLike(norm)}%`, norm: norm ?? null };
   const where = `@pattern IS NULL OR e.norm_name LIKE @pattern ESCAPE '\\'
@@ -191,25 +183,6 @@ export function listDocuments(stores: MemoryStores, query: Page & { q?: string }
     })),
     total,
   };
-}
-
-/** The original input of an event, wherever memory still keeps it. */
-export interface EventView {
-  id: string;
-  /** What was said or sent, as it arrived. */
-  text: string;
-  /** The agent's answer, when kept. */
-  response?: string;
-  channel: string;
-  /** The input source (`cli`, `webui`, a plugin); null when only the raw log has the event. */
-  source: string | null;
-  at: string | null;
-  /** Who said it, when known. */
-  speaker?: string;
-  /** `window`: the context window; `document`: the document it was archived into; `raw_log`: the raw conversation log. */
-  stored_in: 'window' | 'document' | 'raw_log';
-  /** The archive document (stored_in `document`). */
-  document_id?: number;
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 
 import { Type } from '@sinclair/typebox';
+import type { EntityRelationView, EntityView, MemorySearchResult } from '../api/memory.js';
 import type { AuditRecord } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import type { ControlMethodRegistrar } from '../shared/control-method.js';
@@ -33,6 +34,7 @@ import type { MemoryStores } from './memory-stores.js';
 import { recallLine } from './recall-lines.js';
 
 export { EVIDENCE_PER_RELATION } from './memory-inspector.js';
+export type { EntityRelationView, EntityView };
 
 /** The control registry, as far as these methods need it. */
 export type MemoryControl = ControlMethodRegistrar;
@@ -66,7 +68,7 @@ export function registerMemoryMethods(control: MemoryControl, memory: { parts():
       query: Type.String({ minLength: 1, maxLength: 1000 }),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
     }),
-    handler: async ({ query, limit }) => {
+    handler: async ({ query, limit }): Promise<MemorySearchResult> => {
       const result = await memory.parts().recall.recall(query, limit ?? 10);
       return {
         abstain: result.abstain,
@@ -297,37 +299,6 @@ function memoryStats(parts: MemoryParts): MemoryStats {
 
 function unknownEntity(name: string): HomeAgentError {
   return notFound(`memory has no entity named ${JSON.stringify(name)} (by name or alias)`);
-}
-
-/** A relation as `memory.entity` shows it, seen from the entity (`out`: the entity is the subject). */
-export interface EntityRelationView {
-  id: number;
-  direction: 'out' | 'in';
-  subject: string;
-  relation: string;
-  object: string;
-  confidence: number;
-  session: string;
-  valid_from: string | null;
-  valid_to: string | null;
-  evidence_count: number;
-  provenance: Array<{ sentence_id: number; text: string; source_event_id: string; document_id: number | null }>;
-}
-
-export interface EntityView {
-  entity: {
-    id: number;
-    name: string;
-    type: string;
-    aliases: string[];
-    mention_count: number;
-    created_at: string | null;
-    updated_at: string | null;
-  };
-  current: EntityRelationView[];
-  history: EntityRelationView[];
-  /** More relations exist than {@link ENTITY_RELATIONS_LIMIT}. */
-  truncated: boolean;
 }
 
 function describeEntity(stores: MemoryStores, name: string): EntityView {

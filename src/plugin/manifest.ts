@@ -7,13 +7,14 @@ import { readFileSync } from 'node:fs';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import semver from 'semver';
+import { PLUGIN_KINDS, type PluginKind } from '../api/plugins.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { VERSION } from '../shared/version.js';
 
+export { PLUGIN_KINDS, type PluginKind };
+
 /** Plugin and skill names: lowercase letters, digits and `-_.`, 1-64 characters, not starting with a dot. */
 export const PLUGIN_NAME = /^[a-z0-9_-][a-z0-9_.-]{0,63}$/;
-export const PLUGIN_KINDS = ['builtin', 'process', 'lua', 'skill'] as const;
-export type PluginKind = (typeof PLUGIN_KINDS)[number];
 
 const FsPathSchema = Type.Object(
   {

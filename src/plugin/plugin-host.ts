@@ -8,6 +8,7 @@
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { PluginOrigin, PluginState, PluginStatus } from '../api/plugins.js';
 import type { Logger } from '../log/logger.js';
 import { isPluginModule, type PluginHealth, type PluginTrust } from '../sdk/plugin.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
@@ -21,22 +22,7 @@ import { checkPluginSection, defineManifestSettings, unusedSectionWarning } from
 import { PluginStateStore } from './plugin-state-store.js';
 import type { PluginRuntime, PluginsLimits, ReportedState, RuntimeContext } from './runtime.js';
 
-export type PluginState = 'disabled' | 'starting' | 'running' | 'restarting' | 'stopping' | 'stopped' | 'quarantined';
-export type PluginOrigin = 'shipped' | 'installed';
-
-export interface PluginStatus {
-  name: string;
-  version: string;
-  description: string;
-  kind: PluginKind;
-  origin: PluginOrigin;
-  state: PluginState;
-  enabled: boolean;
-  /** Why it is quarantined (or the last problem). */
-  error?: string;
-  tools: string[];
-  dir: string;
-}
+export type { PluginOrigin, PluginState, PluginStatus };
 
 /** A folder of plugins and what may load from it. */
 export interface PluginRoot {

@@ -2,8 +2,10 @@
  * Control methods for plugins (`plugins.list`, `plugins.enable`, ...), used by `homeagentctl
  * plugins` and the pluginmgr plugin's tools. Every change is audited by the host with its actor.
  */
+
 import { isAbsolute } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import type { PluginsListResult } from '../api/plugins.js';
 import { HomeAgentError } from '../shared/errors.js';
 import type { ChangeOrigin } from '../tracker/change-types.js';
 import type { ControlRegistry } from './control-registry.js';
@@ -24,7 +26,7 @@ export function registerPluginMethods(control: ControlRegistry, plugins: PluginH
     description:
       'Every plugin with its kind, origin, state (running, disabled, quarantined, ...), tools and problem; and folders refused before loading.',
     params: Type.Object({}),
-    handler: () => ({ plugins: plugins.list(), rejected: plugins.rejected() }),
+    handler: (): PluginsListResult => ({ plugins: plugins.list(), rejected: plugins.rejected() }),
   });
   control.register({
     name: 'plugins.enable',

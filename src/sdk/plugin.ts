@@ -14,6 +14,7 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import type { Stage, StageHandler, StageScope } from '../agent/types.js';
+import type { KnowledgeHit, KnowledgeTreeItem, KnowledgeTreeNode } from '../api/knowledge.js';
 import type { EventMap, EventName } from '../events/event-bus.js';
 import type { Area, EntityDefinition, EntityFilter, EntityHandle, EntityInfo, StateHistoryRow } from '../home/types.js';
 import type { InputType, Level, OutputChannel, Receipt } from '../io/types.js';
@@ -24,6 +25,8 @@ import type { ToolDefinition } from '../shared/tool.js';
 import type { InputSender } from '../shared/trust.js';
 import type { ControlApi, ControlMethod } from './control.js';
 import type { SettingKey, SettingValue } from './settings.js';
+
+export type { KnowledgeHit, KnowledgeTreeItem, KnowledgeTreeNode };
 
 /** `builtin`: shipped in plugins/ and loaded in-process. `external`: installed code (process or Lua). */
 export type PluginTrust = 'builtin' | 'external';
@@ -159,50 +162,11 @@ export interface PluginMemory {
   commit(triples: Triple[], options?: { source?: string }): Promise<void>;
 }
 
-/** One search result from the knowledge library. */
-export interface KnowledgeHit {
-  /** Full path of the entry: `recipes/soup/tomato_soup`. */
-  name: string;
-  /** Its category path (`recipes/soup`; empty for an entry at the top). */
-  category: string;
-  /** Fused score, higher is better; comparable within one query only. */
-  score: number;
-  /** A short piece of the content around what matched. */
-  snippet: string;
-}
-
 export interface KnowledgeSearchOptions {
   /** Results at most (the library's default, 5, when absent). */
   limit?: number;
   /** Only entries in this category or below it. */
   category?: string;
-}
-
-/** An entry as the category tree lists it. */
-export interface KnowledgeTreeItem {
-  /** The entry's own segment (`tomato_soup`). */
-  name: string;
-  /** Its full path (`recipes/soup/tomato_soup`). */
-  path: string;
-  /** The first characters of its content, without markdown noise. */
-  preview: string;
-  /** Attached image and audio files. */
-  media: number;
-}
-
-/** One level of the knowledge library's category tree. */
-export interface KnowledgeTreeNode {
-  /** This level's segment (`go`); empty for the root. */
-  name: string;
-  /** Full path (`tech/go`); empty for the root. */
-  path: string;
-  /** Entries directly in this category. */
-  item_count: number;
-  /** Entries in this category and below. */
-  total_count: number;
-  /** Present when items were asked for. */
-  items?: KnowledgeTreeItem[];
-  children: KnowledgeTreeNode[];
 }
 
 export interface KnowledgeTreeOptions {

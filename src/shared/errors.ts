@@ -3,6 +3,9 @@
  * stable code from {@link ERROR_CODES}; transports (CLI socket, HTTP, MQTT) turn it into the one
  * envelope `{ok:false, error:{code, message}}`. Codes are never reused for another meaning.
  */
+import type { ErrorEnvelope } from '../api/errors.js';
+
+export type { ErrorEnvelope };
 
 export const ERROR_CODES = {
   HA_ERR_INTERNAL: 'an unexpected internal error',
@@ -199,11 +202,6 @@ export const ERROR_CODES = {
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
-
-export interface ErrorEnvelope {
-  code: ErrorCode | string;
-  message: string;
-}
 
 export class HomeAgentError extends Error {
   override readonly name = 'HomeAgentError';

@@ -8,10 +8,11 @@
  * - `stop()` undoes everything `start()` did (listeners, timers, sockets, child processes, pins to
  *   their safe state) and is safe to call after a failed or partial start.
  */
+import type { ServiceState } from '../api/status.js';
+
+export type { ServiceState };
 export interface Service {
   readonly name: string;
   start(signal: AbortSignal): Promise<void>;
   stop(): Promise<void>;
 }
-
-export type ServiceState = 'created' | 'starting' | 'running' | 'stopping' | 'stopped' | 'failed';

@@ -7,11 +7,14 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import type { DatabaseSizes, Recovery } from '../api/status.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { DatabaseSpec, Migration, SqlDatabase, SqlStatement } from './types.js';
 import { mapWriteFailure } from './write-failure.js';
+
+export type { DatabaseSizes, Recovery };
 
 export type StartupCheck = 'full' | 'quick' | 'off';
 
@@ -20,17 +23,6 @@ export interface OpenOptions {
   startupCheck: StartupCheck;
   log: Logger;
   clock: Clock;
-}
-
-/** What happened when a corrupt file was found at start. */
-export interface Recovery {
-  reason: string;
-  movedTo: string;
-}
-
-export interface DatabaseSizes {
-  file_bytes: number;
-  wal_bytes: number;
 }
 
 const CORRUPTION_CODES = new Set(['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE']);

@@ -3,12 +3,16 @@
  * recovery) and closes them at stop. Components then run their own migrations on the database
  * they own tables in.
  */
+
+import type { DatabaseStatus } from '../api/status.js';
 import type { Logger } from '../log/logger.js';
 import type { Clock } from '../shared/clock.js';
 import { HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
-import { type DatabaseSizes, ManagedDatabase, type Recovery, type StartupCheck } from './database.js';
+import { ManagedDatabase, type StartupCheck } from './database.js';
 import type { DatabaseSpec } from './types.js';
+
+export type { DatabaseStatus };
 
 export interface StoreOptions {
   databases: DatabaseSpec[];
@@ -16,13 +20,6 @@ export interface StoreOptions {
   startupCheck: StartupCheck;
   log: Logger;
   clock: Clock;
-}
-
-export interface DatabaseStatus extends DatabaseSizes {
-  name: string;
-  file: string;
-  synchronous: string;
-  recovered_from_corruption: Recovery | null;
 }
 
 export class Store implements Service {

@@ -7,8 +7,9 @@
  * on trial is rolled back); degraded means "works, with something off" (a model or a sensor is
  * unreachable: the house keeps working offline, so it never stops the watchdog).
  */
+
+import type { ComponentHealth, ComponentStatus } from '../api/health.js';
 import type { TrialState } from '../tracker/change-types.js';
-import type { ComponentHealth, ComponentStatus } from './health-types.js';
 import type { MemoryUsage } from './memory-usage.js';
 
 export interface ComponentResult {

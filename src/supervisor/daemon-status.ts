@@ -3,16 +3,12 @@
  * that was found corrupt and replaced, a plugin that failed). Every change goes to the event bus
  * and, through the daemon, to systemd as STATUS=.
  */
+
+import type { Notice } from '../api/status.js';
 import type { DaemonState, EventBus } from '../events/event-bus.js';
 import type { Clock } from '../shared/clock.js';
 
-export interface Notice {
-  level: 'error' | 'warning';
-  /** Stable key so that the same problem replaces its earlier notice (`store.state`, `plugin.cli`). */
-  key: string;
-  message: string;
-  at: string;
-}
+export type { Notice };
 
 export class DaemonStatus {
   readonly startedAt: number;

@@ -4,6 +4,8 @@
  */
 import { isAbsolute, join } from 'node:path';
 import { Type } from '@sinclair/typebox';
+import type { HealthAnswer } from '../api/health.js';
+import type { StatusReport } from '../api/status.js';
 import type { SettingsRegistry } from '../config/settings-registry.js';
 import type { SchedulerStats } from '../io/input-scheduler.js';
 import type { InputEvent, Receipt } from '../io/types.js';
@@ -11,17 +13,18 @@ import type { SourceStatus } from '../llm/provider-manager.js';
 import type { LogManager } from '../log/logger.js';
 import type { RecentLinesFilter, RecentLog } from '../log/recent-lines.js';
 import type { ControlRegistry } from '../plugin/control-registry.js';
-import type { PluginHost, PluginStatus } from '../plugin/plugin-host.js';
+import type { PluginHost } from '../plugin/plugin-host.js';
 import type { Caller } from '../sdk/control.js';
 import type { Clock } from '../shared/clock.js';
 import { HomeAgentError } from '../shared/errors.js';
 import type { InputSender } from '../shared/trust.js';
 import { VERSION } from '../shared/version.js';
 import { stamp } from '../store/database.js';
-import type { DatabaseStatus, Store } from '../store/store.js';
-import type { DaemonStatus, Notice } from './daemon-status.js';
-import type { HealthAnswer } from './health-types.js';
-import type { ServiceRunner, ServiceStatus } from './service-runner.js';
+import type { Store } from '../store/store.js';
+import type { DaemonStatus } from './daemon-status.js';
+import type { ServiceRunner } from './service-runner.js';
+
+export type { StatusReport };
 
 export interface KernelMethodDeps {
   control: ControlRegistry;
@@ -46,27 +49,6 @@ const Key = Type.String({ minLength: 1, maxLength: 256 });
 export const DEFAULT_RECENT_LOG_LINES = 200;
 /** The most lines one `logs.recent` call answers. */
 export const MAX_RECENT_LOG_LINES = 2000;
-
-/** The answer of `status`. */
-export interface StatusReport {
-  name: string;
-  version: string;
-  pid: number;
-  state: string;
-  status: string;
-  started_at: string;
-  uptime_s: number;
-  data_dir: string;
-  runtime_dir: string;
-  services: ServiceStatus[];
-  plugins: PluginStatus[];
-  databases: DatabaseStatus[];
-  notices: Notice[];
-  restart_pending: string[];
-  memory: { rss_bytes: number; heap_used_bytes: number };
-  llm_sources: SourceStatus[];
-  inputs: SchedulerStats;
-}
 
 export function registerKernelMethods(deps: KernelMethodDeps): void {
   const { control, settings, store, clock } = deps;

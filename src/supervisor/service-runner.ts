@@ -3,19 +3,17 @@
  * critical service that fails to start stops the start-up (already started services are stopped
  * again); stopping is bounded by a deadline so a hung service cannot hold the daemon forever.
  */
+
+import type { ServiceStatus } from '../api/status.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Logger } from '../log/logger.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { Service, ServiceState } from '../shared/service.js';
 
+export type { ServiceStatus };
+
 interface Entry {
   service: Service;
-  state: ServiceState;
-  error?: string;
-}
-
-export interface ServiceStatus {
-  name: string;
   state: ServiceState;
   error?: string;
 }

@@ -17,6 +17,8 @@
  * Started last by the daemon (after plugins and automations) and stopped first, so it never acts
  * on a half-started or half-stopped daemon.
  */
+
+import type { HealthAnswer } from '../api/health.js';
 import type { Config } from '../config/schema.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { Logger } from '../log/logger.js';
@@ -41,7 +43,6 @@ import {
 } from './components.js';
 import type { DaemonStatus } from './daemon-status.js';
 import type { LoopDelayCheck } from './health.js';
-import type { HealthAnswer } from './health-types.js';
 import { type Probe, probeUrl } from './llm-probe.js';
 import { type MemoryUsage, readMemoryUsage } from './memory-usage.js';
 import type { Notifier } from './notifier.js';

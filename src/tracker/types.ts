@@ -3,18 +3,9 @@
  * changes, so a bad plugin change can be thrown away as a whole (issue 10). Both back ends
  * (UserspaceTracker, OverlayTracker) implement TrackerBackend and pass one contract suite.
  */
+import type { FileChange, FileOp } from '../api/changes.js';
 
-/** How a file changed between two states of the plugins tree. */
-export type FileOp = 'add' | 'modify' | 'delete';
-
-export interface FileChange {
-  /** Relative to the tracked root, '/'-separated, never starting with '/' or containing '..'. */
-  path: string;
-  op: FileOp;
-  /** Hex SHA-256 of the content before (null for add) and after (null for delete). */
-  sha256_before: string | null;
-  sha256_after: string | null;
-}
+export type { FileChange, FileOp };
 
 /**
  * Keeps the plugins tree's last good (committed) state apart from the pending changes made since,

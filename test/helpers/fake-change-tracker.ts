@@ -1,6 +1,6 @@
 /**
  * A stand-in for the change tracker's control methods (`changes.*`, issue 10) and the supervisor's
- * `health`, answering the shapes of src/tracker/change-types.ts and src/supervisor/health-types.ts
+ * `health`, answering the shapes of src/api/changes.ts and src/api/health.ts
  * from memory. The CLI, web API and page tests drive their code against it: those only show and
  * forward what the methods answer, and the real tracker has its own tests. It keeps the tracker's
  * rules that the callers must handle: a trial set is committed or rolled back together with the
@@ -9,9 +9,9 @@
  * `changes.status` with HA_ERR_TRACKER_OFF.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import type { ComponentHealth, HealthAnswer } from '../../src/api/health.js';
 import type { Caller } from '../../src/sdk/control.js';
 import { HomeAgentError } from '../../src/shared/errors.js';
-import type { ComponentHealth, HealthAnswer } from '../../src/supervisor/health-types.js';
 import type { ChangeDiff, ChangeSet, ChangeSummary, TrackerStatus, TrialState } from '../../src/tracker/change-types.js';
 
 /** Registers one control method (ControlRegistry.register, or the web API harness's method). */

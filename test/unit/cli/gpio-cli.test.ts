@@ -8,15 +8,7 @@ import { GpioPlugin } from '../../../devices/gpio/gpio-plugin.js';
 import { SimulatedGpioBackend } from '../../../devices/gpio/simulated-backend.js';
 import { CliPlugin } from '../../../plugins/cli/index.js';
 import type { CommandClient } from '../../../src/cli/command-client.js';
-import {
-  formatGpioPins,
-  type GpioCommand,
-  type GpioPinLine,
-  GpioUsageError,
-  gpioFlagsUsed,
-  parseGpioCommand,
-  runGpio,
-} from '../../../src/cli/gpio.js';
+import { formatGpioPins, type GpioCommand, type GpioPinLine, GpioUsageError, parseGpioCommand, runGpio } from '../../../src/cli/gpio.js';
 import { RpcClient } from '../../../src/cli/rpc-client.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
 import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
@@ -29,8 +21,6 @@ t.test('parseGpioCommand reads each command and refuses what does not fit', asyn
   t.same(parseGpioCommand(['write', 'switch.pump', '0'], {}), { command: 'write', pin: 'switch.pump', value: 0 });
   t.same(parseGpioCommand(['simulate', 'doorbell', '1'], {}), { command: 'simulate', pin: 'doorbell', level: 1 });
   t.same(parseGpioCommand(['simulate', 'doorbell'], { press: '250' }), { command: 'simulate', pin: 'doorbell', press_ms: 250 });
-  t.same(gpioFlagsUsed({ press: '10' }), ['press']);
-  t.same(gpioFlagsUsed({}), []);
 
   const refused: Array<[string[], { press?: string }, RegExp]> = [
     [[], {}, /gpio needs a command: pins, read, write or simulate/],

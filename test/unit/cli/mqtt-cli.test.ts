@@ -2,13 +2,12 @@
 // against the control methods of a real mqtt plugin connected to an in-process broker.
 import t from 'tap';
 import { MqttPlugin } from '../../../plugins/mqtt/mqtt-plugin.js';
+import type { MqttCredentials, MqttStatus } from '../../../src/api/mqtt.js';
 import type { CommandClient } from '../../../src/cli/command-client.js';
 import {
   formatMqttCredentials,
   formatMqttPublish,
   formatMqttStatus,
-  type MqttCredentialsAnswer,
-  type MqttStatusAnswer,
   MqttUsageError,
   mqttFlagsUsed,
   parseMqttCommand,
@@ -56,7 +55,7 @@ t.test('parseMqttCommand reads each command and refuses what does not fit', asyn
   }
 });
 
-const STATUS: MqttStatusAnswer = {
+const STATUS: MqttStatus = {
   state: 'connected',
   connected: true,
   url: 'mqtt://ha:***@broker.local:1883',
@@ -70,7 +69,7 @@ const STATUS: MqttStatusAnswer = {
   next_attempt_in_ms: null,
   last_error: null,
   subscriptions: ['zigbee2mqtt/#', 'homeagent/+/set'],
-  outbox: { messages: 0, max: 10_000, dropped: 0, problem: null },
+  outbox: { messages: 0, loaded: 0, skipped_lines: 0, max: 10_000, dropped: 0, problem: null },
   counters: { received: 10, published: 4, duplicates: 1, oversized: 0, malformed: 0, rate_limited: 3, dropped: 0, reconnects: 2 },
   broker: null,
   features: [{ name: 'inbound', status: null }],
@@ -95,7 +94,7 @@ t.test('formatMqttStatus and formatMqttPublish say what matters first', async (t
     next_attempt_in_ms: 3500,
     failed_attempts: 4,
     last_error: 'nothing accepts connections',
-    outbox: { messages: 12, max: 10_000, dropped: 2, problem: 'disk full' },
+    outbox: { messages: 12, loaded: 12, skipped_lines: 0, max: 10_000, dropped: 2, problem: 'disk full' },
     broker: { url: 'mqtt://127.0.0.1:1883', clients: 3 },
   });
   t.match(down, /^NOT connected to mqtt:\/\/ha:\*\*\*@broker\.local:1883 \(disconnected since .*\); next attempt in 4 s/);
@@ -119,7 +118,7 @@ t.test('formatMqttStatus and formatMqttPublish say what matters first', async (t
   t.match(formatMqttPublish({ topic: 'a/b', qos: 0, retain: false, bytes: 2, delivery: 'dropped' }), /QoS 0 messages are not kept/);
 });
 
-const CREDENTIALS: MqttCredentialsAnswer = {
+const CREDENTIALS: MqttCredentials = {
   host: '0.0.0.0',
   port: 1883,
   tls_port: null,
@@ -194,7 +193,7 @@ t.test('runMqtt credentials against a plugin running the embedded broker; --rese
   const out: string[] = [];
   const stdout = { write: (text: string) => out.push(text) };
   t.equal(await runMqtt({ command: 'credentials' }, { connect, json: true, timeoutMs: 1000, stdout }), 0);
-  const first = JSON.parse(out[0] ?? '') as MqttCredentialsAnswer;
+  const first = JSON.parse(out[0] ?? '') as MqttCredentials;
   t.match(first, { host: '127.0.0.1', tls_port: null, username: 'devices', password: /^[A-Za-z0-9_-]{32}$/ });
   t.equal(await runMqtt({ command: 'credentials', reset: 'devices' }, { connect, json: false, timeoutMs: 1000, stdout }), 0);
   t.match(out[1], /^new password made for devices; the old one no longer works \(0 client\(s\)/);

@@ -1,13 +1,11 @@
 // `homeagentctl webui credentials` (src/cli/webui.ts): argument parsing and readable output.
 import t from 'tap';
-import { formatCredentials, parseWebuiCommand, WebuiUsageError, webuiFlagsUsed } from '../../../src/cli/webui.js';
+import { formatCredentials, parseWebuiCommand, WebuiUsageError } from '../../../src/cli/webui.js';
 
 t.test('parseWebuiCommand reads credentials and --reset, and refuses what does not fit', async (t) => {
   t.same(parseWebuiCommand(['credentials'], {}), { command: 'credentials' });
   t.same(parseWebuiCommand(['credentials'], { reset: 'api_key' }), { command: 'credentials', reset: 'api_key' });
   t.same(parseWebuiCommand(['credentials'], { reset: 'password' }), { command: 'credentials', reset: 'password' });
-  t.same(webuiFlagsUsed({ reset: 'password' }), ['reset']);
-  t.same(webuiFlagsUsed({}), []);
   const refused: Array<[string[], { reset?: string }, RegExp]> = [
     [[], {}, /unknown webui command \(none\); use webui credentials/],
     [['password'], {}, /unknown webui command password/],

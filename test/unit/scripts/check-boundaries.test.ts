@@ -99,3 +99,19 @@ t.test('settings schemas: composed by the one catalogue, importing only TypeBox 
   t.match(r.out, /src\/config\/plugin-sections\.ts: misses the line for devices\/d\/settings-schema\.ts/);
   t.match(r.out, /src\/config\/other\.ts: the kernel may not import plugins\/x\/settings-schema\.ts/);
 });
+
+t.test('the wire types import only src/api', async (t) => {
+  const root = tree(t, {
+    'src/shared/a.ts': 'export const a = 1;\n',
+    'src/api/home.ts':
+      "import type { a } from '../shared/a.js';\nimport type { Foo } from 'some-package';\nexport type H = [typeof a, Foo];\n",
+    'src/api/status.ts': "import type { H } from './home.js';\nexport type S = H;\n",
+    'src/sdk/api.ts': "export type * from '../api/status.js';\nexport type * from '../shared/a.js';\n",
+  });
+  const r = check(root);
+  t.equal(r.code, 1);
+  t.match(r.out, /src\/api\/home\.ts: the wire types import only src\/api, not src\/shared\/a\.ts/);
+  t.match(r.out, /src\/api\/home\.ts: the wire types import only src\/api, not some-package/);
+  t.match(r.out, /src\/sdk\/api\.ts: the wire types import only src\/api, not src\/shared\/a\.ts/);
+  t.notMatch(r.out, /src\/api\/status\.ts/);
+});

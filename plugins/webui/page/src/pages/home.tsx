@@ -8,7 +8,7 @@ import { api } from '../api';
 import { LineChart, type Series } from '../chart';
 import { useEvent } from '../events';
 import { relativeTime, t } from '../i18n';
-import type { Area, EntitiesHistory, EntityInfo } from '../types';
+import type { Area, EntitiesHistoryResult, EntityInfo } from '../types';
 import { ActionButton, Show, useLoad, useTick } from '../ui';
 
 const TOGGLED = new Set(['switch', 'light', 'fan', 'siren']);
@@ -162,7 +162,8 @@ function EntityRow({
 function HistoryPanel({ entity, onClose }: { entity: EntityInfo; onClose: () => void }) {
   const history = useLoad(
     // The last 24 hours (the kernel's default range), as many rows as it gives: rows come oldest first.
-    (signal) => api.get<EntitiesHistory>(`/entities/${encodeURIComponent(entity.entity_id)}/history`, { limit: HISTORY_ROWS }, signal),
+    (signal) =>
+      api.get<EntitiesHistoryResult>(`/entities/${encodeURIComponent(entity.entity_id)}/history`, { limit: HISTORY_ROWS }, signal),
     [entity.entity_id],
   );
   return (
@@ -178,7 +179,7 @@ function HistoryPanel({ entity, onClose }: { entity: EntityInfo; onClose: () => 
   );
 }
 
-function HistoryBody({ entity, data }: { entity: EntityInfo; data: EntitiesHistory }) {
+function HistoryBody({ entity, data }: { entity: EntityInfo; data: EntitiesHistoryResult }) {
   const series = useMemo<Series | undefined>(() => numericSeries(entity, data), [entity, data]);
   if (data.rows.length === 0) return <p class="muted">{t('home.history_empty')}</p>;
   if (series) return <LineChart series={series} />;
@@ -200,7 +201,7 @@ function HistoryBody({ entity, data }: { entity: EntityInfo; data: EntitiesHisto
 }
 
 /** Numbers over time (a downsampled row gives its mean); undefined when the states are not numbers. */
-function numericSeries(entity: EntityInfo, data: EntitiesHistory): Series | undefined {
+function numericSeries(entity: EntityInfo, data: EntitiesHistoryResult): Series | undefined {
   const x: number[] = [];
   const y: number[] = [];
   for (const row of data.rows) {

@@ -7,7 +7,7 @@
 import { useState } from 'preact/hooks';
 import { api, encodePath } from '../api';
 import { bytes, t } from '../i18n';
-import type { KbEntry, KbSearchResult, KnowledgeTreeNode } from '../types';
+import type { KbGetResult, KbSearchResult, KnowledgeTreeNode } from '../types';
 import { ActionButton, ErrorLine, Show, useLoad, useSubmit } from '../ui';
 
 export function KnowledgeView() {
@@ -163,7 +163,7 @@ function Search({ scope, generation, onOpen }: { scope: string; generation: numb
 }
 
 function Entry({ name, onClose, onDeleted }: { name: string; onClose: () => void; onDeleted: () => void }) {
-  const entry = useLoad((signal) => api.get<KbEntry>(`/knowledge/entries/${encodePath(name)}`, {}, signal), [name]);
+  const entry = useLoad((signal) => api.get<KbGetResult>(`/knowledge/entries/${encodePath(name)}`, {}, signal), [name]);
   return (
     <article class="card entry" data-testid="kb-entry">
       <div class="panel-head">

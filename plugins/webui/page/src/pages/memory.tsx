@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { dateTime, t } from '../i18n';
 import { navigate } from '../router';
-import type { MemoryEntityList, MemoryEntityView, MemoryEvent, MemorySearchResult, RelationView } from '../types';
+import type { EntityListResult, EntityRelationView, EntityView, EventView, MemorySearchResult } from '../types';
 import { ActionButton, ErrorLine, Show, useLoad, useSubmit } from '../ui';
 
 export function MemoryView({ entity }: { entity: string }) {
@@ -74,7 +74,7 @@ const PAGE = 50;
 function EntityList({ selected }: { selected: string }) {
   const [filter, setFilter] = useState('');
   const [limit, setLimit] = useState(PAGE);
-  const list = useLoad((signal) => api.get<MemoryEntityList>('/memory/entities', { q: filter.trim(), limit }, signal), [filter, limit]);
+  const list = useLoad((signal) => api.get<EntityListResult>('/memory/entities', { q: filter.trim(), limit }, signal), [filter, limit]);
   return (
     <>
       <h2>{t('mem.entities')}</h2>
@@ -115,7 +115,7 @@ function EntityList({ selected }: { selected: string }) {
 }
 
 function EntityDetail({ name }: { name: string }) {
-  const view = useLoad((signal) => api.get<MemoryEntityView>(`/memory/entities/${encodeURIComponent(name)}`, {}, signal), [name]);
+  const view = useLoad((signal) => api.get<EntityView>(`/memory/entities/${encodeURIComponent(name)}`, {}, signal), [name]);
   return (
     <div class="card" data-testid="memory-entity">
       <Show loaded={view}>
@@ -169,7 +169,7 @@ function EntityDetail({ name }: { name: string }) {
   );
 }
 
-function Fact({ relation: r, onChanged }: { relation: RelationView; onChanged?: () => void }) {
+function Fact({ relation: r, onChanged }: { relation: EntityRelationView; onChanged?: () => void }) {
   const [editing, setEditing] = useState(false);
   return (
     <li class="fact" data-relation={r.id}>
@@ -237,7 +237,7 @@ function FactEntity({ name }: { name: string }) {
   );
 }
 
-function EditFact({ relation, onDone, onCancel }: { relation: RelationView; onDone: () => void; onCancel: () => void }) {
+function EditFact({ relation, onDone, onCancel }: { relation: EntityRelationView; onDone: () => void; onCancel: () => void }) {
   const [subject, setSubject] = useState(relation.subject);
   const [type, setType] = useState(relation.relation);
   const [object, setObject] = useState(relation.object);
@@ -306,7 +306,7 @@ function Sources({ ids: all }: { ids: string[] }) {
 }
 
 function EventText({ id }: { id: string }) {
-  const event = useLoad((signal) => api.get<MemoryEvent>(`/memory/events/${encodeURIComponent(id)}`, {}, signal), [id]);
+  const event = useLoad((signal) => api.get<EventView>(`/memory/events/${encodeURIComponent(id)}`, {}, signal), [id]);
   return (
     <blockquote class="event" data-testid="memory-event">
       <Show loaded={event}>

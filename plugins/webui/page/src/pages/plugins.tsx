@@ -5,11 +5,11 @@
 import { useRef, useState } from 'preact/hooks';
 import { api } from '../api';
 import { t } from '../i18n';
-import type { PluginList, PluginStatus } from '../types';
+import type { PluginStatus, PluginsListResult } from '../types';
 import { ActionButton, ErrorLine, Show, useLoad, useSubmit } from '../ui';
 
 export function PluginsView() {
-  const list = useLoad((signal) => api.get<PluginList>('/plugins', {}, signal), []);
+  const list = useLoad((signal) => api.get<PluginsListResult>('/plugins', {}, signal), []);
   return (
     <section class="plugins">
       <Install onInstalled={list.reload} />
@@ -25,9 +25,9 @@ export function PluginsView() {
               <div class="card">
                 <h2>{t('plug.rejected')}</h2>
                 <ul class="plain">
-                  {data.rejected.map((r, i) => (
-                    <li key={r.dir ?? r.name ?? i}>
-                      <code>{r.dir ?? r.name}</code> <span class="error-text">{r.error ?? r.reason}</span>
+                  {data.rejected.map((r) => (
+                    <li key={r.dir}>
+                      <code>{r.dir}</code> <span class="error-text">{r.error}</span>
                     </li>
                   ))}
                 </ul>

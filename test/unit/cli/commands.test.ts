@@ -1,0 +1,98 @@
+// The catalogue of homeagentctl's command modules (src/cli/commands.ts) and what homeagentctl
+// derives from it: the help lines, and the refusal of one command's flag given with another. The
+// command line runs from its TypeScript source with this test's loader, so it needs no build.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import t from 'tap';
+import { formatUsage } from '../../../src/cli/command-module.js';
+import { AGENT_COMMANDS, ALL_COMMANDS, DAEMON_COMMANDS, HOME_COMMANDS } from '../../../src/cli/commands.js';
+import { cleanEnv, nodeCommand, REPO_ROOT } from '../../helpers/daemon.js';
+import { tempDir } from '../fixtures/support.js';
+
+const CTL_TS = join(REPO_ROOT, 'src', 'cli', 'homeagentctl.ts');
+const LOADER = process.execArgv.filter((arg) => /swc-register/.test(arg));
+
+interface CtlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runCtlSource(socket: string, args: string[]): Promise<CtlResult> {
+  const env = cleanEnv({ HOMEAGENT_SOCKET: socket });
+  const command = nodeCommand([...LOADER, CTL_TS, ...args], env);
+  return new Promise((resolve) => {
+    execFile(command.command, command.args, { cwd: REPO_ROOT, env, timeout: 30_000 }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+    });
+  });
+}
+
+t.test('every command is catalogued once, and commands that share a flag declare it alike', async (t) => {
+  const names = ALL_COMMANDS.map((c) => c.name);
+  t.same([...new Set(names)], names, 'no name twice');
+  t.equal(ALL_COMMANDS.length, DAEMON_COMMANDS.length + HOME_COMMANDS.length + AGENT_COMMANDS.length);
+  const declared = new Map<string, string>();
+  for (const command of ALL_COMMANDS) {
+    t.ok(command.usage.length > 0, `${command.name} has help lines`);
+    for (const [flag, definition] of Object.entries(command.options)) {
+      const first = declared.get(flag);
+      if (first === undefined) declared.set(flag, JSON.stringify(definition));
+      else t.equal(JSON.stringify(definition), first, `--${flag} of ${command.name}`);
+    }
+  }
+  t.ok(declared.has('reset') && declared.has('limit'), 'the shared flags were compared');
+});
+
+t.test('formatUsage puts a short synopsis beside its text and a long one above it', async (t) => {
+  const usage = [
+    { synopsis: 'gpio read PIN', about: 'one pin' },
+    { synopsis: 'confirm approve|deny CODE', about: 'run one, or drop it' },
+    { synopsis: 'changes rollback|commit ID', about: 'undo a change set,\nor keep one' },
+  ];
+  t.equal(
+    formatUsage([{ usage }]),
+    [
+      '  gpio read PIN             one pin',
+      '  confirm approve|deny CODE run one, or drop it',
+      '  changes rollback|commit ID',
+      '                            undo a change set,',
+      '                            or keep one',
+    ].join('\n'),
+  );
+});
+
+t.test('homeagentctl refuses a flag of one command given with another, naming its owners (exit 64)', async (t) => {
+  const socket = join(tempDir(t), 'none.sock');
+  const cases: Array<[string[], RegExp]> = [
+    [['gpio', 'pins', '--qos', '1'], /^homeagentctl: --qos belongs to mqtt\n/],
+    [['voice', '--reset', 'password'], /^homeagentctl: --reset belongs to mqtt or webui\n/],
+    [['lists', '--press', '100'], /^homeagentctl: --press belongs to gpio\n/],
+    [['confirm', '--force'], /^homeagentctl: --force belongs to zigbee\n/],
+    [['i2c', '--area', 'kitchen'], /^homeagentctl: --area belongs to entities or sensors\n/],
+    [['status', '--list', 'shopping'], /^homeagentctl: --list belongs to lists\n/],
+  ];
+  const results = await Promise.all(cases.map(([args]) => runCtlSource(socket, args)));
+  cases.forEach(([args, message], i) => {
+    const r = results[i];
+    t.equal(r?.code, 64, args.join(' '));
+    t.match(r?.stderr, message, args.join(' '));
+  });
+});
+
+t.test('homeagentctl takes a flag with its own command, and its help holds every catalogued one in place', async (t) => {
+  const socket = join(tempDir(t), 'none.sock');
+  const [own, help] = await Promise.all([runCtlSource(socket, ['sensors', '--area', 'kitchen']), runCtlSource(socket, ['--help'])]);
+  t.equal(own.code, 69, 'past the flag checks, to the daemon (not running)');
+  t.match(own.stderr, /HA_ERR_DAEMON_NOT_RUNNING/);
+  t.equal(help.code, 0);
+  const text = help.stdout;
+  const follows = (anchor: string, block: string, what: string) => t.ok(text.includes(`${anchor}\n${block}\n`), what);
+  follows(
+    '                            plugin change on trial (exit 1 when something failed, 0 when only degraded)',
+    formatUsage(DAEMON_COMMANDS),
+    'changes after health',
+  );
+  follows("  kb token                  the kbtree service's token and address", formatUsage(HOME_COMMANDS), 'the home commands after kb');
+  follows('                            otherwise a conversation on the terminal', formatUsage(AGENT_COMMANDS), 'confirm after chat');
+});
