@@ -6,6 +6,7 @@
  */
 export type * from '../api/changes.js';
 export type * from '../api/errors.js';
+export type * from '../api/events.js';
 export type * from '../api/health.js';
 export type * from '../api/home.js';
 export type * from '../api/inputs.js';
@@ -15,3 +16,4 @@ export type * from '../api/mqtt.js';
 export type * from '../api/plugins.js';
 export type * from '../api/settings.js';
 export type * from '../api/status.js';
+export type * from '../api/trust.js';
