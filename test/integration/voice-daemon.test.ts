@@ -19,6 +19,7 @@ import t, { type Test } from 'tap';
 import { synthesizeEspeak } from '../../plugins/voice/tts-espeak.js';
 import { parseWav } from '../../plugins/voice/wav.js';
 import { type DaemonHandle, REPO_ROOT, spawnDaemon, tempDir } from '../helpers/daemon.js';
+import { alive } from '../helpers/processes.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../helpers/scripted-llm-server.js';
 import { resample } from '../helpers/speech-fixture.js';
@@ -108,20 +109,6 @@ function descendants(pid: number): number[] {
   };
   visit(pid);
   return found;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie has ended: once its parent is gone it waits for init to reap it (a container's init may not hurry).
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') !== true;
-  } catch {
-    return false;
-  }
 }
 
 /** One control method over the CLI socket, as homeagentctl calls it. */

@@ -5,26 +5,11 @@ import type { EdgeEvent, GpioPin } from '../../../../devices/gpio/gpio-backend.j
 import { GpiodGpioBackend } from '../../../../devices/gpio/gpiod-backend.js';
 import { parseGetOutput, parseGpiodetect } from '../../../../devices/gpio/gpiod-tools.js';
 import { applySafeStateSteps } from '../../../../devices/gpio/safe-state.js';
+import { alive, ended } from '../../../helpers/processes.js';
 import { expectError, expectErrorAsync, tempDir } from '../../fixtures/support.js';
 import { FakeGpiod, PI5_GPIODETECT } from './fixtures/fake-gpiod.js';
 
 type T = Parameters<typeof tempDir>[0];
-
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function gone(pid: number): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (alive(pid)) {
-    if (Date.now() > deadline) throw new Error(`process ${pid} is still running`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function setup(t: T, version: 1 | 2, options: { holdConfirmMs?: number } = {}) {
   const root = tempDir(t, 'ha-gpiod-');
@@ -70,7 +55,7 @@ for (const version of [1, 2] as const) {
     );
 
     await relay.close();
-    await gone(secondHolder);
+    await ended(secondHolder);
     t.notOk(existsSync(pidFile), 'the pid file goes with the holder');
   });
 
@@ -152,7 +137,7 @@ for (const version of [1, 2] as const) {
     const restarted = new GpiodGpioBackend({ path: tools.path, env: tools.env, runDir, holdConfirmMs: 30 });
     t.teardown(() => restarted.close());
     await restarted.open(12, { direction: 'out', initial: 0 });
-    await gone(safeHolder);
+    await ended(safeHolder);
     t.pass('the next start stopped the safe holder before taking the line');
   });
 }

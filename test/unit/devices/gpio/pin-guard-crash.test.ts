@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import type { SafeStateReport } from '../../../../devices/gpio/safe-state.js';
+import { alive } from '../../../helpers/processes.js';
 import { tempDir } from '../../fixtures/support.js';
 import { FakeSysfs, PI4_CHIPS } from './fixtures/fake-sysfs.js';
 
@@ -28,14 +29,6 @@ async function until(what: string, check: () => boolean): Promise<void> {
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
   }
 }
 

@@ -5,6 +5,7 @@ import { CmdPlugin } from '../../../../plugins/cmd/index.js';
 import type { RunResult } from '../../../../plugins/cmd/runner.js';
 import { ToolError } from '../../../../src/shared/tool.js';
 import type { TestPluginContext } from '../../../helpers/plugin-context.js';
+import { ended } from '../../../helpers/processes.js';
 import { type Teardown, tempDir } from '../../fixtures/support.js';
 import { daemonFixture } from './daemon-fixture.js';
 
@@ -43,20 +44,6 @@ async function failure(promise: Promise<unknown>): Promise<ToolError> {
     throw error;
   }
   throw new Error('the call succeeded');
-}
-
-/** Whether a process still runs (a zombie waiting for its reaper counts as gone). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
 }
 
 t.test('tools and tiers', async (t) => {
@@ -207,7 +194,8 @@ t.test('timeout kills the process group: SIGTERM, then SIGKILL', async (t) => {
   t.match(stubborn, { timed_out: true, signal: 'SIGKILL' });
   const grandchild = Number(stubborn.stdout.trim());
   t.ok(grandchild > 0, 'the grandchild pid was printed');
-  t.notOk(alive(grandchild), 'the grandchild is gone too');
+  await ended(grandchild);
+  t.pass('the grandchild is gone too');
 
   t.match(tc.audits.filter((a) => a.action === 'cmd.run')[0], { details: { argv: ['sleep', '30'], timed_out: true, signal: 'SIGTERM' } });
 });
@@ -229,7 +217,8 @@ t.test('a finished command leaves nothing behind', async (t) => {
     timeout_ms: 20000,
   });
   t.match(result, { exit_code: 0, timed_out: false });
-  t.notOk(alive(Number(result.stdout.trim())), 'the background child was killed');
+  await ended(Number(result.stdout.trim()));
+  t.pass('the background child was killed');
 });
 
 t.test('the tool call signal stops the command', async (t) => {

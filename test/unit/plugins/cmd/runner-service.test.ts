@@ -6,7 +6,7 @@
  * started the way systemd starts it (socket activation, through systemd-socket-activate).
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { systemProgramLookup } from '../../../../plugins/cmd/program-lookup.js';
 import { nodeCommand } from '../../../helpers/daemon.js';
+import { alive, ended } from '../../../helpers/processes.js';
 import { findTool } from '../../../helpers/tools.js';
 import { until } from '../../../helpers/until.js';
 import { tempDir } from '../../fixtures/support.js';
@@ -126,15 +127,6 @@ async function runOnce(runner: Runner, frame: unknown): Promise<Record<string, u
   return last;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 t.test('runner service', { skip: BUILT }, async (t) => {
   t.test('a command runs in the runner home with only PATH, LANG and HOME', async (t) => {
     const runner = await startRunner(t);
@@ -181,7 +173,8 @@ t.test('runner service', { skip: BUILT }, async (t) => {
     t.match(stubborn, { result: { timed_out: true, signal: 'SIGKILL' } });
     const grandchild = Number((stubborn.result as { stdout: string }).stdout.trim());
     t.ok(grandchild > 0, 'the grandchild pid was printed');
-    t.notOk(alive(grandchild), 'the grandchild is gone too');
+    await ended(grandchild);
+    t.pass('the grandchild is gone too');
   });
 
   t.test('cancel, and a client that goes away mid-run', async (t) => {
@@ -197,7 +190,7 @@ t.test('runner service', { skip: BUILT }, async (t) => {
     const { pid } = (await leaving.frame('started')) as { pid: number };
     t.ok(alive(pid), 'the command runs');
     leaving.socket.destroy();
-    await until('the abandoned command to end', () => (alive(pid) ? undefined : true), 20_000);
+    await ended(pid, 20_000);
     t.pass('the command of a client that left was ended');
     t.match(await runOnce(runner, run(bin('echo'), ['still here'])), { result: { stdout: 'still here\n' } });
   });
@@ -293,7 +286,8 @@ t.test('runner service', { skip: BUILT }, async (t) => {
     const { pid } = (await connection.frame('started')) as { pid: number };
     runner.child.kill('SIGTERM');
     t.equal(await runner.exited, 0, 'the runner exits 0');
-    t.notOk(alive(pid), 'its command is gone');
+    await ended(pid);
+    t.pass('its command is gone');
   });
 
   t.test('usage errors', async (t) => {
