@@ -6,15 +6,14 @@
  * Edges are logical too (`rising` = logical 0 → 1) and are debounced in software the same way on
  * every back end (see edge-filter.ts), so behaviour does not change when the back end does.
  */
+import type { GpioBackendKind, GpioDirection, GpioValue } from '../../src/sdk/api.js';
 import { HomeAgentError } from '../../src/sdk/index.js';
 import type { SafeStateStep } from './safe-state.js';
 
-export type GpioValue = 0 | 1;
-export type GpioDirection = 'in' | 'out';
+export type { GpioBackendKind, GpioDirection, GpioValue };
 export type GpioEdge = 'none' | 'rising' | 'falling' | 'both';
 /** Pull resistor of an input. Only the libgpiod tools and the simulator can set it (see sysfs-backend.ts). */
 export type GpioBias = 'as-is' | 'pull-up' | 'pull-down' | 'disabled';
-export type GpioBackendKind = 'sysfs' | 'gpiod' | 'simulated';
 
 /** BCM numbers on the 40-pin header: GPIO 0–27. */
 export const MAX_HEADER_BCM = 27;

@@ -5,27 +5,13 @@
  * with the caller as actor.
  */
 import { Type } from '@sinclair/typebox';
+import type { GpioPinStatus, GpioPinsResult, GpioSimulateResult, GpioWriteResult } from '../../src/sdk/api.js';
 import { HomeAgentError, type PluginControl } from '../../src/sdk/index.js';
-import type { GpioValue } from './gpio-backend.js';
-import type { GpioBackendStatus, GpioOperations, GpioPinStatus, LivePin, WriteResult } from './gpio-operations.js';
+import type { GpioOperations, LivePin } from './gpio-operations.js';
 
 /** Shortest simulated press: the simulator's contact bounce (3 × 1 ms each way) must fit inside it. */
 export const MIN_PRESS_MS = 10;
 export const MAX_PRESS_MS = 60_000;
-
-export interface GpioPinsResult {
-  backend: GpioBackendStatus;
-  pins: GpioPinStatus[];
-}
-
-export interface GpioSimulateResult {
-  pin: string;
-  /** What was done: a level driven (logical) or a press started. */
-  level?: GpioValue;
-  press_ms?: number;
-  /** The pin after a level change (a press plays out on the back end's clock after the answer). */
-  status: GpioPinStatus;
-}
 
 const PinParam = Type.String({ minLength: 1, maxLength: 128, description: 'Pin id, entity id or BCM number.' });
 const Bit = Type.Union([Type.Literal(0), Type.Literal(1)]);
@@ -76,7 +62,7 @@ function registerAll(control: Pick<PluginControl, 'register'>, ops: GpioOperatio
       name: 'gpio.write',
       description: 'Sets an output to a logical level (a momentary relay is pulsed by 1); audited.',
       params: Type.Object({ pin: PinParam, value: Bit }, { additionalProperties: false }),
-      handler: async (params, caller): Promise<GpioPinStatus & WriteResult> => {
+      handler: async (params, caller): Promise<GpioWriteResult> => {
         const pin = pinOf(ops, params.pin);
         const result = await ops.write(pin, params.value, { actor: caller.actor });
         return { ...ops.status(pin), ...result };

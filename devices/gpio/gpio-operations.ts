@@ -3,8 +3,8 @@
  * definitions over this interface (gpio-tools.ts, gpio-methods.ts) and the plugin keeps the pins,
  * the safety layer and the entities to itself.
  */
-import type { EntityState } from '../../src/sdk/index.js';
-import type { GpioBackendKind, GpioDirection, GpioValue } from './gpio-backend.js';
+import type { GpioBackendStatus, GpioPinStatus, GpioWriteResult } from '../../src/sdk/api.js';
+import type { GpioValue } from './gpio-backend.js';
 import type { GpioPinPlan } from './gpio-pin-config.js';
 
 /** A configured pin while the plugin runs. */
@@ -16,40 +16,8 @@ export interface LivePin {
   error: string | undefined;
 }
 
-/** One line of `gpio.pins`. */
-export interface GpioPinStatus {
-  id: string;
-  name: string;
-  bcm: number;
-  direction: GpioDirection;
-  domain: string;
-  entity_id: string;
-  value: GpioValue | null;
-  state: EntityState;
-  active_low: boolean;
-  pulse_ms: number;
-  max_on_time_s: number;
-  /** ISO time an output was switched on, while it is on. */
-  on_since: string | null;
-  error: string | null;
-}
-
-export interface GpioBackendStatus {
-  kind: GpioBackendKind;
-  /** Why this back end (auto selection's reasons, or "configured"). */
-  reason: string;
-  /** The back end's own status line. */
-  describe: string;
-  /** The crash watcher's pid while it is armed. */
-  watcher_pid: number | null;
-  /** What protects the outputs if HomeAgent dies: "watcher armed", or why nothing does. */
-  crash_protection: string;
-}
-
-export interface WriteResult {
-  /** Set when the pin is a momentary relay and a 1 became a pulse. */
-  pulsed_ms?: number;
-}
+/** What a write adds to the pin's status in gpio.write's answer. */
+export type WriteResult = Pick<GpioWriteResult, 'pulsed_ms'>;
 
 /** What triggers a pin operation, for the audit record. */
 export interface OperationActor {

@@ -13,6 +13,7 @@
  * otherwise). The receipt is not awaited; a failed one is logged.
  */
 import { join } from 'node:path';
+import type { GpioBackendStatus, GpioPinStatus } from '../../src/sdk/api.js';
 import {
   definePlugin,
   type EntityDefinition,
@@ -29,7 +30,7 @@ import {
 import { directionError, type EdgeEvent, type GpioBackend, type GpioValue, physical } from './gpio-backend.js';
 import { type GpioClock, systemGpioClock } from './gpio-clock.js';
 import { registerGpioMethods } from './gpio-methods.js';
-import type { GpioBackendStatus, GpioOperations, GpioPinStatus, LivePin, OperationActor, WriteResult } from './gpio-operations.js';
+import type { GpioOperations, LivePin, OperationActor, WriteResult } from './gpio-operations.js';
 import { type GpioPinPlan, planGpioPins } from './gpio-pin-config.js';
 import { gpioTools } from './gpio-tools.js';
 import { PinGuard, type PinGuardEvent, type WatcherOptions } from './pin-guard.js';

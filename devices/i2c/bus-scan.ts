@@ -6,21 +6,15 @@
  * A read has its own blind spot: an idle SHT3x refuses reads until it is given a command, so it
  * shows up only while it is being polled.
  */
+import type { I2cBusScan } from '../../src/sdk/api.js';
 import { isHomeAgentError } from '../../src/sdk/index.js';
 import { formatAddress, type I2cBus, MAX_ADDRESS, MIN_ADDRESS } from './i2c-bus.js';
 import { SimulatedI2cBus } from './simulated-bus.js';
 
-export interface BusScan {
-  /** Addresses that acknowledged, as `0x76`. */
-  addresses: string[];
-  /** Addresses that answered with something other than a NACK (claimed by a kernel driver: i2cdetect's `UU`). */
-  busy: Array<{ address: string; error: string }>;
-}
-
 /** Rejects with HA_ERR_I2C_UNAVAILABLE when the bus itself fails, never with an empty answer. */
-export async function scanBus(bus: I2cBus): Promise<BusScan> {
+export async function scanBus(bus: I2cBus): Promise<I2cBusScan> {
   if (bus instanceof SimulatedI2cBus) return { addresses: bus.scan().map(formatAddress), busy: [] };
-  const found: BusScan = { addresses: [], busy: [] };
+  const found: I2cBusScan = { addresses: [], busy: [] };
   for (let address = MIN_ADDRESS; address <= MAX_ADDRESS; address++) {
     try {
       await bus.i2cRead(address, 1);

@@ -10,6 +10,7 @@
  * chip, or takes it offline, so a user or a system test can change a reading without hardware).
  */
 import { Type } from '@sinclair/typebox';
+import type { I2cScanResult, I2cSensorStatus, I2cSensorsResult } from '../../src/sdk/api.js';
 import {
   type Caller,
   definePlugin,
@@ -20,12 +21,12 @@ import {
   type PluginHealth,
   type PluginInstance,
 } from '../../src/sdk/index.js';
-import { type BusScan, scanBus } from './bus-scan.js';
+import { scanBus } from './bus-scan.js';
 import { describeErrorOf } from './describe-error.js';
 import { type DeviceClock, systemDeviceClock } from './device-clock.js';
 import { formatAddress, type I2cBus, unavailableError } from './i2c-bus.js';
 import { type I2cBusConfig, type I2cConfig, parseI2cConfig } from './i2c-config.js';
-import { RunningSensor, type SensorStatus } from './running-sensor.js';
+import { RunningSensor } from './running-sensor.js';
 import { SENSOR_UNITS } from './sensor.js';
 import {
   CHIPS,
@@ -73,31 +74,6 @@ export function openSensorBus(clock: DeviceClock): OpenSensorBus {
     }
     return { ...opened, emulators };
   };
-}
-
-export interface BusStatus {
-  bus: number;
-  backend: I2cBackend;
-  /** `i2c-1`, `sim-1`; null when it could not be opened. */
-  name: string | null;
-  simulated: boolean;
-  /** Why `auto` runs a simulation: the real bus is missing. */
-  fallback_reason?: string;
-  /** Why the bus could not be opened at all. */
-  error?: string;
-}
-
-export interface SensorsResult {
-  buses: BusStatus[];
-  sensors: SensorStatus[];
-}
-
-export interface ScanResult extends BusScan {
-  bus: number;
-  name: string;
-  simulated: boolean;
-  /** The sensors configured on this bus and whether their address answered. */
-  configured: Array<{ sensor: string; address: string; answering: boolean }>;
 }
 
 interface BusState {
@@ -194,7 +170,7 @@ export class I2cPlugin implements PluginInstance {
     return { ok: failed.length === 0, detail: parts.join('; ') };
   }
 
-  sensors(): SensorsResult {
+  sensors(): I2cSensorsResult {
     return {
       buses: [...this.#buses.values()].map((state) => ({
         bus: state.config.bus,
@@ -209,7 +185,7 @@ export class I2cPlugin implements PluginInstance {
   }
 
   /** A bus the plugin has open is scanned in place; any other is opened as a real bus for the scan and closed again. */
-  async scan(bus: number): Promise<ScanResult> {
+  async scan(bus: number): Promise<I2cScanResult> {
     const state = this.#buses.get(bus);
     const open = state?.opened;
     const opened = open ?? (await this.#openBus(bus, 'linux', [], { force_access: state?.config.force_access ?? false }));
@@ -227,7 +203,7 @@ export class I2cPlugin implements PluginInstance {
     }
   }
 
-  simulate(params: { sensor: string; values?: SimulatedValues; offline?: boolean }, caller: Caller): SensorStatus {
+  simulate(params: { sensor: string; values?: SimulatedValues; offline?: boolean }, caller: Caller): I2cSensorStatus {
     const sensor = this.#sensors.get(params.sensor);
     if (sensor === undefined) {
       const known = [...this.#sensors.keys()].sort();
@@ -317,13 +293,13 @@ export class I2cPlugin implements PluginInstance {
         name: 'i2c.sensors',
         description: 'The I2C sensors: driver, bus and address, state, failures in a row, next retry, last values with units, last error.',
         params: Type.Object({}, { additionalProperties: false }),
-        handler: () => this.sensors(),
+        handler: (): I2cSensorsResult => this.sensors(),
       }),
       control.register({
         name: 'i2c.scan',
         description: 'The addresses that answer on an I2C bus (a missing bus is an error, never an empty list).',
         params: Type.Object({ bus: Type.Integer({ minimum: 0, maximum: 255 }) }, { additionalProperties: false }),
-        handler: (params) => this.scan(params.bus),
+        handler: (params): Promise<I2cScanResult> => this.scan(params.bus),
       }),
       control.register({
         name: 'i2c.simulate',
@@ -331,7 +307,7 @@ export class I2cPlugin implements PluginInstance {
           .map(([quantity, unit]) => `${quantity} ${unit}`)
           .join(', ')}) or takes it offline; the next poll reads them. Simulated buses only.`,
         params: SimulateParams,
-        handler: (params, caller) => this.simulate(params, caller),
+        handler: (params, caller): I2cSensorStatus => this.simulate(params, caller),
       }),
     );
   }

@@ -8,41 +8,13 @@
  * no last value worth keeping on screen while the poller counts towards unavailable_after (which
  * is there so that one glitch does not hide a good value).
  */
+import type { I2cSensorState, I2cSensorStatus } from '../../src/sdk/api.js';
 import type { EntityHandle, Logger, PluginEntities } from '../../src/sdk/index.js';
 import type { DeviceClock } from './device-clock.js';
 import { formatAddress } from './i2c-bus.js';
 import type { I2cSensorConfig } from './i2c-config.js';
 import { SENSOR_PRECISION, SENSOR_UNITS, type SensorDriver, type SensorQuantity, type SensorReading } from './sensor.js';
 import { type FailureEvent, type ReadingEvent, SensorPoller } from './sensor-poller.js';
-
-export type RunningSensorState = 'starting' | 'available' | 'unavailable';
-
-export interface SensorValue {
-  quantity: SensorQuantity;
-  value: number;
-  unit: string;
-}
-
-/** What `i2c.sensors` shows per sensor. Times are ISO strings. */
-export interface SensorStatus {
-  id: string;
-  name: string;
-  area: string | null;
-  driver: string;
-  bus: number;
-  /** `i2c-1`, `sim-1`; null when the bus could not be opened. */
-  bus_name: string | null;
-  address: string;
-  simulated: boolean;
-  state: RunningSensorState;
-  /** Failed polls in a row. */
-  failures: number;
-  /** When the next poll (or, while unavailable, the next retry) starts; null when not polling. */
-  next_poll_at: string | null;
-  last_reading: { at: string; values: SensorValue[] } | null;
-  last_error: { at: string; message: string } | null;
-  entities: string[];
-}
 
 export interface BusAttachment {
   name: string | null;
@@ -80,7 +52,7 @@ export class RunningSensor {
   readonly #handles = new Map<SensorQuantity, EntityHandle>();
   readonly #unsubscribe: Array<() => void> = [];
   #poller: SensorPoller | undefined;
-  #state: RunningSensorState = 'starting';
+  #state: I2cSensorState = 'starting';
   #nextPollAt: number | undefined;
   #lastReading: ReadingEvent | undefined;
   #lastError: { at: number; message: string } | undefined;
@@ -94,7 +66,7 @@ export class RunningSensor {
     this.#log = options.log;
   }
 
-  get state(): RunningSensorState {
+  get state(): I2cSensorState {
     return this.#state;
   }
 
@@ -158,7 +130,7 @@ export class RunningSensor {
     this.#nextPollAt = undefined;
   }
 
-  status(): SensorStatus {
+  status(): I2cSensorStatus {
     const reading = this.#lastReading;
     return {
       id: this.config.id,

@@ -2,6 +2,7 @@
  * Builds drivers, emulators and buses from configuration-shaped specs, so the entity registry
  * needs one call per configured sensor and never imports a chip module by name.
  */
+import type { I2cBackend } from '../../src/sdk/api.js';
 import { HomeAgentError, isHomeAgentError } from '../../src/sdk/index.js';
 import { AHT20_ADDRESS, Aht20 } from './aht20.js';
 import { Aht20Emulator } from './aht20-emulator.js';
@@ -102,7 +103,7 @@ export function createSensorEmulator(model: SensorModel, clock: Pick<DeviceClock
   return chip(model).emulator(clock);
 }
 
-export type I2cBackend = 'auto' | 'linux' | 'simulated';
+export type { I2cBackend };
 
 export interface OpenI2cBusOptions {
   bus: number;

@@ -3,9 +3,10 @@
  * proves the chip at the address is the one configured, and a `read` that returns physical values
  * with units and device classes (the Home Assistant vocabulary, so MQTT discovery can reuse them).
  */
+import type { SensorQuantity } from '../../src/sdk/api.js';
 import type { SENSOR_MODELS } from './settings-schema.js';
 
-export type SensorQuantity = 'temperature' | 'humidity' | 'pressure' | 'illuminance';
+export type { SensorQuantity };
 
 export const SENSOR_UNITS = {
   temperature: '°C',

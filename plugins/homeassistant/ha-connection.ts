@@ -10,6 +10,7 @@
  * the connection stops in state `auth_failed` until `retry()` (the token setting changed).
  */
 import { WebSocket } from 'ws';
+import type { HomeassistantConnectionState, HomeassistantConnectionStatus } from '../../src/sdk/api.js';
 import { HomeAgentError, type Logger, ReconnectBackoff } from '../../src/sdk/index.js';
 import { authMessage, type Command, parseServerMessage } from './protocol.js';
 import type { HomeassistantSettings } from './settings-schema.js';
@@ -39,20 +40,6 @@ export const systemClock: ConnectionClock = {
   },
 };
 
-export type ConnectionState = 'stopped' | 'connecting' | 'authenticating' | 'ready' | 'waiting' | 'auth_failed';
-
-export interface ConnectionStatus {
-  state: ConnectionState;
-  url: string;
-  ha_version: string | null;
-  /** ISO time the current connection became ready, or null. */
-  since: string | null;
-  connections: number;
-  failed_attempts: number;
-  next_attempt_in_ms: number | null;
-  last_error: string | null;
-}
-
 export interface HaConnectionOptions {
   settings: () => ConnectionSettings;
   log: Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;
@@ -79,7 +66,7 @@ export class HaConnection {
   readonly #backoff: ReconnectBackoff;
   readonly #pending = new Map<number, Pending>();
   #socket: WebSocket | undefined;
-  #state: ConnectionState = 'stopped';
+  #state: HomeassistantConnectionState = 'stopped';
   #nextId = 1;
   #retryTimer: { cancel(): void } | undefined;
   #retryAt: number | undefined;
@@ -96,7 +83,7 @@ export class HaConnection {
     this.#backoff = new ReconnectBackoff(() => ({ min_ms: s().reconnect_min_ms, max_ms: s().reconnect_max_ms }), options.random);
   }
 
-  get state(): ConnectionState {
+  get state(): HomeassistantConnectionState {
     return this.#state;
   }
 
@@ -104,7 +91,7 @@ export class HaConnection {
     return this.#state === 'ready';
   }
 
-  status(): ConnectionStatus {
+  status(): HomeassistantConnectionStatus {
     return {
       state: this.#state,
       url: this.#o.settings().url,

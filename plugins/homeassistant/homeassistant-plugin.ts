@@ -12,6 +12,7 @@
  * for when it is back); a refused token stops reconnecting until the token setting changes.
  */
 import { Type } from '@sinclair/typebox';
+import type { HomeassistantStatus } from '../../src/sdk/api.js';
 import {
   type EntityHandle,
   type EntityState,
@@ -32,7 +33,7 @@ import {
   serviceCall,
   stateOf,
 } from './entity-mapping.js';
-import { type ConnectionClock, type ConnectionStatus, HaConnection } from './ha-connection.js';
+import { type ConnectionClock, HaConnection } from './ha-connection.js';
 import { type HaState, readAreas, readDevices, readEntityEntries, readExposedToAssist, readStateChanged, readStates } from './protocol.js';
 import type { HomeassistantSettings } from './settings-schema.js';
 
@@ -61,17 +62,6 @@ interface LiveEntity {
   handle: EntityHandle;
   /** What HA said last (shown again when HA is back). */
   state: EntityState;
-}
-
-export interface HomeassistantStatus extends ConnectionStatus {
-  configured: boolean;
-  entities: number;
-  /** HA entities that matched but did not come in, and why. */
-  skipped: Array<{ entity_id: string; reason: string }>;
-  skipped_count: number;
-  /** Whether HA told which entities are exposed to Assist (it tells administrators only). */
-  assist_list: 'read' | 'refused' | 'not used' | 'not read yet';
-  last_sync: string | null;
 }
 
 export class HomeassistantPlugin implements PluginInstance {
@@ -466,13 +456,13 @@ export class HomeassistantPlugin implements PluginInstance {
           description:
             'The Home Assistant connection (url, version, since when, last error, next attempt), the entities brought in and those skipped with why.',
           params: Type.Object({}, { additionalProperties: false }),
-          handler: () => this.status(),
+          handler: (): HomeassistantStatus => this.status(),
         }),
         this.#ctx.control.register({
           name: 'homeassistant.sync',
           description: "Reads Home Assistant's registries and states again now (after exposing entities in HA, for instance).",
           params: Type.Object({}, { additionalProperties: false }),
-          handler: () => this.sync(),
+          handler: (): Promise<HomeassistantStatus> => this.sync(),
         }),
       );
     } catch (error) {

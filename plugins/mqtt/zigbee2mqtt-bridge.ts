@@ -14,6 +14,7 @@
  * last state of the old. A device that leaves the list loses its entities. A payload that cannot be
  * read is logged and counted (`counters.malformed`), never fatal.
  */
+import type { Zigbee2MqttDeviceDiagnostics, ZigbeeBridgeState } from '../../src/sdk/api.js';
 import {
   type EntityDefinition,
   type EntityHandle,
@@ -44,8 +45,7 @@ export interface Zigbee2MqttBridgeOptions {
 }
 
 export interface Zigbee2MqttStatus {
-  /** `bridge/state` as last heard; `unknown` before it was. */
-  bridge: 'online' | 'offline' | 'unknown';
+  bridge: ZigbeeBridgeState;
   devices: number;
   entities: number;
   /** Devices in the list that got no entities, and why. */
@@ -83,19 +83,6 @@ interface LiveDevice {
   linkquality: number | null;
   last_seen: string | number | null;
   model: string | null;
-}
-
-/** One device as `mqtt.zigbee_status` and the zigbee_devices tool show it. */
-export interface Zigbee2MqttDeviceDiagnostics {
-  friendly_name: string;
-  ieee_address: string;
-  model: string | null;
-  /** online / offline as Z2M's availability says (offline too while the bridge is); `not reported` without the feature. */
-  availability: 'online' | 'offline' | 'not reported';
-  /** 0-255, higher is better; null until the device reported one. */
-  linkquality: number | null;
-  last_seen: string | number | null;
-  entities: string[];
 }
 
 interface Waiter {

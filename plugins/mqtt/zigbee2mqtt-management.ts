@@ -20,9 +20,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
+import type { PermitJoinState, Zigbee2MqttDeviceDiagnostics, ZigbeeGroup, ZigbeeManagementStatus } from '../../src/sdk/api.js';
 import { type Caller, HomeAgentError, isHomeAgentError, type PluginContext, type ToolDefinition, ToolError } from '../../src/sdk/index.js';
 import type { MqttLink, MqttMessage } from './types.js';
-import type { Zigbee2MqttDeviceDiagnostics, Zigbee2MqttStatus } from './zigbee2mqtt-bridge.js';
+import type { Zigbee2MqttStatus } from './zigbee2mqtt-bridge.js';
 
 export interface Zigbee2MqttManagementSettings {
   zigbee2mqtt_base_topic: string;
@@ -57,28 +58,6 @@ export interface Zigbee2MqttManagementOptions {
   settings: () => Zigbee2MqttManagementSettings;
   bridge: BridgeView;
   clock?: ManagementClock;
-}
-
-export interface ZigbeeGroup {
-  id: number;
-  friendly_name: string;
-  members: Array<{ ieee_address: string; endpoint: number | null }>;
-}
-
-export interface PermitJoinState {
-  open: boolean;
-  /** ISO time joining closes (Z2M closes it itself), or null when closed or unknown. */
-  until: string | null;
-  remaining_s: number | null;
-  /** Who opened it through HomeAgent, when HomeAgent did. */
-  opened_by: string | null;
-}
-
-export interface ZigbeeManagementStatus {
-  bridge: Zigbee2MqttStatus['bridge'];
-  permit_join: PermitJoinState;
-  devices: Zigbee2MqttDeviceDiagnostics[];
-  groups: ZigbeeGroup[];
 }
 
 /** Z2M's answer to one request: its `data`. */
@@ -380,7 +359,7 @@ export class Zigbee2MqttManagement {
           description:
             'Zigbee2MQTT: the bridge, whether joining is open and until when, every device with availability, link quality and last seen, and the groups.',
           params: Type.Object({}, { additionalProperties: false }),
-          handler: () => this.status(),
+          handler: (): ZigbeeManagementStatus => this.status(),
         }),
         control.register({
           name: 'mqtt.zigbee_permit_join',
@@ -391,7 +370,7 @@ export class Zigbee2MqttManagement {
             { seconds: Type.Integer({ minimum: 0, maximum: 254 }), device: Type.Optional(Name) },
             { additionalProperties: false },
           ),
-          handler: (p, caller) => this.permitJoin(p.seconds, actor(caller), p.device),
+          handler: (p, caller): Promise<PermitJoinState> => this.permitJoin(p.seconds, actor(caller), p.device),
         }),
         control.register({
           name: 'mqtt.zigbee_rename',

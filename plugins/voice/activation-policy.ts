@@ -8,8 +8,9 @@
  * Pure and clock-injected: the pipeline reports what happened, the policy answers what to do, and
  * every activation and rejected trigger goes to `record` (the activation log) for tuning.
  */
+import type { ActivationMethod } from '../../src/sdk/api.js';
 
-export type ActivationMethod = 'wake_phrase' | 'wake_word' | 'push_to_talk';
+export type { ActivationMethod };
 
 /** One activation or rejected trigger, as the activation log keeps it. */
 export interface ActivationRecord {

@@ -10,6 +10,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
+import type { VoiceSayResult } from '../../src/sdk/api.js';
 import { HomeAgentError, isHomeAgentError, type OutputEvent } from '../../src/sdk/index.js';
 import type { SpeechLanguage, TextToSpeech } from './speech.js';
 import { parseWav } from './wav.js';
@@ -23,11 +24,8 @@ export interface SpeakerPlayer {
   probe(): Promise<{ ok: true } | { ok: false; problem: string }>;
 }
 
-export interface PlayOutcome {
-  played: boolean;
-  /** Barge-in or shutdown ended it (or dropped it from the queue before it played). */
-  stopped: boolean;
-}
+/** voice.say answers it as it is. */
+export type PlayOutcome = VoiceSayResult;
 
 export interface SpeakerOutputOptions {
   player: SpeakerPlayer;

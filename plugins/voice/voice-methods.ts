@@ -5,8 +5,8 @@
  * false triggers).
  */
 import { Type } from '@sinclair/typebox';
+import type { ActivationEntry, VoiceActivationsResult, VoiceListenResult, VoiceSayResult } from '../../src/sdk/api.js';
 import { HomeAgentError, type PluginControl } from '../../src/sdk/index.js';
-import type { ActivationEntry } from './activation/activation-log.js';
 import type { SpeechLanguage } from './speech.js';
 
 export interface VoiceStatus {
@@ -22,9 +22,9 @@ export interface VoiceStatus {
 export interface VoiceMethodTarget {
   status(): VoiceStatus;
   /** Speaks an announcement; resolves when it was played. */
-  say(text: string, language?: SpeechLanguage): Promise<{ played: boolean; stopped: boolean }>;
+  say(text: string, language?: SpeechLanguage): Promise<VoiceSayResult>;
   /** Arms the listen window; false when the refractory period refused it or input is off. */
-  listen(): { armed: boolean; reason?: string };
+  listen(): VoiceListenResult;
   activations(limit: number): Promise<ActivationEntry[]>;
 }
 
@@ -53,7 +53,7 @@ export function registerVoiceMethods(control: Pick<PluginControl, 'register'>, t
           },
           { additionalProperties: false },
         ),
-        handler: async (params) => {
+        handler: async (params): Promise<VoiceSayResult> => {
           if (params.text.trim() === '') throw new HomeAgentError('HA_ERR_RPC_INVALID_PARAMS', 'voice.say: text is empty');
           return target.say(params.text, params.language);
         },
@@ -64,7 +64,7 @@ export function registerVoiceMethods(control: Pick<PluginControl, 'register'>, t
         name: 'voice.listen',
         description: 'Listens for one utterance without a wake phrase (as a push-to-talk press does).',
         params: Type.Object({}, { additionalProperties: false }),
-        handler: () => target.listen(),
+        handler: (): VoiceListenResult => target.listen(),
       }),
     );
     undo.push(
@@ -72,7 +72,7 @@ export function registerVoiceMethods(control: Pick<PluginControl, 'register'>, t
         name: 'voice.activations',
         description: 'The newest activations and rejected triggers, newest first (for tuning false triggers).',
         params: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })) }, { additionalProperties: false }),
-        handler: async (params) => ({ activations: await target.activations(params.limit ?? 50) }),
+        handler: async (params): Promise<VoiceActivationsResult> => ({ activations: await target.activations(params.limit ?? 50) }),
       }),
     );
   } catch (error) {

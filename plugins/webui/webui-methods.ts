@@ -6,19 +6,13 @@
  * must not be able to read or replace the secrets that let it in.
  */
 import { Type } from '@sinclair/typebox';
+import type { WebuiCredentials } from '../../src/sdk/api.js';
 import { HomeAgentError, isHomeAgentError, type PluginContext } from '../../src/sdk/index.js';
 import type { CredentialKind, CredentialStore } from './credentials.js';
 import type { SessionStore } from './sessions.js';
 
 /** The one caller `webui.credentials` answers. */
 const CREDENTIALS_CALLER = 'cli';
-
-export interface CredentialsAnswer {
-  url: string;
-  password: string;
-  api_key: string;
-  created_at: string;
-}
 
 export interface WebuiMethodsDeps {
   ctx: PluginContext;
@@ -50,7 +44,7 @@ export function registerWebuiMethods(deps: WebuiMethodsDeps): void {
   }
 }
 
-function credentialsFor(deps: WebuiMethodsDeps, actor: string, reset: CredentialKind | undefined): CredentialsAnswer {
+function credentialsFor(deps: WebuiMethodsDeps, actor: string, reset: CredentialKind | undefined): WebuiCredentials {
   if (actor !== CREDENTIALS_CALLER) {
     throw new HomeAgentError(
       'HA_ERR_PLUGIN_PERMISSION',

@@ -3,6 +3,7 @@
  * control methods of the gpio device plugin). `simulate` drives a simulated input, so a button can
  * be pressed on a machine without GPIO; on real hardware the daemon refuses it.
  */
+import type { GpioPinStatus, GpioPinsResult, GpioSimulateResult, GpioWriteResult } from '../api/gpio.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 
@@ -93,50 +94,20 @@ function pressMs(text: string): number {
   return n;
 }
 
-/** One pin as gpio.pins and gpio.read answer (the plugin's GpioPinStatus; the CLI may not import devices). */
-export interface GpioPinLine {
-  id: string;
-  name: string;
-  bcm: number;
-  direction: 'in' | 'out';
-  domain: string;
-  entity_id: string;
-  value: 0 | 1 | null;
-  state: string | number | null;
-  active_low: boolean;
-  pulse_ms: number;
-  max_on_time_s: number;
-  on_since: string | null;
-  error: string | null;
-  pulsed_ms?: number;
-}
-
-export interface GpioPinsAnswer {
-  backend: { kind: string; reason: string; describe: string; watcher_pid: number | null; crash_protection: string };
-  pins: GpioPinLine[];
-}
-
-export interface GpioSimulateAnswer {
-  pin: string;
-  level?: 0 | 1;
-  press_ms?: number;
-  status: GpioPinLine;
-}
-
 /** Runs a parsed gpio command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
 export async function runGpio(command: GpioCommand, options: CommandRunOptions): Promise<number> {
   return withDaemon(options, { plugin: 'gpio' }, async ({ call, print }) => {
     switch (command.command) {
       case 'pins':
-        return print((await call('gpio.pins', {})) as GpioPinsAnswer, formatGpioPins);
+        return print((await call('gpio.pins', {})) as GpioPinsResult, formatGpioPins);
       case 'read':
-        return print((await call('gpio.read', { pin: command.pin })) as GpioPinLine, formatGpioPin);
+        return print((await call('gpio.read', { pin: command.pin })) as GpioPinStatus, formatGpioPin);
       case 'write':
-        return print((await call('gpio.write', { pin: command.pin, value: command.value })) as GpioPinLine, formatGpioWrite);
+        return print((await call('gpio.write', { pin: command.pin, value: command.value })) as GpioWriteResult, formatGpioWrite);
       case 'simulate': {
         const params =
           'press_ms' in command ? { pin: command.pin, press_ms: command.press_ms } : { pin: command.pin, level: command.level };
-        return print((await call('gpio.simulate', params)) as GpioSimulateAnswer, formatGpioSimulate);
+        return print((await call('gpio.simulate', params)) as GpioSimulateResult, formatGpioSimulate);
       }
     }
   });
@@ -144,30 +115,30 @@ export async function runGpio(command: GpioCommand, options: CommandRunOptions):
 
 // ---- readable output ----
 
-function level(p: GpioPinLine): string {
+function level(p: GpioPinStatus): string {
   if (p.value === null) return 'unknown';
   return p.state === null || String(p.state) === String(p.value) ? String(p.value) : `${p.value} (${p.state})`;
 }
 
 /** `kitchen_light (GPIO17) = 1 (on)`. */
-export function formatGpioPin(p: GpioPinLine): string {
+export function formatGpioPin(p: GpioPinStatus): string {
   const error = p.error === null ? '' : `\n  error: ${p.error}`;
   return `${p.id} (GPIO${p.bcm}) = ${level(p)}${error}`;
 }
 
-function formatGpioWrite(p: GpioPinLine): string {
+function formatGpioWrite(p: GpioWriteResult): string {
   if (p.pulsed_ms !== undefined) return `${p.id} (GPIO${p.bcm}) pulsed for ${p.pulsed_ms} ms, now ${level(p)}`;
   return formatGpioPin(p);
 }
 
-export function formatGpioSimulate(r: GpioSimulateAnswer): string {
+export function formatGpioSimulate(r: GpioSimulateResult): string {
   const p = r.status;
   if (r.press_ms !== undefined) return `${r.pin} (GPIO${p.bcm}) pressed for ${r.press_ms} ms (with contact bounce)`;
   return `${r.pin} (GPIO${p.bcm}) driven to ${r.level}; now ${level(p)}`;
 }
 
 /** The back end with its reason, then one aligned line per pin. */
-export function formatGpioPins(r: GpioPinsAnswer): string {
+export function formatGpioPins(r: GpioPinsResult): string {
   const lines = [`back end: ${r.backend.reason}`, `  ${r.backend.describe}`, `  ${r.backend.crash_protection}`];
   if (r.pins.length === 0) {
     lines.push('no pins configured (plugin.gpio.pins; see devices/gpio/README.md)');

@@ -4,6 +4,7 @@
  * not, why and when the next attempt is; `sync` reads HA's registries and states again now (after
  * exposing entities in HA). English lines with the Chinese after a slash.
  */
+import type { HomeassistantStatus } from '../api/homeassistant.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand, type NoFlags } from './command-module.js';
 
@@ -32,32 +33,14 @@ export function parseHomeassistantCommand(positionals: readonly string[]): Homea
   return { command: sub };
 }
 
-/** What homeassistant.status answers (the plugin's HomeassistantStatus; the CLI may not import plugins). */
-export interface HomeassistantStatusAnswer {
-  state: string;
-  url: string;
-  ha_version: string | null;
-  since: string | null;
-  connections: number;
-  failed_attempts: number;
-  next_attempt_in_ms: number | null;
-  last_error: string | null;
-  configured: boolean;
-  entities: number;
-  skipped: Array<{ entity_id: string; reason: string }>;
-  skipped_count: number;
-  assist_list: string;
-  last_sync: string | null;
-}
-
 export async function runHomeassistant(command: HomeassistantCommand, options: CommandRunOptions): Promise<number> {
   return withDaemon(options, { plugin: 'homeassistant', also: 'a plugin.homeassistant.token' }, async ({ call, print }) => {
     const method = command.command === 'sync' ? 'homeassistant.sync' : 'homeassistant.status';
-    return print((await call(method, {})) as HomeassistantStatusAnswer, formatHomeassistantStatus);
+    return print((await call(method, {})) as HomeassistantStatus, formatHomeassistantStatus);
   });
 }
 
-export function formatHomeassistantStatus(s: HomeassistantStatusAnswer): string {
+export function formatHomeassistantStatus(s: HomeassistantStatus): string {
   const lines: string[] = [];
   if (!s.configured) {
     lines.push(`NOT connected: ${s.last_error ?? 'not configured'} / 未配置`);

@@ -4,6 +4,7 @@
  * microphone or speaker is quiet, tests the speaker with an announcement, and reads the activation
  * log to tune false triggers.
  */
+import type { ActivationEntry, VoiceActivationsResult, VoiceListenResult, VoiceSayResult } from '../api/voice.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 import { table } from './format.js';
@@ -87,18 +88,6 @@ export function parseVoiceCommand(positionals: readonly string[], flags: VoiceFl
   }
 }
 
-/** One entry of voice.activations (the plugin's own shape; the CLI may not import plugins). */
-export interface ActivationLine {
-  at: string;
-  method: string;
-  accepted: boolean;
-  reason?: string;
-  score?: number;
-  phrase?: string;
-  heard?: string;
-  model?: string;
-}
-
 export async function runVoice(command: VoiceCommand, options: CommandRunOptions): Promise<number> {
   return withDaemon(options, { plugin: 'voice' }, async ({ call, print }) => {
     switch (command.command) {
@@ -106,19 +95,17 @@ export async function runVoice(command: VoiceCommand, options: CommandRunOptions
         return print((await call('voice.status', {})) as Record<string, unknown>, formatVoiceStatus);
       case 'say': {
         const params = command.language === undefined ? { text: command.text } : { text: command.text, language: command.language };
-        return print((await call('voice.say', params)) as { played: boolean; stopped: boolean }, (r) =>
+        return print((await call('voice.say', params)) as VoiceSayResult, (r) =>
           r.played ? 'spoken' : r.stopped ? 'stopped before the end (barge-in)' : 'not played',
         );
       }
       case 'listen':
-        return print((await call('voice.listen', {})) as { armed: boolean; reason?: string }, (r) =>
+        return print((await call('voice.listen', {})) as VoiceListenResult, (r) =>
           r.armed ? 'listening: say the command now' : `not listening: ${r.reason ?? 'refused'}`,
         );
       case 'activations': {
         const params = command.limit === undefined ? {} : { limit: command.limit };
-        return print((await call('voice.activations', params)) as { activations: ActivationLine[] }, (r) =>
-          formatActivations(r.activations),
-        );
+        return print((await call('voice.activations', params)) as VoiceActivationsResult, (r) => formatActivations(r.activations));
       }
     }
   });
@@ -138,7 +125,7 @@ function describe(value: unknown): string {
     .join(' ');
 }
 
-export function formatActivations(entries: ActivationLine[]): string {
+export function formatActivations(entries: ActivationEntry[]): string {
   if (entries.length === 0) return 'no activations recorded (plugin.voice.activation.log_entries 0 keeps none)';
   const rows = entries.map((e) => [
     e.at,

@@ -3,6 +3,7 @@
  * password and API key (the webui plugin's `webui.credentials`; only this socket's admin may ask).
  * They are printed once at the first start; this shows them again, or replaces one that leaked.
  */
+import type { WebuiCredentials } from '../api/webui.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 
@@ -45,22 +46,14 @@ export function parseWebuiCommand(positionals: readonly string[], flags: WebuiFl
   return { command: 'credentials', reset: flags.reset };
 }
 
-/** What `webui.credentials` answers (the plugin's own shape; the CLI may not import plugins). */
-export interface CredentialsAnswer {
-  url: string;
-  password: string;
-  api_key: string;
-  created_at: string;
-}
-
 export async function runWebui(command: WebuiCommand, options: CommandRunOptions): Promise<number> {
   return withDaemon(options, { plugin: 'webui' }, async ({ call, print }) => {
     const params = command.reset === undefined ? {} : { reset: command.reset };
-    return print((await call('webui.credentials', params)) as CredentialsAnswer, (a) => formatCredentials(a, command.reset));
+    return print((await call('webui.credentials', params)) as WebuiCredentials, (a) => formatCredentials(a, command.reset));
   });
 }
 
-export function formatCredentials(a: CredentialsAnswer, reset?: string): string {
+export function formatCredentials(a: WebuiCredentials, reset?: string): string {
   return [
     ...(reset === undefined ? [] : [`new ${reset === 'api_key' ? 'API key' : 'admin password'} made; the old one no longer works`]),
     `web page: ${a.url}`,

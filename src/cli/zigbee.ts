@@ -6,6 +6,7 @@
  * audited by the daemon. Output lines are English with the Chinese after a slash, as the house
  * reads both.
  */
+import type { PermitJoinState, ZigbeeManagementStatus } from '../api/zigbee.js';
 import { type CommandRunOptions, type DaemonCall, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 import { RemoteError } from './rpc-client.js';
@@ -142,29 +143,6 @@ function integer(text: string, what: string, min: number, max: number): number {
   return Number(text);
 }
 
-/** What mqtt.zigbee_status answers (the plugin's ZigbeeManagementStatus; the CLI may not import plugins). */
-export interface ZigbeeStatusAnswer {
-  bridge: 'online' | 'offline' | 'unknown';
-  permit_join: PermitJoinAnswer;
-  devices: Array<{
-    friendly_name: string;
-    ieee_address: string;
-    model: string | null;
-    availability: 'online' | 'offline' | 'not reported';
-    linkquality: number | null;
-    last_seen: string | number | null;
-    entities: string[];
-  }>;
-  groups: Array<{ id: number; friendly_name: string; members: Array<{ ieee_address: string; endpoint: number | null }> }>;
-}
-
-export interface PermitJoinAnswer {
-  open: boolean;
-  until: string | null;
-  remaining_s: number | null;
-  opened_by: string | null;
-}
-
 /** The methods exist only while the mqtt plugin runs with its Zigbee2MQTT feature on. */
 export const ZIGBEE_OFF =
   'Zigbee2MQTT management is off: set plugin.mqtt.zigbee2mqtt: true and a broker (plugin.mqtt.url or plugin.mqtt.broker_enabled), then restart HomeAgent / Zigbee2MQTT 管理未开启';
@@ -187,9 +165,9 @@ export async function runZigbee(command: ZigbeeCommand, options: CommandRunOptio
     const call = explained(daemonCall);
     switch (command.command) {
       case 'status':
-        return print((await call('mqtt.zigbee_status', {})) as ZigbeeStatusAnswer, formatZigbeeStatus);
+        return print((await call('mqtt.zigbee_status', {})) as ZigbeeManagementStatus, formatZigbeeStatus);
       case 'permit-join':
-        return print((await call('mqtt.zigbee_permit_join', { seconds: command.seconds })) as PermitJoinAnswer, formatPermitJoin);
+        return print((await call('mqtt.zigbee_permit_join', { seconds: command.seconds })) as PermitJoinState, formatPermitJoin);
       case 'rename': {
         const answer = await call('mqtt.zigbee_rename', { from: command.from, to: command.to });
         return print(
@@ -230,7 +208,7 @@ function formatGroupDone(command: Extract<ZigbeeCommand, { command: 'group' }>):
 
 // ---- readable output ----
 
-export function formatPermitJoin(p: PermitJoinAnswer): string {
+export function formatPermitJoin(p: PermitJoinState): string {
   if (!p.open) return 'joining closed: no new Zigbee devices can pair / 已关闭入网：新设备无法配对';
   const until = p.until === null ? '' : ` (until ${p.until.slice(11, 19)} UTC)`;
   const left = p.remaining_s === null ? '' : ` for ${p.remaining_s} s`;
@@ -238,7 +216,7 @@ export function formatPermitJoin(p: PermitJoinAnswer): string {
 }
 
 /** The bridge, joining, then one line per device (weakest link first is not the order: names are). */
-export function formatZigbeeStatus(s: ZigbeeStatusAnswer): string {
+export function formatZigbeeStatus(s: ZigbeeManagementStatus): string {
   const lines = [
     `Zigbee2MQTT bridge: ${s.bridge} / 网关：${s.bridge === 'online' ? '在线' : s.bridge === 'offline' ? '离线' : '未知'}`,
     formatPermitJoin(s.permit_join),

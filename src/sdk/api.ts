@@ -7,8 +7,11 @@
 export type * from '../api/changes.js';
 export type * from '../api/errors.js';
 export type * from '../api/events.js';
+export type * from '../api/gpio.js';
 export type * from '../api/health.js';
 export type * from '../api/home.js';
+export type * from '../api/homeassistant.js';
+export type * from '../api/i2c.js';
 export type * from '../api/inputs.js';
 export type * from '../api/knowledge.js';
 export type * from '../api/memory.js';
@@ -17,3 +20,6 @@ export type * from '../api/plugins.js';
 export type * from '../api/settings.js';
 export type * from '../api/status.js';
 export type * from '../api/trust.js';
+export type * from '../api/voice.js';
+export type * from '../api/webui.js';
+export type * from '../api/zigbee.js';

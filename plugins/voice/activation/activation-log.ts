@@ -8,24 +8,11 @@
  */
 import { appendFile, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ActivationEntry, ActivationMethod } from '../../../src/sdk/api.js';
 
 export const ACTIVATION_LOG_FILE = 'activations.jsonl';
-export const ACTIVATION_METHODS = ['wake_phrase', 'wake_word', 'push_to_talk'] as const;
-export type ActivationMethod = (typeof ACTIVATION_METHODS)[number];
-
-export interface ActivationEntry {
-  /** ISO time. */
-  at: string;
-  method: ActivationMethod;
-  accepted: boolean;
-  /** Why it was not taken (refractory, below threshold, no command, ...) or a note on an accepted one. */
-  reason?: string;
-  score?: number;
-  phrase?: string;
-  /** The start of the transcript, at most {@link MAX_HEARD_CHARS} characters. */
-  heard?: string;
-  model?: string;
-}
+/** A record, so that a method added to ActivationMethod but not here does not compile (its lines would not be read back). */
+const METHODS: Record<ActivationMethod, true> = { wake_phrase: true, wake_word: true, push_to_talk: true };
 
 export type NewActivationEntry = Omit<ActivationEntry, 'at'> & { at?: string };
 
@@ -131,7 +118,8 @@ function isEntry(value: unknown): value is ActivationEntry {
   return (
     typeof e.at === 'string' &&
     typeof e.accepted === 'boolean' &&
-    (ACTIVATION_METHODS as readonly unknown[]).includes(e.method) &&
+    typeof e.method === 'string' &&
+    Object.hasOwn(METHODS, e.method) &&
     (e.score === undefined || typeof e.score === 'number')
   );
 }

@@ -7,8 +7,9 @@ import { ManualClock } from '../../../devices/gpio/gpio-clock.js';
 import { GpioPlugin } from '../../../devices/gpio/gpio-plugin.js';
 import { SimulatedGpioBackend } from '../../../devices/gpio/simulated-backend.js';
 import { CliPlugin } from '../../../plugins/cli/index.js';
+import type { GpioBackendStatus, GpioPinStatus } from '../../../src/api/gpio.js';
 import type { CommandClient } from '../../../src/cli/command-client.js';
-import { formatGpioPins, type GpioCommand, type GpioPinLine, GpioUsageError, parseGpioCommand, runGpio } from '../../../src/cli/gpio.js';
+import { formatGpioPins, type GpioCommand, GpioUsageError, parseGpioCommand, runGpio } from '../../../src/cli/gpio.js';
 import { RpcClient } from '../../../src/cli/rpc-client.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
 import { asContext, createTestPluginContext } from '../../helpers/plugin-context.js';
@@ -43,7 +44,7 @@ t.test('parseGpioCommand reads each command and refuses what does not fit', asyn
   }
 });
 
-const LINE: GpioPinLine = {
+const LINE: GpioPinStatus = {
   id: 'kitchen_light',
   name: 'Kitchen light',
   bcm: 17,
@@ -60,14 +61,14 @@ const LINE: GpioPinLine = {
 };
 
 t.test('formatGpioPins aligns the pins under the back end and its reason', async (t) => {
-  const backend = {
+  const backend: GpioBackendStatus = {
     kind: 'simulated',
     reason: 'simulated: no sysfs GPIO (/sys/class/gpio/export is missing); libgpiod tools not installed',
     describe: 'simulated GPIO (no hardware), 2 pin(s) open',
     watcher_pid: null,
     crash_protection: 'crash watcher off',
   };
-  const doorbell: GpioPinLine = {
+  const doorbell: GpioPinStatus = {
     ...LINE,
     id: 'doorbell',
     bcm: 27,
@@ -80,7 +81,7 @@ t.test('formatGpioPins aligns the pins under the back end and its reason', async
     on_since: null,
     error: 'edge monitor died',
   };
-  const garage: GpioPinLine = {
+  const garage: GpioPinStatus = {
     ...LINE,
     id: 'garage',
     bcm: 5,

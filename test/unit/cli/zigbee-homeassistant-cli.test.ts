@@ -3,10 +3,10 @@
 // control methods of a real homeassistant plugin connected to the scripted Home Assistant.
 import t from 'tap';
 import { HomeassistantPlugin } from '../../../plugins/homeassistant/homeassistant-plugin.js';
+import type { HomeassistantStatus } from '../../../src/api/homeassistant.js';
 import type { CommandClient } from '../../../src/cli/command-client.js';
 import {
   formatHomeassistantStatus,
-  type HomeassistantStatusAnswer,
   HomeassistantUsageError,
   parseHomeassistantCommand,
   runHomeassistant,
@@ -112,7 +112,7 @@ t.test('parseHomeassistantCommand and its output', async (t) => {
   t.same(parseHomeassistantCommand(['sync']), { command: 'sync' });
   t.throws(() => parseHomeassistantCommand(['connect']), { constructor: HomeassistantUsageError, message: /use status or sync/ });
   t.throws(() => parseHomeassistantCommand(['status', 'x']), { constructor: HomeassistantUsageError, message: /takes no arguments/ });
-  const base: HomeassistantStatusAnswer = {
+  const base: HomeassistantStatus = {
     state: 'auth_failed',
     url: 'ws://homeassistant.local:8123/api/websocket',
     ha_version: null,

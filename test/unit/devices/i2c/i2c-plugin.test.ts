@@ -4,11 +4,11 @@ import { existsSync } from 'node:fs';
 import t from 'tap';
 import { Aht20Emulator } from '../../../../devices/i2c/aht20-emulator.js';
 import { Bme280Emulator } from '../../../../devices/i2c/bme280-emulator.js';
-import { I2cPlugin, type OpenedSensorBus, type OpenSensorBus, type SensorsResult } from '../../../../devices/i2c/i2c-plugin.js';
-import type { SensorStatus } from '../../../../devices/i2c/running-sensor.js';
+import { I2cPlugin, type OpenedSensorBus, type OpenSensorBus } from '../../../../devices/i2c/i2c-plugin.js';
 import { Sht3xEmulator } from '../../../../devices/i2c/sht3x-emulator.js';
 import { type I2cDeviceEmulator, SimulatedI2cBus } from '../../../../devices/i2c/simulated-bus.js';
 import type { ControlRegistry } from '../../../../src/plugin/control-registry.js';
+import type { I2cSensorStatus, I2cSensorsResult } from '../../../../src/sdk/api.js';
 import type { EntityInfo, PluginContext } from '../../../../src/sdk/index.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
 import { type CapturedLogs, captureLogs, expectErrorAsync, type Teardown, tempDir } from '../../fixtures/support.js';
@@ -107,7 +107,7 @@ async function start(t: Teardown, options: StartOptions): Promise<Running> {
   return running;
 }
 
-function sensorStatus(result: SensorsResult, id: string): SensorStatus {
+function sensorStatus(result: I2cSensorsResult, id: string): I2cSensorStatus {
   const status = result.sensors.find((s) => s.id === id);
   if (status === undefined) throw new Error(`no sensor ${id}`);
   return status;
@@ -210,7 +210,7 @@ t.test('one sensor entity per quantity, with units, device classes, area and att
     t.ok(Math.abs((state as number) - value) <= 0.1, `${id} = ${state}, close to the emulator's ${value}`);
     t.ok(decimals(state as number) <= places, `${id} is rounded to at most ${places} decimals`);
   }
-  const sensors = await call<SensorsResult>('i2c.sensors');
+  const sensors = await call<I2cSensorsResult>('i2c.sensors');
   t.same(sensors.buses, [{ bus: 1, backend: 'simulated', name: 'sim-1', simulated: true }]);
   t.match(sensorStatus(sensors, 'living_room_climate'), {
     driver: 'bme280',
@@ -252,13 +252,13 @@ t.test('a NACKing sensor: unavailable after unavailable_after failures with the 
   await clock.advanceTo(10 * S + SETTLE_MS);
   await clock.advanceTo(20 * S + SETTLE_MS);
   t.equal((await entity('sensor.kitchen_climate_temperature')).state, 22.5, 'two failures: the last value stays');
-  t.equal((await call<SensorsResult>('i2c.sensors')).sensors[0]?.failures, 2);
+  t.equal((await call<I2cSensorsResult>('i2c.sensors')).sensors[0]?.failures, 2);
   await clock.advanceTo(30 * S + SETTLE_MS);
   const down = await entity('sensor.kitchen_climate_temperature');
   t.equal(down.state, 'unavailable', 'the third failure makes it unavailable');
   t.match(down.attributes.error, /^HA_ERR_I2C_NACK: I2C device 0x44 on sim-1 did not answer/);
   t.equal((await entity('sensor.kitchen_climate_humidity')).state, 'unavailable');
-  const status = sensorStatus(await call<SensorsResult>('i2c.sensors'), 'kitchen_climate');
+  const status = sensorStatus(await call<I2cSensorsResult>('i2c.sensors'), 'kitchen_climate');
   t.match(status, {
     state: 'unavailable',
     failures: 3,
@@ -277,7 +277,7 @@ t.test('a NACKing sensor: unavailable after unavailable_after failures with the 
 
   // Backoff: retries at 40 s, then 60 s (20 s later), then 100 s (the 40 s cap).
   await clock.advanceTo(40 * S + SETTLE_MS);
-  t.equal((await call<SensorsResult>('i2c.sensors')).sensors[0]?.next_poll_at, new Date(WALL_START + 60 * S).toISOString());
+  t.equal((await call<I2cSensorsResult>('i2c.sensors')).sensors[0]?.next_poll_at, new Date(WALL_START + 60 * S).toISOString());
   chip.physical = { temperature: 19.25, humidity: 60 };
   bus.setOffline(0x44, false);
   await clock.advanceTo(59 * S);
@@ -287,7 +287,7 @@ t.test('a NACKing sensor: unavailable after unavailable_after failures with the 
   t.equal(back.state, 19.25, 'back with the new value at the retry');
   t.equal(back.attributes.error, null, 'the error is cleared');
   t.equal((await entity('sensor.kitchen_climate_humidity')).state, 60);
-  t.match(sensorStatus(await call<SensorsResult>('i2c.sensors'), 'kitchen_climate'), { state: 'available', failures: 0 });
+  t.match(sensorStatus(await call<I2cSensorsResult>('i2c.sensors'), 'kitchen_climate'), { state: 'available', failures: 0 });
   t.same(plugin.health(), { ok: true, detail: '1 sensor, 0 unavailable; bus 1 simulated' });
 });
 
@@ -304,7 +304,7 @@ t.test('a sensor that never answered since start is unavailable from its first f
   const { entity, plugin, call } = running;
   await clock.advance(SETTLE_MS);
   t.match(await entity('sensor.missing_temperature'), { state: 'unavailable', attributes: { error: /HA_ERR_I2C_NACK/ } });
-  t.match(sensorStatus(await call<SensorsResult>('i2c.sensors'), 'missing'), { state: 'unavailable', failures: 1 });
+  t.match(sensorStatus(await call<I2cSensorsResult>('i2c.sensors'), 'missing'), { state: 'unavailable', failures: 1 });
   t.type((await entity('sensor.present_pressure')).state, 'number');
   t.same(plugin.health(), { ok: true, detail: '2 sensors, 1 unavailable: missing (NACK); bus 1 simulated' });
 
@@ -315,7 +315,10 @@ t.test('a sensor that never answered since start is unavailable from its first f
     { state: 'unavailable', attributes: { error: /^HA_ERR_I2C_DEVICE: .*not a working AHT20/ } },
     'another failure while unavailable replaces the error shown',
   );
-  t.match(sensorStatus(await call<SensorsResult>('i2c.sensors'), 'missing'), { failures: 2, last_error: { message: /HA_ERR_I2C_DEVICE/ } });
+  t.match(sensorStatus(await call<I2cSensorsResult>('i2c.sensors'), 'missing'), {
+    failures: 2,
+    last_error: { message: /HA_ERR_I2C_DEVICE/ },
+  });
 });
 
 t.test('i2c.simulate moves a simulated chip and takes it offline; refuses what it cannot do', async (t) => {
@@ -327,7 +330,7 @@ t.test('i2c.simulate moves a simulated chip and takes it offline; refuses what i
     ],
   });
   await clock.advance(SETTLE_MS);
-  const status = await call<SensorStatus>('i2c.simulate', { sensor: 'hall', values: { temperature: 30.5, humidity: 20 } });
+  const status = await call<I2cSensorStatus>('i2c.simulate', { sensor: 'hall', values: { temperature: 30.5, humidity: 20 } });
   t.equal(status.id, 'hall');
   t.equal((await entity('sensor.hall_temperature')).state, 21, 'the value changes with the next poll, not at once');
   await clock.advanceTo(10 * S + SETTLE_MS);
@@ -437,7 +440,7 @@ t.test('backend linux on a missing bus: the plugin starts, its sensors are unava
     state: 'unavailable',
     attributes: { error: /HA_ERR_I2C_UNAVAILABLE: I2C bus i2c-250: \/dev\/i2c-250 does not exist/ },
   });
-  const result = await call<SensorsResult>('i2c.sensors');
+  const result = await call<I2cSensorsResult>('i2c.sensors');
   t.match(result.buses, [{ bus: 250, backend: 'linux', name: null, simulated: false, error: /does not exist/ }]);
   t.match(result.sensors, [
     { id: 'cellar', state: 'unavailable', bus_name: null, next_poll_at: null, last_error: { message: /does not exist/ } },
@@ -455,7 +458,7 @@ t.test('backend auto without the real bus falls back to a simulation, said in th
   });
   await clock.advance(SETTLE_MS);
   t.equal((await entity('sensor.cellar_temperature')).state, 21);
-  t.match((await call<SensorsResult>('i2c.sensors')).buses, [
+  t.match((await call<I2cSensorsResult>('i2c.sensors')).buses, [
     { bus: 250, name: 'sim-250', simulated: true, fallback_reason: /\/dev\/i2c-250 does not exist/ },
   ]);
   const health = plugin.health();

@@ -1,22 +1,15 @@
-// `homeagentctl sensors …` (src/cli/sensors.ts): argument parsing, the readable table, --json, and a daemon without the i2c plugin.
+// `homeagentctl i2c …` (src/cli/i2c.ts): argument parsing, the readable table, --json, and a daemon without the i2c plugin.
 import t from 'tap';
+import type { I2cScanResult, I2cSensorsResult } from '../../../src/api/i2c.js';
 import type { CommandClient } from '../../../src/cli/command-client.js';
+import { formatScan, formatSensors, parseSensorsCommand, runSensors, SensorsUsageError } from '../../../src/cli/i2c.js';
 import { RemoteError } from '../../../src/cli/rpc-client.js';
-import {
-  formatScan,
-  formatSensors,
-  parseSensorsCommand,
-  runSensors,
-  type ScanResult,
-  type SensorsResult,
-  SensorsUsageError,
-} from '../../../src/cli/sensors.js';
 import { EXIT_CODES } from '../../../src/shared/exit-codes.js';
 
 const NOW = Date.UTC(2025, 0, 1, 12, 0, 0);
 const at = (s: number) => new Date(NOW + s * 1000).toISOString();
 
-const RESULT: SensorsResult = {
+const RESULT: I2cSensorsResult = {
   buses: [
     { bus: 1, backend: 'auto', name: 'sim-1', simulated: true, fallback_reason: 'I2C bus i2c-1: /dev/i2c-1 does not exist' },
     { bus: 3, backend: 'linux', name: null, simulated: false, error: 'HA_ERR_I2C_UNAVAILABLE: I2C bus i2c-3: /dev/i2c-3 does not exist' },
@@ -25,8 +18,10 @@ const RESULT: SensorsResult = {
     {
       id: 'living_room_climate',
       name: 'Living room',
+      area: 'living_room',
       driver: 'bme280',
       bus: 1,
+      bus_name: 'sim-1',
       address: '0x76',
       simulated: true,
       state: 'available',
@@ -41,12 +36,15 @@ const RESULT: SensorsResult = {
         ],
       },
       last_error: { at: at(-3600), message: 'HA_ERR_I2C_CRC: an old one' },
+      entities: ['sensor.living_room_climate_temperature', 'sensor.living_room_climate_humidity', 'sensor.living_room_climate_pressure'],
     },
     {
       id: 'kitchen_climate',
       name: 'Kitchen',
+      area: 'kitchen',
       driver: 'sht3x',
       bus: 1,
+      bus_name: 'sim-1',
       address: '0x44',
       simulated: true,
       state: 'unavailable',
@@ -54,12 +52,15 @@ const RESULT: SensorsResult = {
       next_poll_at: at(40),
       last_reading: { at: at(-300), values: [{ quantity: 'temperature', value: 19.5, unit: '°C' }] },
       last_error: { at: at(-5), message: 'HA_ERR_I2C_NACK: I2C device 0x44 on sim-1 did not answer' },
+      entities: ['sensor.kitchen_climate_temperature', 'sensor.kitchen_climate_humidity'],
     },
     {
       id: 'cellar',
       name: 'Cellar',
+      area: null,
       driver: 'aht20',
       bus: 3,
+      bus_name: null,
       address: '0x38',
       simulated: false,
       state: 'unavailable',
@@ -67,6 +68,7 @@ const RESULT: SensorsResult = {
       next_poll_at: null,
       last_reading: null,
       last_error: { at: at(-60), message: 'HA_ERR_I2C_UNAVAILABLE: I2C bus i2c-3: /dev/i2c-3 does not exist' },
+      entities: ['sensor.cellar_temperature', 'sensor.cellar_humidity'],
     },
   ],
 };
@@ -77,8 +79,8 @@ t.test('parseSensorsCommand', async (t) => {
   t.same(parseSensorsCommand(['scan', '1']), { command: 'scan', bus: 1 });
   t.same(parseSensorsCommand(['scan', '0']), { command: 'scan', bus: 0 });
   const refused: Array<[string[], RegExp]> = [
-    [['x'], /unknown sensors command x/],
-    [['list', 'all'], /sensors takes no arguments/],
+    [['x'], /unknown i2c command x/],
+    [['list', 'all'], /i2c takes no arguments/],
     [['scan'], /needs exactly one BUS/],
     [['scan', '1', '2'], /needs exactly one BUS/],
     [['scan', 'one'], /BUS must be a whole number from 0 to 255, found "one"/],
@@ -89,8 +91,8 @@ t.test('parseSensorsCommand', async (t) => {
   for (const [args, message] of refused)
     t.throws(() => parseSensorsCommand(args), { constructor: SensorsUsageError, message }, args.join(' '));
   t.throws(
-    () => parseSensorsCommand(['scan'], 'i2c'),
-    { message: /^i2c scan needs exactly one BUS/ },
+    () => parseSensorsCommand(['scan'], 'sensor-bus'),
+    { message: /^sensor-bus scan needs exactly one BUS/ },
     'messages name the command word it is mounted under',
   );
 });
@@ -112,7 +114,7 @@ t.test('formatSensors: buses that need a word, then one aligned line per sensor'
 });
 
 t.test('formatScan', async (t) => {
-  const scan: ScanResult = {
+  const scan: I2cScanResult = {
     bus: 1,
     name: 'i2c-1',
     simulated: false,

@@ -1,9 +1,9 @@
 /**
- * `homeagentctl sensors [scan BUS]`: the I2C sensors of a running daemon (the i2c plugin's
+ * `homeagentctl i2c [list] | i2c scan BUS`: the I2C sensors of a running daemon (the i2c plugin's
  * `i2c.sensors` and `i2c.scan` control methods). The table answers "why is this reading missing?"
  * in one look: state, failures in a row, when the next retry comes, and the last error.
- * The result shapes are declared here: the CLI may not import device plugins.
  */
+import type { I2cScanResult, I2cSensorsResult } from '../api/i2c.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand, type NoFlags } from './command-module.js';
 
@@ -23,16 +23,16 @@ export const i2cCommand = defineCommand<NoFlags>({
     { synopsis: 'i2c scan BUS', about: 'the addresses answering on an I2C bus, and whether each configured sensor does' },
   ],
   parse: (args) => {
-    const command = parseSensorsCommand(args, 'i2c');
+    const command = parseSensorsCommand(args);
     return (context) => runSensors(command, context);
   },
 });
 
 /**
- * Reads `sensors [scan BUS]` (positionals after the command word); throws SensorsUsageError.
+ * Reads `i2c [list] | i2c scan BUS` (positionals after the command word); throws SensorsUsageError.
  * `word` is the command word the messages name, should homeagentctl mount this under another one.
  */
-export function parseSensorsCommand(positionals: readonly string[], word = 'sensors'): SensorsCommand {
+export function parseSensorsCommand(positionals: readonly string[], word = 'i2c'): SensorsCommand {
   const [sub, ...rest] = positionals;
   switch (sub) {
     case undefined:
@@ -53,49 +53,14 @@ export function parseSensorsCommand(positionals: readonly string[], word = 'sens
   }
 }
 
-/** What `i2c.sensors` answers (devices/i2c/i2c-plugin.ts SensorsResult). */
-export interface SensorsResult {
-  buses: Array<{
-    bus: number;
-    backend: string;
-    name: string | null;
-    simulated: boolean;
-    fallback_reason?: string;
-    error?: string;
-  }>;
-  sensors: Array<{
-    id: string;
-    name: string;
-    driver: string;
-    bus: number;
-    address: string;
-    simulated: boolean;
-    state: 'starting' | 'available' | 'unavailable';
-    failures: number;
-    next_poll_at: string | null;
-    last_reading: { at: string; values: Array<{ quantity: string; value: number; unit: string }> } | null;
-    last_error: { at: string; message: string } | null;
-  }>;
-}
-
-/** What `i2c.scan` answers. */
-export interface ScanResult {
-  bus: number;
-  name: string;
-  simulated: boolean;
-  addresses: string[];
-  busy: Array<{ address: string; error: string }>;
-  configured: Array<{ sensor: string; address: string; answering: boolean }>;
-}
-
 /**
  * Runs a parsed sensors command; resolves with the exit code. Daemon errors are thrown (homeagentctl
  * reports them). `options.now` is the clock for "retry in 40 s".
  */
 export async function runSensors(command: SensorsCommand, options: CommandRunOptions): Promise<number> {
   return withDaemon(options, { plugin: 'i2c', also: 'configure plugin.i2c.sensors' }, async ({ call, print }) => {
-    if (command.command === 'scan') return print((await call('i2c.scan', { bus: command.bus })) as ScanResult, formatScan);
-    return print((await call('i2c.sensors', {})) as SensorsResult, (r) => formatSensors(r, (options.now ?? Date.now)()));
+    if (command.command === 'scan') return print((await call('i2c.scan', { bus: command.bus })) as I2cScanResult, formatScan);
+    return print((await call('i2c.sensors', {})) as I2cSensorsResult, (r) => formatSensors(r, (options.now ?? Date.now)()));
   });
 }
 
@@ -119,7 +84,7 @@ function table(rows: string[][]): string[] {
 }
 
 /** Buses that need a word first, then one line per sensor. */
-export function formatSensors(result: SensorsResult, now: number): string {
+export function formatSensors(result: I2cSensorsResult, now: number): string {
   const lines: string[] = [];
   for (const bus of result.buses) {
     if (bus.error !== undefined) lines.push(`bus ${bus.bus}: not opened: ${bus.error}`);
@@ -156,7 +121,7 @@ export function formatSensors(result: SensorsResult, now: number): string {
   return lines.join('\n');
 }
 
-export function formatScan(result: ScanResult): string {
+export function formatScan(result: I2cScanResult): string {
   const lines = [
     `bus ${result.bus} (${result.name}${result.simulated ? ', simulated' : ''}): ${
       result.addresses.length === 0 ? 'no device answers' : `answering ${result.addresses.join(' ')}`
