@@ -2,12 +2,16 @@
  * The error catalogue. Every error HomeAgent throws on purpose is a {@link HomeAgentError} with a
  * stable code from {@link ERROR_CODES}; transports (CLI socket, HTTP, MQTT) turn it into the one
  * envelope `{ok:false, error:{code, message}}`. Codes are never reused for another meaning.
+ * The kernel's codes are written here; each built-in plugin and device writes its own in its folder
+ * (error-codes.ts) and they join through the generated index src/shared/plugin-error-codes.ts, so
+ * that adding a device does not touch the kernel.
  */
 import type { ErrorEnvelope } from '../api/errors.js';
+import * as pluginErrorCodes from './plugin-error-codes.js';
 
 export type { ErrorEnvelope };
 
-export const ERROR_CODES = {
+const KERNEL_ERROR_CODES = {
   HA_ERR_INTERNAL: 'an unexpected internal error',
   HA_ERR_ABORTED: 'the operation was cancelled because HomeAgent is shutting down',
 
@@ -90,13 +94,7 @@ export const ERROR_CODES = {
   HA_ERR_CONFIRMATION_REQUIRED: "the action needs the owner's confirmation first",
   HA_ERR_CONFIRMATION_UNKNOWN: 'no pending confirmation matches that code',
 
-  HA_ERR_CMD_DENIED: 'the command is not allowed by the cmd policy',
-  HA_ERR_CMD_FAILED: 'the command could not be run (not installed, no such working directory, or it could not be started)',
-  HA_ERR_CMD_RUNNER_UNAVAILABLE: 'the isolated cmd runner (homeagent-cmd.socket) is missing or does not answer',
-  HA_ERR_CMD_RUNNER_PROTOCOL: 'the isolated cmd runner and the daemon did not understand each other',
   HA_ERR_FILES_DENIED: 'the path is outside the allowed file roots',
-  HA_ERR_MCP: 'an MCP server failed or is unreachable',
-  HA_ERR_TIMER: 'the timer request is invalid',
 
   HA_ERR_EVAL_DATA: 'evaluation data is missing or does not have the expected shape',
 
@@ -120,19 +118,6 @@ export const ERROR_CODES = {
   HA_ERR_EMBED_INSTALL: 'the model could not be installed',
   HA_ERR_EMBED_CHECKSUM: 'the sha256 checksum of the model does not match',
 
-  HA_ERR_GPIO_CONFIG: 'a GPIO pin configuration is invalid',
-  HA_ERR_GPIO_UNAVAILABLE: 'the GPIO back end or chip is not available on this machine',
-  HA_ERR_GPIO_IO: 'reading or writing a GPIO pin failed',
-  HA_ERR_GPIO_DIRECTION: 'the GPIO pin is not configured for that (an input cannot be written)',
-  HA_ERR_I2C_UNAVAILABLE: 'the I2C bus does not exist on this machine',
-  HA_ERR_I2C_NACK: 'the I2C device did not answer (no acknowledge)',
-  HA_ERR_I2C_CRC: 'the I2C device answered with a bad checksum',
-  HA_ERR_I2C_DEVICE: 'the I2C device is not the sensor expected or reported an error',
-  HA_ERR_CAMERA_OPTION: 'a camera capture option is invalid (device, resolution, JPEG quality or frames to skip)',
-  HA_ERR_CAMERA_UNAVAILABLE: 'the camera or the fswebcam program is not available on this machine',
-  HA_ERR_CAMERA_TIMEOUT: 'the camera did not deliver a picture within the time limit (fswebcam was stopped)',
-  HA_ERR_CAMERA_IMAGE: 'the camera produced data that is not a complete JPEG image',
-
   HA_ERR_ENTITY_NOT_FOUND: 'no entity has that id, name or alias',
   HA_ERR_ENTITY_AMBIGUOUS: 'the name matches more than one entity; use the entity id or add the area',
   HA_ERR_ENTITY_DEFINITION: 'the entity definition is invalid or its id is taken by another owner',
@@ -145,20 +130,6 @@ export const ERROR_CODES = {
   HA_ERR_AUTOMATION_CONFIG: 'an automation rule is invalid',
   HA_ERR_AUTOMATION_NOT_FOUND: 'no automation has that id',
 
-  HA_ERR_MQTT_UNAVAILABLE: 'MQTT is not configured or the broker cannot be reached',
-  HA_ERR_MQTT_PAYLOAD: 'the MQTT payload is too large or cannot be read',
-  HA_ERR_MQTT_TOPIC: 'the MQTT topic is invalid or not allowed',
-  HA_ERR_MQTT_BROKER: 'the embedded MQTT broker could not start',
-
-  HA_ERR_HTTP_HOST: 'the Host header does not name this machine (DNS rebinding protection; add the name to plugin.webui.allowed_hosts)',
-  HA_ERR_HTTP_CROSS_SITE: 'a state-changing request with the session cookie did not come from the web page itself',
-  HA_ERR_HTTP_AUTH: 'not logged in, the session ended, or the password or API key is wrong',
-  HA_ERR_HTTP_LOGIN_LIMIT: 'too many failed logins from this address; wait before trying again',
-  HA_ERR_HTTP_NOT_FOUND: 'no route or file with that path',
-  HA_ERR_HTTP_BAD_REQUEST: 'the HTTP request is malformed (bad JSON, headers or URL)',
-  HA_ERR_HTTP_BODY_TOO_LARGE: 'the request body is larger than the limit',
-  HA_ERR_HTTP_MEDIA_TYPE: 'the request body has a content type this route does not accept',
-  HA_ERR_HTTP_TIMEOUT: 'the request did not arrive within the time limit',
   HA_ERR_INPUT_DUPLICATE: 'the same input arrived again within core.agent.dedupe_window_ms and was skipped',
   HA_ERR_AGENT_TIMEOUT: 'the agent did not answer within the time the caller waits (the input keeps running)',
   HA_ERR_MEMORY_RAW_LOG: 'the raw conversation log could not be rewritten (the files named stay as they were)',
@@ -172,36 +143,28 @@ export const ERROR_CODES = {
   HA_ERR_TRACKER_APPLY: 'the privileged tracker helper did not finish a commit or rollback of the plugins overlay (failed or timed out)',
   HA_ERR_INTENT_TEMPLATE: 'an intent sentence template has bad syntax or names an unknown or bad list',
   HA_ERR_MEMORY_NOT_FOUND: 'memory has no entity, relation, event or document with that name or id',
-  HA_ERR_VOICE_WYOMING: 'a Wyoming speech server could not be reached, timed out, reported an error or answered with malformed events',
-  HA_ERR_VOICE_TTS: 'speech synthesis failed (espeak-ng missing, refused the text, failed or timed out)',
-  HA_ERR_VOICE_STT: 'speech recognition failed (the back end is not configured, unreachable, refused the audio, failed or timed out)',
-  HA_ERR_VOICE_VAD: 'voice activity detection could not run (the Silero model is missing or altered, or its worker failed)',
-  HA_ERR_VOICE_WAKE_WORD: 'the wake word models could not be loaded (directory, file names or input and output shapes)',
-  HA_ERR_VOICE_KEYPHRASE:
-    'the local wake word (pocketsphinx keyphrase spotting) cannot run: pocketsphinx_continuous or its English model is missing, the phrase has a word the dictionary lacks, or the program exited',
-  HA_ERR_VOICE_SATELLITE: 'a Wyoming satellite is not connected, refused the connection, or broke the protocol',
-  HA_ERR_MICROPHONE_UNAVAILABLE:
-    'the microphone cannot record: arecord is missing, or the ALSA capture device is missing, busy or refused the format',
-  HA_ERR_SPEAKER_UNAVAILABLE: 'the speaker cannot play: aplay is missing, or the ALSA device is missing, busy or refused the audio',
-  HA_ERR_ONEBOT_CONFIG: 'the OneBot (QQ) settings are incomplete or unsafe (no url in forward mode, no access_token off loopback)',
-  HA_ERR_ONEBOT_CONNECTION: 'no OneBot implementation is connected, or its connection closed while an action was pending',
-  HA_ERR_ONEBOT_TIMEOUT: 'the OneBot implementation did not answer an action within plugin.onebot.action_timeout_ms',
-  HA_ERR_ONEBOT_ACTION: 'the OneBot implementation answered an action with status failed (its retcode and wording say why)',
-
-  HA_ERR_HOMEASSISTANT_CONFIG: 'the Home Assistant settings are incomplete (no ws:// or wss:// url, no token)',
-  HA_ERR_HOMEASSISTANT_AUTH:
-    'Home Assistant refused the access token (auth_invalid): HomeAgent stops reconnecting until plugin.homeassistant.token changes',
-  HA_ERR_HOMEASSISTANT_CONNECTION: 'Home Assistant is not connected, or its connection closed while a command was pending',
-  HA_ERR_HOMEASSISTANT_TIMEOUT: 'Home Assistant did not answer a command within plugin.homeassistant.command_timeout_ms',
-  HA_ERR_HOMEASSISTANT_COMMAND: 'Home Assistant answered a command with an error (its code and message say why)',
-
-  HA_ERR_ZIGBEE_UNAVAILABLE:
-    'Zigbee2MQTT cannot be managed now (plugin.mqtt.zigbee2mqtt off, the broker not connected, or the bridge offline)',
-  HA_ERR_ZIGBEE_TIMEOUT: 'Zigbee2MQTT did not answer a bridge request within its time limit',
-  HA_ERR_ZIGBEE_REQUEST: 'Zigbee2MQTT answered a bridge request with an error (its wording says why)',
 } as const;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+type PluginErrorCodes = typeof pluginErrorCodes;
+/** Every code some built-in plugin or device declares. */
+type PluginErrorCode = { [Plugin in keyof PluginErrorCodes]: keyof PluginErrorCodes[Plugin] }[keyof PluginErrorCodes];
+
+export type ErrorCode = keyof typeof KERNEL_ERROR_CODES | PluginErrorCode;
+
+/** Every code with its meaning: the kernel's and the built-in plugins' alike. */
+export const ERROR_CODES: Readonly<Record<ErrorCode, string>> = Object.freeze(joinCatalogue());
+
+/** A code declared twice would give one code two meanings: refuse it when the module loads. */
+function joinCatalogue(): Record<ErrorCode, string> {
+  const catalogue: Record<string, string> = { ...KERNEL_ERROR_CODES };
+  for (const [plugin, codes] of Object.entries(pluginErrorCodes)) {
+    for (const [code, meaning] of Object.entries(codes)) {
+      if (Object.hasOwn(catalogue, code)) throw new Error(`error code ${code} of the built-in ${plugin} is declared twice`);
+      catalogue[code] = meaning;
+    }
+  }
+  return catalogue as Record<ErrorCode, string>;
+}
 
 export class HomeAgentError extends Error {
   override readonly name = 'HomeAgentError';

@@ -47,6 +47,7 @@ t.test('each rule is reported', async (t) => {
     'src/main.ts': 'export {};\n',
     'src/config/db.ts': "import Database from 'better-sqlite3';\nexport const d = Database;\n",
     'src/config/gpio.ts': "import { Gpio } from 'onoff';\nexport const g = Gpio;\n",
+    'package.json': JSON.stringify({ homeagent: { hardwareLibraries: ['onoff'] } }),
     'src/agent/loop.ts': "import { p } from '../llm/providers/openai.js';\nexport const l = p;\n",
     'src/llm/providers/openai.ts': 'export const p = 1;\n',
     'plugins/x/index.ts': "import { b } from '../../src/config/db.js';\nimport mqtt from 'mqtt';\nexport const x = [b, mqtt];\n",
@@ -96,8 +97,26 @@ t.test('settings schemas: composed by the one catalogue, importing only TypeBox 
   t.match(r.out, /plugins\/x\/settings-schema\.ts: a settings schema imports only .* not node:os/);
   t.match(r.out, /src\/sdk\/settings\.ts: imports only src\/config\/setting-schema\.ts/);
   t.match(r.out, /src\/config\/plugin-sections\.ts: exports only plugins' and devices' settings-schema\.ts, not plugins\/x\/y\.ts/);
-  t.match(r.out, /src\/config\/plugin-sections\.ts: misses the line for devices\/d\/settings-schema\.ts/);
   t.match(r.out, /src\/config\/other\.ts: the kernel may not import plugins\/x\/settings-schema\.ts/);
+});
+
+t.test('error codes: plain data, composed only by the generated index', async (t) => {
+  const clean = tree(t, {
+    'devices/d/error-codes.ts': "export const errorCodes = { HA_ERR_D_IO: 'd failed' } as const;\n",
+    'src/shared/plugin-error-codes.ts': "export { errorCodes as d } from '../../devices/d/error-codes.js';\n",
+  });
+  t.equal(check(clean).code, 0, check(clean).out);
+
+  const broken = tree(t, {
+    'devices/d/error-codes.ts': "import { x } from './x.js';\nexport const errorCodes = { HA_ERR_D_IO: x } as const;\n",
+    'devices/d/x.ts': "export const x = 'd failed';\n",
+    'src/shared/plugin-error-codes.ts':
+      "export { errorCodes as d } from '../../devices/d/error-codes.js';\nexport { x } from '../../devices/d/x.js';\n",
+  });
+  const r = check(broken);
+  t.equal(r.code, 1);
+  t.match(r.out, /devices\/d\/error-codes\.ts: error codes are plain data and import nothing, not \.\/x\.js/);
+  t.match(r.out, /src\/shared\/plugin-error-codes\.ts: exports only plugins' and devices' error-codes\.ts, not devices\/d\/x\.ts/);
 });
 
 t.test('the wire types import only src/api', async (t) => {
