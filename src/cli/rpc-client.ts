@@ -36,6 +36,8 @@ export class RpcClient {
   readonly #socket: Socket;
   readonly #pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   #nextId = 1;
+  /** Why the connection ended, once it has: a call after that fails at once, not at its timeout. */
+  #ended: Error | undefined;
 
   private constructor(socket: Socket) {
     this.#socket = socket;
@@ -43,8 +45,8 @@ export class RpcClient {
     socket.on('data', (chunk: Buffer) => {
       for (const frame of decoder.push(chunk)) if (frame.kind === 'line') this.#onLine(frame.text);
     });
-    socket.on('close', () => this.#failAll(new Error('the daemon closed the connection')));
-    socket.on('error', (error) => this.#failAll(error));
+    socket.on('close', () => this.#end(new Error('the daemon closed the connection')));
+    socket.on('error', (error) => this.#end(error));
   }
 
   /** Connects, or throws HA_ERR_DAEMON_NOT_RUNNING naming the socket that was tried. */
@@ -75,6 +77,10 @@ export class RpcClient {
   call(method: string, params: object = {}, timeoutMs = 30_000): Promise<unknown> {
     const id = this.#nextId++;
     return new Promise((resolvePromise, reject) => {
+      if (this.#ended !== undefined) {
+        reject(this.#ended);
+        return;
+      }
       const timer = setTimeout(() => {
         this.#pending.delete(id);
         reject(new Error(`${method}: no answer within ${timeoutMs} ms`));
@@ -113,6 +119,11 @@ export class RpcClient {
     this.#pending.delete(response.id as number);
     if (response.ok) waiter.resolve(response.result);
     else waiter.reject(new RemoteError(response.error ?? { code: 'HA_ERR_INTERNAL', message: 'malformed error response' }));
+  }
+
+  #end(error: Error): void {
+    this.#ended ??= error;
+    this.#failAll(error);
   }
 
   #failAll(error: Error): void {
