@@ -36,8 +36,8 @@ export const mqttCommand = defineCommand<MqttFlags>({
     { synopsis: 'mqtt [status]', about: 'the MQTT connection: broker, since when, last error, outbox, message counters' },
     { synopsis: 'mqtt publish TOPIC PAYLOAD [--qos 0|1|2] [--retain]', about: 'publish a message (any valid topic; audited)' },
     {
-      synopsis: 'mqtt credentials [--reset',
-      about: "devices]\nthe embedded broker's login for Home Assistant, Zigbee2MQTT and other devices (or a new password)",
+      synopsis: 'mqtt credentials [--reset devices]',
+      about: "the embedded broker's login for Home Assistant, Zigbee2MQTT and other devices (or a new password)",
     },
   ],
   parse: (args, flags) => {
