@@ -8,22 +8,14 @@
  * Pure and clock-injected: the pipeline reports what happened, the policy answers what to do, and
  * every activation and rejected trigger goes to `record` (the activation log) for tuning.
  */
-import type { ActivationMethod } from '../../src/sdk/api.js';
+import type { ActivationEntry, ActivationMethod } from '../../src/sdk/api.js';
 
 export type { ActivationMethod };
 
-/** One activation or rejected trigger, as the activation log keeps it. */
-export interface ActivationRecord {
+/** One activation or rejected trigger as the policy reports it: the log's entry, timed in epoch ms. */
+export interface ActivationRecord extends Omit<ActivationEntry, 'at'> {
   /** Epoch ms. */
   at: number;
-  method: ActivationMethod;
-  accepted: boolean;
-  /** Why a trigger was not accepted (`refractory`). */
-  reason?: string;
-  score?: number;
-  phrase?: string;
-  heard?: string;
-  model?: string;
 }
 
 export interface ActivationSettings {

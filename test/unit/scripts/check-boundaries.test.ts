@@ -1,26 +1,8 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
-
-const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const script = join(repo, 'scripts', 'check-boundaries.mjs');
-
-function tree(t: { teardown(fn: () => void): void }, files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'boundaries-'));
-  t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
+import { repo, runScript, tree } from './script-tree.js';
 
 function check(root: string) {
-  const r = spawnSync(process.execPath, [script, '--root', root], { encoding: 'utf8' });
-  return { code: r.status, out: r.stdout + r.stderr };
+  return runScript('check-boundaries.mjs', root);
 }
 
 t.test('the repository itself passes', async (t) => {

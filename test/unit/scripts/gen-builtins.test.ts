@@ -1,27 +1,11 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
 import { ERROR_CODES } from '../../../src/shared/errors.js';
-
-const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const script = join(repo, 'scripts', 'gen-builtins.mjs');
-
-function tree(t: { teardown(fn: () => void): void }, files: Record<string, string>): string {
-  const root = mkdtempSync(join(tmpdir(), 'builtins-'));
-  t.teardown(() => rmSync(root, { recursive: true, force: true }));
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(root, path)), { recursive: true });
-    writeFileSync(join(root, path), text);
-  }
-  return root;
-}
+import { repo, runScript, tree } from './script-tree.js';
 
 function gen(root: string, ...args: string[]) {
-  const r = spawnSync(process.execPath, [script, '--root', root, ...args], { encoding: 'utf8' });
-  return { code: r.status, out: r.stdout + r.stderr };
+  return runScript('gen-builtins.mjs', root, ...args);
 }
 
 t.test('the committed indexes match the repository', async (t) => {
