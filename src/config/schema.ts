@@ -456,6 +456,16 @@ const AgentSchema = Type.Object(
       maximum: 20,
       ...agentMeta('Remembered items (with their neighbours in time) put into each prompt, read-only.'),
     }),
+    home_summary_max_chars: Type.Integer({
+      // 2000: a home of about 40 devices and sensors fits whole (npm run bench -- home-summary), for
+      // about 500 tokens per turn; a bigger home keeps its most useful entities within the same cost.
+      default: 2000,
+      minimum: 0,
+      maximum: 20000,
+      ...agentMeta(
+        "Characters at most of the home summary in each prompt (the entities with area and state, so the model can answer and act without listing them first). Over it, devices that can be switched, those in a place the person named and recent changes are kept, and the rest counted. 0 leaves the summary out.",
+      ),
+    }),
     preauthorized_tools: Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), {
       default: [],
       maxItems: 256,
