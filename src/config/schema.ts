@@ -463,7 +463,7 @@ const AgentSchema = Type.Object(
       minimum: 0,
       maximum: 20000,
       ...agentMeta(
-        "Characters at most of the home summary in each prompt (the entities with area and state, so the model can answer and act without listing them first). Over it, devices that can be switched, those in a place the person named and recent changes are kept, and the rest counted. 0 leaves the summary out.",
+        'Characters at most of the home summary in each prompt (the entities with area and state, so the model can answer and act without listing them first). Over it, devices that can be switched, those in a place the person named and recent changes are kept, and the rest counted. 0 leaves the summary out.',
       ),
     }),
     preauthorized_tools: Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), {
