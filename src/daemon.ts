@@ -169,7 +169,7 @@ function compose(core: CoreParts, surroundings: { env: NodeJS.ProcessEnv; cwd: s
   const memory = composeMemory(core, toolbox, llm, submit);
   const { media, knowledge, mediaUpkeep } = composeKnowledge(core, toolbox, memory);
   const entities = composeEntities(core, toolbox);
-  const { skills, scheduler } = composeAgent(core, { toolbox, llm, memory, media });
+  const { skills, scheduler } = composeAgent(core, { toolbox, llm, memory, media, entities });
   submit.bind((input, submitOptions) => scheduler.submit(input, submitOptions));
   const { io } = toolbox;
   const automations = composeAutomations(core, { entities, io, scheduler });

@@ -167,7 +167,14 @@ export class Agent implements TaskRunner {
     const slots = memory?.slots ?? {};
     // Memory holds what anyone told the house, MQTT payloads included.
     if (memory) lowerTurnTrust(ctx.trust, memory.trust, 'recalled memory');
-    const system = this.#o.prompt.build({ source: input.source, channel, slots, now: new Date(this.#o.clock.now()) });
+    const system = this.#o.prompt.build({
+      source: input.source,
+      channel,
+      slots,
+      now: new Date(this.#o.clock.now()),
+      text: userText,
+      language: turnLanguage(userText, input.meta),
+    });
     ctx.messages = [
       { role: 'system', content: system },
       ...(suppliedHistory(input) ?? this.#o.conversation.messages(input.channel, { exclude: input.id })),
@@ -447,6 +454,12 @@ export function inputText(input: InputEvent): string {
   if (typeof input.payload === 'string') return input.payload;
   if (input.type === 'structured') return JSON.stringify(input.payload);
   return `[${input.type} input from ${input.source}]`;
+}
+
+/** The language a turn speaks: what a voice pipeline says it heard (`meta.language`), else the script of the words. */
+function turnLanguage(text: string, meta: Readonly<Record<string, unknown>>): Language {
+  const said = typeof meta.language === 'string' ? meta.language.trim().toLowerCase().split(/[-_]/u)[0] : undefined;
+  return said === 'en' || said === 'zh' ? said : textLanguage(text);
 }
 
 /**

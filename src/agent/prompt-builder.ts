@@ -1,8 +1,11 @@
 /**
  * Builds the system prompt of a turn, always in the same order: the persona (verbatim, first,
  * never rewritten), the memory slots (filled by the memory subsystem), the rules for interrupts,
- * the output rules for the channel this input came from, and a per-owner summary of the tools.
+ * the output rules for the channel this input came from, further sections (the skills index, the
+ * home summary), and a per-owner summary of the tools. Sections are built per turn from the
+ * request, so what they say (the home's states) is as of this turn.
  */
+import type { Language } from '../shared/language.js';
 import type { Persona } from './persona.js';
 
 export interface ToolGroupSummary {
@@ -30,7 +33,14 @@ export interface PromptRequest {
   channel: ChannelFacts | undefined;
   slots: PromptSlots;
   now: Date;
+  /** The person's words this turn (sections may favour what they name). */
+  text?: string;
+  /** The language of this turn's input; sections speak it. Default English. */
+  language?: Language;
 }
+
+/** A further block of the prompt; undefined leaves it out. */
+export type PromptSection = (request: PromptRequest) => string | undefined;
 
 /** Above this length a single send should be split; the model is told so. */
 export const SEND_SPLIT_CHARS = 4000;
@@ -38,10 +48,10 @@ export const SEND_SPLIT_CHARS = 4000;
 export class PromptBuilder {
   readonly #persona: Persona;
   readonly #tools: () => ToolGroupSummary[];
-  readonly #sections: ReadonlyArray<() => string | undefined>;
+  readonly #sections: readonly PromptSection[];
 
-  /** `sections`: further blocks (the skills index, ...) placed before the tool summary; undefined ones are left out. */
-  constructor(options: { persona: Persona; toolSummary: () => ToolGroupSummary[]; sections?: ReadonlyArray<() => string | undefined> }) {
+  /** `sections`: further blocks (the skills index, the home summary) placed before the tool summary; undefined ones are left out. */
+  constructor(options: { persona: Persona; toolSummary: () => ToolGroupSummary[]; sections?: readonly PromptSection[] }) {
     this.#persona = options.persona;
     this.#tools = options.toolSummary;
     this.#sections = options.sections ?? [];
@@ -60,7 +70,7 @@ export class PromptBuilder {
     );
     blocks.push(outputRules(request));
     for (const section of this.#sections) {
-      const text = section();
+      const text = section(request);
       if (text) blocks.push(text);
     }
     const tools = this.#tools();

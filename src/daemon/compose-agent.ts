@@ -9,6 +9,8 @@ import { Agent, inputText } from '../agent/agent.js';
 import { CONFIRMATION_NOTICE, registerConfirmationMethods } from '../agent/confirmation-methods.js';
 import { Persona } from '../agent/persona.js';
 import { PromptBuilder } from '../agent/prompt-builder.js';
+import type { EntityRegistry } from '../home/entity-registry.js';
+import { homeSummary } from '../home/home-summary.js';
 import { InputScheduler } from '../io/input-scheduler.js';
 import type { MemoryService } from '../memory/memory-service.js';
 import { SELF_CHANNEL } from '../memory/memory-service.js';
@@ -37,7 +39,7 @@ export interface AgentParts {
 
 export function composeAgent(
   core: CoreParts,
-  deps: { toolbox: ToolParts; llm: LlmParts; memory: MemoryService; media: MediaStore },
+  deps: { toolbox: ToolParts; llm: LlmParts; memory: MemoryService; media: MediaStore; entities: EntityRegistry },
 ): AgentParts {
   const { settings, paths, events, clock, logs, control, status } = core;
   const { toolbox, memory } = deps;
@@ -68,7 +70,17 @@ export function composeAgent(
         log: agentLog,
       }),
       toolSummary: () => tools.summaryByOwner(),
-      sections: [() => skills.promptIndex()],
+      sections: [
+        () => skills.promptIndex(),
+        // The home as of this turn, in its language, within core.agent.home_summary_max_chars.
+        (request) =>
+          homeSummary(deps.entities.list(), deps.entities.areas(), {
+            max_chars: settings.config().core.agent.home_summary_max_chars,
+            language: request.language ?? 'en',
+            now: clock.now(),
+            ...(request.text !== undefined && { text: request.text }),
+          })?.text,
+      ],
     }),
     conversation: memory.conversation(),
     slots: async (input) => {
