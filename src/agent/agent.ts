@@ -152,7 +152,8 @@ export class Agent implements TaskRunner {
     const unrecorded = await this.#record(input, ctx);
     // Who answered decides what memory keeps: only the model's answers are memory; the kernel's
     // notices (offline, errors, local intent replies) are not, and an approval turn is none at all.
-    const finish = (text: string, by: AnsweredBy = 'kernel') => this.#finish(ctx, input, channel, userText, text, sent, unrecorded, by);
+    const finish = (text: string, by: AnsweredBy = 'kernel', modelFailed = false) =>
+      this.#finish(ctx, input, channel, userText, text, sent, unrecorded, by, modelFailed);
 
     // A confirmation is the owner's own decision: it runs the held call exactly, without asking the model.
     const confirmation = this.#o.confirmations?.match(input) ?? { kind: 'none' };
@@ -193,7 +194,7 @@ export class Agent implements TaskRunner {
       } catch (error) {
         if (control.signal.aborted) throw error;
         this.#o.log.error({ task_id: control.task_id, err: error }, 'no language model answered');
-        return finish(ctx.fallback ?? llmFailureText(error));
+        return finish(ctx.fallback ?? llmFailureText(error), 'kernel', true);
       }
       const calls = lastRound ? [] : result.tool_calls;
       ctx.usage = addUsage(ctx.usage, result.usage);
@@ -358,6 +359,7 @@ export class Agent implements TaskRunner {
     sent: Set<string>,
     unrecorded: unknown,
     answeredBy: AnsweredBy,
+    modelFailed: boolean,
   ): Promise<TaskResult> {
     ctx.final_text = text;
     delete ctx.response;
@@ -372,6 +374,7 @@ export class Agent implements TaskRunner {
     // An asynchronous channel only shows what is sent to it: deliver the answer unless the model
     // already did, and the notes in any case.
     const delivery = channel && !channel.synchronous ? (sent.has(channel.name) ? notes.join('\n\n') : answer) : '';
+    let undelivered = false;
     if (channel && delivery) {
       try {
         await this.#o.io.send({
@@ -386,6 +389,7 @@ export class Agent implements TaskRunner {
       } catch (error) {
         this.#o.log.error({ channel: channel.name, err: error }, 'could not deliver the answer');
         ctx.errors.push(`delivery to ${channel.name} failed: ${describeError(error)}`);
+        undelivered = true;
       }
     }
     // Confirmation codes stay out of the conversation the model sees again.
@@ -426,8 +430,23 @@ export class Agent implements TaskRunner {
       },
       'turn finished',
     );
-    return { text: answer, usage: { prompt_tokens, completion_tokens, total_tokens } };
+    // The scheduler lets the same input run again at once after a turn that did not do what was asked.
+    const failed = modelFailed || undelivered || hasUnmendedToolFailure(ctx.tool_results);
+    return { text: answer, usage: { prompt_tokens, completion_tokens, total_tokens }, ...(failed && { failed }) };
   }
+}
+
+/**
+ * A tool call failed and no later call of the same tool in the turn succeeded (a model that fixed
+ * its arguments and called again mended it). A call waiting for the owner's approval has not failed.
+ */
+function hasUnmendedToolFailure(outcomes: readonly ToolOutcome[]): boolean {
+  return outcomes.some(
+    (outcome, index) =>
+      !outcome.ok &&
+      outcome.error?.reason !== 'confirmation_required' &&
+      !outcomes.slice(index + 1).some((later) => later.ok && later.call.name === outcome.call.name),
+  );
 }
 
 /** A fresh stage context for one input (also used by tests that drive stages directly). */

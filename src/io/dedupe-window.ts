@@ -1,7 +1,9 @@
 /**
  * Duplicate-input detection: the same (source, channel, type, payload) seen again within a time
  * window. Keys are SHA-256 digests of the canonical JSON so large payloads (images as data URLs)
- * do not stay in memory for the whole window.
+ * do not stay in memory for the whole window. The window suppresses repeats of an input that is
+ * waiting, running or succeeded; the scheduler forgets the key of one that failed, so a retry is
+ * never taken for a duplicate.
  */
 import { createHash } from 'node:crypto';
 import type { InputEvent } from './types.js';
@@ -44,7 +46,7 @@ export class DedupeWindow {
     this.#seen.set(key, { at: now, token });
   }
 
-  /** Forgets `key` if `token` recorded it last: an input that never ran must not block its retry. */
+  /** Forgets `key` if `token` recorded it last: an input that did not succeed must not block its retry. */
   forget(key: string, token: object): void {
     if (this.#seen.get(key)?.token === token) this.#seen.delete(key);
   }

@@ -199,7 +199,8 @@ export class InputScheduler {
         this.#fail(entry, 'HA_ERR_INPUT_QUEUE_FULL', `the input queue is full (${limits.ready_queue_size} waiting)`);
         return;
       }
-      // Only accepted inputs open a dedupe window, so a refused input may be retried at once.
+      // Only accepted inputs open a dedupe window, so a refused input may be retried at once; the
+      // window stays open while the input waits or runs and after it succeeded (see #settle).
       if (key !== undefined) {
         this.#dedupe.record(key, now, entry);
         entry.dedupe = key;
@@ -281,7 +282,6 @@ export class InputScheduler {
       this.#interruptCount--;
       if (!victim) return;
       this.#counts.dropped++;
-      if (victim.dedupe !== undefined) this.#dedupe.forget(victim.dedupe, victim);
       this.#log.warn(
         { input_id: victim.input.id, source: victim.input.source, level },
         'interrupt queue full: oldest lowest-level input dropped',
@@ -449,7 +449,7 @@ export class InputScheduler {
       this.#settle(task.entry, { status: 'failed', error: toErrorEnvelope(outcome.error) });
     } else {
       const usage = 'result' in outcome && outcome.result?.usage ? { usage: outcome.result.usage } : {};
-      this.#settle(task.entry, { status: 'done', ...text, ...usage });
+      this.#settle(task.entry, { status: 'done', ...text, ...usage }, 'result' in outcome && outcome.result?.failed === true);
     }
     task.ended.resolve();
     this.#schedule();
@@ -504,10 +504,15 @@ export class InputScheduler {
     this.#settle(entry, { status: 'failed', error: { code, message } });
   }
 
-  /** The one place a receipt is given: later attempts for the same input are ignored. */
-  #settle(entry: Entry, receipt: Omit<Receipt, 'input_id' | 'finished_at'>): void {
+  /**
+   * The one place a receipt is given: later attempts for the same input are ignored. An input that
+   * did not succeed (failed, cancelled, dropped, or done with `failed` set) releases its dedupe key,
+   * so the person's retry runs instead of being skipped as a duplicate of the attempt that failed.
+   */
+  #settle(entry: Entry, receipt: Omit<Receipt, 'input_id' | 'finished_at'>, unsuccessful = false): void {
     if (entry.settled) return;
     entry.settled = true;
+    if (entry.dedupe !== undefined && (receipt.status !== 'done' || unsuccessful)) this.#dedupe.forget(entry.dedupe, entry);
     if (receipt.status === 'done') this.#counts.completed++;
     else this.#counts[receipt.status]++;
     const id = typeof entry.input?.id === 'string' ? entry.input.id : '';

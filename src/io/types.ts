@@ -101,6 +101,12 @@ export interface TaskResult {
   text?: string;
   /** Tokens the task's LLM rounds used. */
   usage?: ReceiptUsage;
+  /**
+   * The turn ended with an answer, but what was asked did not happen (no language model
+   * answered, a tool failed, the answer could not be delivered): the receipt still says `done`
+   * with that text, and the same input may be sent again at once (it is not a duplicate).
+   */
+  failed?: boolean;
 }
 
 /** The agent, as the scheduler sees it. */

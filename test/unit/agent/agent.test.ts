@@ -226,6 +226,25 @@ t.test('a tool error is a result, and the loop continues', async (t) => {
   const result = await r.agent.run(makeInput(), control());
   t.equal(result.text, 'The relay did not answer.');
   t.match(JSON.stringify(r.model.requests[1]?.messages), /the relay did not answer/);
+  t.equal(result.failed, true, 'a tool that failed, and was not called again with success: the same input may be retried at once');
+});
+
+t.test('a tool failure the model mended is no failed turn; a plain answer is none either', async (t) => {
+  const r = rig(t);
+  r.tools.register({
+    name: 'set_light',
+    tier: 'act',
+    description: 'switch a light',
+    parameters: { type: 'object', properties: { on: { type: 'boolean' } }, required: ['on'] },
+    owner: 'core',
+    execute: () => 'ok',
+  });
+  r.model.push({ tool_calls: [call('set_light', { brightness: 3 })] }, { tool_calls: [call('set_light', { on: true })] }, { text: 'On.' });
+  const mended = await r.agent.run(makeInput(), control());
+  t.equal(mended.text, 'On.');
+  t.notOk('failed' in mended, 'the second call succeeded');
+  r.model.push({ text: 'Hello.' });
+  t.notOk('failed' in (await r.agent.run(makeInput(), control('task-2'))));
 });
 
 t.test('when every call is rejected by a hook the model answers without tools', async (t) => {
@@ -291,6 +310,7 @@ t.test('every source failing gives an answer that says so', async (t) => {
   const result = await r.agent.run(makeInput(), control());
   t.match(result.text, /could not reach a language model/);
   t.match(result.text, /HTTP 401/);
+  t.equal(result.failed, true, 'no model answered: a retry is not a duplicate');
 });
 
 t.test('asynchronous channels: the answer is sent unless the model sent it itself', async (t) => {

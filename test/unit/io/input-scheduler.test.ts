@@ -304,6 +304,41 @@ t.test('a full ready queue refuses the new input with HA_ERR_INPUT_QUEUE_FULL', 
   t.notOk('text' in (h.receipts.get('a')?.[0] ?? {}), 'a result without text gives a receipt without text');
 });
 
+t.test('dedupe: a retry after a failed attempt runs; repeats of one waiting, running or succeeded are skipped', async (t) => {
+  const clock = new ManualClock();
+  const h = new Harness({ clock, limits: { dedupe_window_ms: 10_000 } });
+  await h.scheduler.start();
+  const same = { source: 'cli', channel: 'cli', payload: 'turn on the kitchen light' } as const;
+  h.behaviors.set('thrown', async () => {
+    throw new Error('the runner broke');
+  });
+  h.behaviors.set('unanswered', async () => ({ text: 'I could not reach a language model', failed: true }));
+  t.match(await h.submit(input('thrown', 0, same)), { status: 'failed' });
+  clock.at += 1_000;
+  t.match(
+    await h.submit(input('unanswered', 0, same)),
+    { status: 'done', text: 'I could not reach a language model' },
+    'a failed attempt released its key: the retry ran',
+  );
+  clock.at += 1_000;
+  t.match(await h.submit(input('answered', 0, same)), { status: 'done' }, 'a turn done with failed set released it too');
+  clock.at += 1_000;
+  t.match(await h.submit(input('repeat', 0, same)), { status: 'skipped', reason: 'duplicate' }, 'a succeeded one is not repeated');
+
+  const other = { ...same, payload: 'open the garage' } as const;
+  const gate = deferred();
+  h.behaviors.set('slow', async () => {
+    await gate.promise;
+    return { text: 'opened' };
+  });
+  const slow = h.submit(input('slow', 0, other));
+  await drain();
+  t.match(await h.submit(input('while-running', 0, other)), { status: 'skipped', reason: 'duplicate' }, 'nor one that is running');
+  gate.resolve();
+  t.match(await slow, { status: 'done' });
+  t.notOk(h.trace.includes('start repeat') || h.trace.includes('start while-running'), 'the skipped ones never ran');
+});
+
 t.test('an external L4 is clamped to L3; a built-in L4 pre-empts L3', async (t) => {
   const h = new Harness();
   await h.scheduler.start();
