@@ -1,7 +1,8 @@
 /**
  * The house over /api/v1: entities (list, one with its recent states, a service call, the history
- * a chart needs), areas and automations. A service call and a manual automation run change the
- * house: the control methods audit them with the request's caller as actor.
+ * and per-period statistics a chart needs), areas and automations. A service call and a manual
+ * automation run change the house: the control methods audit them with the request's caller as
+ * actor.
  */
 import type { FastifyInstance } from 'fastify';
 import { bodyObject, callMethod, noQuery, pathText, QueryParams } from './api-params.js';
@@ -56,6 +57,16 @@ export function homeRoutes(app: FastifyInstance, deps: RouteDeps): void {
       from: query.integer('from'),
       to: query.integer('to'),
       limit: query.integer('limit'),
+    });
+  });
+
+  // The long charts: one row per period instead of every report.
+  app.get<EntityParams>('/entities/:id/statistics', async (request) => {
+    const query = new QueryParams(request.query, ['from', 'to']);
+    return callMethod(deps, request, 'entities.statistics', {
+      entity: entityRef(request.params.id),
+      from: query.integer('from'),
+      to: query.integer('to'),
     });
   });
 

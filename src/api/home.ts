@@ -96,3 +96,12 @@ export interface EntitiesHistoryResult {
   to: number;
   rows: StateHistoryRow[];
 }
+
+/** The answer of `entities.statistics`: one row per period (period_ms long), oldest first. */
+export interface EntitiesStatisticsResult {
+  entity_id: string;
+  from: number;
+  to: number;
+  period_ms: number;
+  rows: StateHistoryRow[];
+}

@@ -18,7 +18,12 @@
  *   large backlog never holds the write lock long nor loads everything at once.
  * - The current state lives in the `entities` table, which maintenance never touches: an entity
  *   whose history is all past history_days keeps its state.
+ *
+ * It also answers the hourly statistics behind the page's long charts (historyStatistics): folded
+ * rows as stored, and raw rows not yet folded summed into the same periods on the fly, so a week
+ * of a sensor polled every second is a few hundred rows whatever the retention settings.
  */
+import type { EntityState, StateHistoryRow } from '../api/home.js';
 import type { SqlDatabase } from '../store/types.js';
 
 /** The part of core.home that bounds history. */
@@ -157,4 +162,109 @@ function capCutoff(db: SqlDatabase, maxRows: number, periodMs: number): number {
 
 function floorTo(at: number, periodMs: number): number {
   return Math.floor(at / periodMs) * periodMs;
+}
+
+/** One period of one entity as historyStatistics sums it (before it becomes a StateHistoryRow). */
+interface PeriodSums {
+  samples: number;
+  sum: number;
+  min: number | null;
+  max: number | null;
+  /** The period's last report, as stored (JSON). */
+  last: string;
+}
+
+interface StoredPeriod {
+  at: number;
+  state: string;
+  samples: number | null;
+  sum: number | null;
+  min: number | null;
+  max: number | null;
+}
+
+interface RawPeriod {
+  bucket: number;
+  samples: number;
+  sum: number | null;
+  min: number | null;
+  max: number | null;
+  last: string;
+}
+
+/**
+ * One row per period of `periodMs` in [from, to] (periods aligned to the epoch, as maintenance
+ * folds them), oldest first: min, mean and max of the numbers reported in it and the state a folded
+ * row would have (the mean, or the last report when that was not a number). Stored folded rows and
+ * raw rows of the same period are merged exactly (counts and sums); the raw ones are the newer, so
+ * their last report wins.
+ */
+export function historyStatistics(
+  db: SqlDatabase,
+  entityId: string,
+  range: { from: number; to: number; periodMs: number },
+): StateHistoryRow[] {
+  const { periodMs } = range;
+  const from = floorTo(range.from, periodMs);
+  const periods = new Map<number, PeriodSums>();
+  const stored = db
+    .prepare(
+      'SELECT at, state, samples, sum, min, max FROM state_history WHERE entity_id = ? AND period_ms > 0 AND at >= ? AND at <= ? ORDER BY at, rowid',
+    )
+    .all(entityId, from, range.to) as StoredPeriod[];
+  for (const row of stored) {
+    const at = floorTo(row.at, periodMs);
+    const sums = periods.get(at) ?? { samples: 0, sum: 0, min: null, max: null, last: row.state };
+    sums.last = row.state;
+    if (row.samples !== null && row.sum !== null) {
+      sums.samples += row.samples;
+      sums.sum += row.sum;
+      sums.min = row.min === null ? sums.min : sums.min === null ? row.min : Math.min(sums.min, row.min);
+      sums.max = row.max === null ? sums.max : sums.max === null ? row.max : Math.max(sums.max, row.max);
+    }
+    periods.set(at, sums);
+  }
+  // Numbers are summed by SQLite; the window numbers the reports of a period newest first, so the
+  // period's last report is the one numbered 1. A bound JS number is a REAL: the CAST keeps the
+  // division an integer one, which is what puts a report into its period.
+  const raw = db
+    .prepare(
+      `SELECT bucket, COUNT(value) AS samples, SUM(value) AS sum, MIN(value) AS min, MAX(value) AS max,
+              MAX(CASE WHEN newest = 1 THEN state END) AS last
+         FROM (SELECT (at / CAST(@period AS INTEGER)) * CAST(@period AS INTEGER) AS bucket, state,
+                      CASE WHEN json_type(state) IN ('integer', 'real') THEN json_extract(state, '$') END AS value,
+                      ROW_NUMBER() OVER (PARTITION BY at / CAST(@period AS INTEGER) ORDER BY at DESC, rowid DESC) AS newest
+                 FROM state_history
+                WHERE entity_id = @entity AND period_ms = 0 AND at >= @from AND at <= @to)
+        GROUP BY bucket`,
+    )
+    .all({ period: periodMs, entity: entityId, from, to: range.to }) as RawPeriod[];
+  for (const row of raw) {
+    const sums = periods.get(row.bucket) ?? { samples: 0, sum: 0, min: null, max: null, last: row.last };
+    sums.last = row.last;
+    if (row.samples > 0 && row.sum !== null) {
+      sums.samples += row.samples;
+      sums.sum += row.sum;
+      sums.min = sums.min === null ? row.min : Math.min(sums.min, row.min as number);
+      sums.max = sums.max === null ? row.max : Math.max(sums.max, row.max as number);
+    }
+    periods.set(row.bucket, sums);
+  }
+  return [...periods.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([at, sums]) => {
+      const mean = sums.samples > 0 ? sums.sum / sums.samples : null;
+      const row: StateHistoryRow = {
+        entity_id: entityId,
+        at,
+        state: JSON.parse(bucketState(sums.last, mean)) as EntityState,
+        period_ms: periodMs,
+      };
+      if (mean !== null && sums.min !== null && sums.max !== null) {
+        row.min = sums.min;
+        row.mean = mean;
+        row.max = sums.max;
+      }
+      return row;
+    });
 }

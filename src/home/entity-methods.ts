@@ -1,18 +1,18 @@
 /**
  * Control methods for the home's entities (`entities.list`, `entities.get`, `entities.call`,
- * `entities.history`, `entities.areas`), used by `homeagentctl entities` and `homeagentctl
+ * `entities.history`, `entities.statistics`, `entities.areas`), used by `homeagentctl entities` and `homeagentctl
  * sensors`. A call is audited here with the caller as actor (the registry audits nothing; the
  * control registry neither), also when it fails.
  */
 import { Type } from '@sinclair/typebox';
-import type { EntitiesGetResult, EntitiesHistoryResult } from '../api/home.js';
+import type { EntitiesGetResult, EntitiesHistoryResult, EntitiesStatisticsResult } from '../api/home.js';
 import type { AuditRecord } from '../log/logger.js';
 import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { describeError } from '../shared/errors.js';
 import { DEFAULT_HISTORY_LIMIT, type EntityRegistry, MAX_HISTORY_LIMIT } from './entity-registry.js';
 import { type Area, ENTITY_DOMAINS, type EntityInfo } from './types.js';
 
-export type { EntitiesGetResult, EntitiesHistoryResult };
+export type { EntitiesGetResult, EntitiesHistoryResult, EntitiesStatisticsResult };
 
 export interface EntityMethodOptions {
   /** The LogManager: every call writes an audit record. */
@@ -33,6 +33,10 @@ const Domain = Type.Union(
 );
 
 export function registerEntityMethods(control: ControlMethodRegistrar, registry: EntityRegistry, options: EntityMethodOptions): void {
+  // A removed entity's stored states are still found by its id.
+  const storedEntityId = (entity: string) =>
+    registry.find(entity)?.entity_id ?? (ENTITY_ID.test(entity.trim()) ? entity.trim() : registry.resolve(entity).entity_id);
+
   control.register({
     name: 'entities.list',
     description: 'The registered entities with their state, optionally of one domain and/or area (id, name or alias).',
@@ -89,8 +93,7 @@ export function registerEntityMethods(control: ControlMethodRegistrar, registry:
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_HISTORY_LIMIT })),
     }),
     handler: ({ entity, from, to, limit }): EntitiesHistoryResult => {
-      const entityId =
-        registry.find(entity)?.entity_id ?? (ENTITY_ID.test(entity.trim()) ? entity.trim() : registry.resolve(entity).entity_id);
+      const entityId = storedEntityId(entity);
       const end = to ?? (options.now ?? Date.now)();
       const start = from ?? end - DAY_MS;
       return {
@@ -99,6 +102,23 @@ export function registerEntityMethods(control: ControlMethodRegistrar, registry:
         to: end,
         rows: registry.history(entityId, { from: start, to: end, ...(limit !== undefined && { limit }) }),
       };
+    },
+  });
+
+  control.register({
+    name: 'entities.statistics',
+    description:
+      'Min, mean and max per period (core.home.history_period_minutes) of an entity between from and to (epoch ms; default the last 24 hours), oldest first: what a long chart draws. A removed entity is found by its id.',
+    params: Type.Object({
+      entity: Reference,
+      from: Type.Optional(Type.Integer({ minimum: 0 })),
+      to: Type.Optional(Type.Integer({ minimum: 0 })),
+    }),
+    handler: ({ entity, from, to }): EntitiesStatisticsResult => {
+      const entityId = storedEntityId(entity);
+      const end = to ?? (options.now ?? Date.now)();
+      const start = from ?? end - DAY_MS;
+      return { entity_id: entityId, from: start, to: end, ...registry.statistics(entityId, { from: start, to: end }) };
     },
   });
 

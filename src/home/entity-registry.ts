@@ -22,7 +22,7 @@ import { describeError, HomeAgentError } from '../shared/errors.js';
 import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
 import type { SqlDatabase, SqlStatement } from '../store/types.js';
-import { type HistoryRules, maintainHistory } from './entity-history.js';
+import { type HistoryRules, historyStatistics, maintainHistory } from './entity-history.js';
 import { areaSlug, findArea, resolveEntity } from './entity-resolver.js';
 import { validateServiceData } from './entity-services.js';
 import {
@@ -277,6 +277,19 @@ export class EntityRegistry implements Service {
     if (waiting.length === 0) return rows;
     const merged = [...rows, ...waiting.map((r) => ({ entity_id: entityId, at: r.at, state: r.state, period_ms: 0 }))];
     return merged.sort((a, b) => a.at - b.at).slice(-limit);
+  }
+
+  /**
+   * Per-period min, mean and max of an entity's stored states between from and to (epoch ms,
+   * default the last 24 hours), periods of core.home.history_period_minutes; see entity-history.ts.
+   */
+  statistics(entityId: string, options: { from?: number; to?: number } = {}): { period_ms: number; rows: StateHistoryRow[] } {
+    const to = options.to ?? this.#options.clock.now();
+    const from = options.from ?? to - DAY_MS;
+    const db = this.#database();
+    this.flush();
+    const periodMs = this.#options.settings().history_period_minutes * 60_000;
+    return { period_ms: periodMs, rows: historyStatistics(db, entityId, { from, to, periodMs }) };
   }
 
   /** The configured areas, then the ones entities named that are not configured. */

@@ -210,3 +210,87 @@ t.test('a period larger than one batch folds in several transactions into one ex
   t.equal(rows[0]?.max, Math.max(...values));
   t.equal(count(home), 1);
 });
+
+t.test('statistics: folded and raw periods alike, merged exactly, oldest first, in range', async (t) => {
+  const home = openHome(t, { settings: { history_raw_days: 1, history_period_minutes: 60 } });
+  const { registry, clock } = home;
+  const old = T0 - 3 * DAY; // on a full hour; folded by maintain() below
+  clock.set(old);
+  const temp = registry.register('i2c', { domain: 'sensor', object_id: 'temp', name: 'Temp', unit: '°C', initial_state: 10 });
+  clock.set(old + 20 * MIN);
+  temp.update(14);
+  clock.set(old + HOUR + 10 * MIN);
+  temp.update(2);
+  clock.set(old + HOUR + 40 * MIN);
+  temp.update('unavailable');
+  registry.maintain(T0);
+  t.equal(count(home, 'period_ms = 0'), 0, 'the old periods are folded');
+  // Recent: raw, two periods, the second with a report that is not a number in the middle.
+  const recent = T0 - 2 * HOUR;
+  for (const [minute, value] of [
+    [5, 20],
+    [35, 22],
+    [65, 30],
+    [70, 'unavailable'],
+    [80, 31],
+  ] as const) {
+    clock.set(recent + minute * MIN);
+    temp.update(value);
+  }
+  clock.set(T0);
+
+  const all = registry.statistics('sensor.temp', { from: 0, to: T0 });
+  t.equal(all.period_ms, HOUR);
+  t.same(
+    all.rows.map(({ at, state, min, mean, max }) => ({ at, state, min, mean, max })),
+    [
+      { at: old, state: 12, min: 10, mean: 12, max: 14 },
+      // The period ended unavailable: its state says so, its numbers stay.
+      { at: old + HOUR, state: 'unavailable', min: 2, mean: 2, max: 2 },
+      { at: recent, state: 21, min: 20, mean: 21, max: 22 },
+      { at: recent + HOUR, state: 30.5, min: 30, mean: 30.5, max: 31 },
+    ],
+    'a folded period and a raw one give the same kind of row',
+  );
+  t.ok(
+    all.rows.every((r) => r.period_ms === HOUR && r.entity_id === 'sensor.temp'),
+    'every row is a period',
+  );
+
+  const window = registry.statistics('sensor.temp', { from: recent + 30 * MIN, to: recent + 66 * MIN });
+  t.same(
+    window.rows.map((r) => [r.at, r.mean]),
+    [
+      [recent, 21],
+      [recent + HOUR, 30],
+    ],
+    'from is widened to its period start; to cuts the reports after it',
+  );
+
+  // A raw report landing in a period that is already folded (a late write) merges into it exactly.
+  home.database.db
+    .prepare('INSERT INTO state_history (entity_id, at, state, period_ms) VALUES (?, ?, ?, 0)')
+    .run('sensor.temp', old + 50 * MIN, '18');
+  const merged = registry.statistics('sensor.temp', { from: old, to: old + HOUR - 1 }).rows;
+  t.same(
+    merged.map(({ state, min, mean, max }) => ({ state, min, mean, max })),
+    [{ state: 14, min: 10, mean: 14, max: 18 }],
+    'counts and sums of the folded row and the raw one add up',
+  );
+
+  t.same(registry.statistics('sensor.nothing', { from: 0, to: T0 }).rows, [], 'an entity without history has no periods');
+});
+
+t.test('statistics of text states keep the last state of each period, without numbers', async (t) => {
+  const home = openHome(t);
+  const { registry, clock } = home;
+  clock.set(T0 - HOUR);
+  const door = registry.register('gpio', { domain: 'binary_sensor', object_id: 'door', name: 'Door', initial_state: 'off' });
+  clock.set(T0 - HOUR + 10 * MIN);
+  door.update('on');
+  clock.set(T0 - HOUR + 20 * MIN);
+  door.update('off');
+  clock.set(T0);
+  const { rows } = registry.statistics('binary_sensor.door');
+  t.same(rows, [{ entity_id: 'binary_sensor.door', at: T0 - HOUR, state: 'off', period_ms: HOUR }]);
+});

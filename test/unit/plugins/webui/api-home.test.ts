@@ -103,6 +103,29 @@ t.test('history: from, to and limit arrive as numbers', async (t) => {
   t.match(bad.json, { error: { message: /from must be a whole number, got "yesterday"/ } });
 });
 
+t.test('statistics: per-period rows of the stored states; from and to arrive as numbers', async (t) => {
+  const { h } = await withRelay(t);
+  await h.request({ method: 'POST', url: '/api/v1/entities/switch.kitchen_light/services/turn_on' });
+  const now = Date.now();
+  const reply = await h.request({ method: 'GET', url: `/api/v1/entities/switch.kitchen_light/statistics?from=0&to=${now + 60_000}` });
+  t.equal(reply.status, 200);
+  const result = reply.json.result as {
+    entity_id: string;
+    from: number;
+    to: number;
+    period_ms: number;
+    rows: Array<{ state: unknown; period_ms: number }>;
+  };
+  t.match(result, { entity_id: 'switch.kitchen_light', from: 0, to: now + 60_000, period_ms: 3_600_000 });
+  t.equal(result.rows.at(-1)?.state, 'on', 'the last period ends on');
+  t.ok(
+    result.rows.every((r) => r.period_ms === 3_600_000),
+    'every row is one period',
+  );
+  const bad = await h.request({ method: 'GET', url: '/api/v1/entities/switch.kitchen_light/statistics?limit=5' });
+  t.equal(bad.status, 400, 'statistics take no limit: a period per row bounds them');
+});
+
 t.test('automations: list, runs, one, run now', async (t) => {
   const h = await apiHarness(t);
   const Id = Type.String({ pattern: '^[a-z0-9_]{1,64}$' });
