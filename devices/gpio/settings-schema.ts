@@ -52,19 +52,22 @@ const GpioPinSchema = Type.Object(
       description: 'Outputs: turned off after this long on, whoever turned it on (a pump). 0: no limit.',
     }),
     input_edges: Type.Union([Type.Literal('none'), Type.Literal('rising'), Type.Literal('falling'), Type.Literal('both')], {
-      default: 'rising',
-      description: 'Inputs: edges that also become an input for the agent (rising = becomes active: a press).',
+      default: 'none',
+      description:
+        'Inputs: edges that also become an input for the agent, a full model turn each (rising = becomes active: a press). none: edges only change the entity and trigger automations.',
     }),
     level: Type.Integer({
       default: 1,
       minimum: 0,
       maximum: 4,
-      description: 'Interrupt level of those inputs: 0 queued, 1 background, 2 message, 3 interactive (a doorbell), 4 critical.',
+      description:
+        'Interrupt level of those inputs (with input_edges): 0 queued, 1 background, 2 message, 3 interactive (a doorbell), 4 critical.',
     }),
     input_text: Type.String({
       default: '',
       maxLength: 500,
-      description: 'Text of that input; {name}, {edge} and {state} are filled in. Empty: "<name> became <on|off> (GPIO edge)".',
+      description:
+        'Text of that input (with input_edges); {name}, {edge} and {state} are filled in. Empty: "<name> became <on|off> (GPIO edge)".',
     }),
   },
   { additionalProperties: false },
@@ -78,13 +81,18 @@ export const settingsSchema = Type.Object(
       ...pluginMeta(
         'gpio',
         'auto: sysfs when /sys/class/gpio has the Raspberry Pi chip, else the libgpiod tools, else a simulation (said in the status). The others fail loudly when missing.',
-        { requires_restart: true },
+        {
+          description_zh:
+            'auto：/sys/class/gpio 里有树莓派的芯片时用 sysfs，否则用 libgpiod 工具，再不行就用模拟（状态里会说明）。其他选项在缺少对应后端时直接报错。',
+          requires_restart: true,
+        },
       ),
     }),
     chip: Type.String({
       default: '',
       maxLength: 64,
       ...pluginMeta('gpio', 'GPIO chip label or gpiochipN; empty: the Raspberry Pi header chip found by its label.', {
+        description_zh: 'GPIO 芯片标签或 gpiochipN；留空：按标签找到的树莓派排针芯片。',
         requires_restart: true,
       }),
     }),
@@ -95,7 +103,10 @@ export const settingsSchema = Type.Object(
       ...pluginMeta(
         'gpio',
         "sysfs inputs whose edges do not come from onoff's epoll (onoff missing or switched off, or epoll refused): how often values are read to find edges.",
-        { requires_restart: true },
+        {
+          description_zh: '边沿不来自 onoff 的 epoll 的 sysfs 输入（没有 onoff、被关掉或 epoll 被拒绝）：多久读一次值来发现边沿。',
+          requires_restart: true,
+        },
       ),
     }),
     pins: Type.Array(GpioPinSchema, {
@@ -104,7 +115,10 @@ export const settingsSchema = Type.Object(
       ...pluginMeta(
         'gpio',
         'Pins in use, each {id, name, area, bcm, direction, ...}; every pin becomes an entity. See devices/gpio/README.md.',
-        { requires_restart: true },
+        {
+          description_zh: '使用中的引脚，每个为 {id, name, area, bcm, direction, ...}；每个引脚都成为一个实体。见 devices/gpio/README.md。',
+          requires_restart: true,
+        },
       ),
     }),
   },

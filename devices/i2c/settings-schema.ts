@@ -65,6 +65,7 @@ export const settingsSchema = Type.Object(
       default: [],
       maxItems: 16,
       ...pluginMeta('i2c', 'Buses in use, each {bus, backend, force_access}; a sensor on a bus not listed uses backend auto.', {
+        description_zh: '使用中的总线，每个为 {bus, backend, force_access}；不在列表里的总线上的传感器使用 backend auto。',
         requires_restart: true,
       }),
     }),
@@ -72,6 +73,7 @@ export const settingsSchema = Type.Object(
       default: [],
       maxItems: 64,
       ...pluginMeta('i2c', 'Sensors, each {id, name, area, driver, bus, address, interval_s, ...}; every reading becomes an entity.', {
+        description_zh: '传感器，每个为 {id, name, area, driver, bus, address, interval_s, ...}；每种读数都成为一个实体。',
         requires_restart: true,
       }),
     }),

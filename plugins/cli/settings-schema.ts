@@ -14,6 +14,7 @@ export const settingsSchema = Type.Object(
       maxLength: 107,
       ...settingMeta({
         description: 'Path of the CLI Unix socket. Empty means <runtime_dir>/homeagent.sock.',
+        description_zh: 'CLI Unix socket 的路径。留空表示 <runtime_dir>/homeagent.sock。',
         requires_restart: true,
         category: 'plugin.cli',
       }),
@@ -24,6 +25,7 @@ export const settingsSchema = Type.Object(
       ...settingMeta({
         description:
           'File mode of the CLI socket (octal). Members of the service group may use the CLI; whoever can use it is the owner, so nothing wider than 0660 is accepted.',
+        description_zh: 'CLI socket 的文件权限（八进制）。服务组的成员可以使用 CLI；能用 CLI 的人就是主人，所以不接受比 0660 更宽的权限。',
         requires_restart: true,
         category: 'plugin.cli',
         max_mode: '0660',
@@ -35,6 +37,7 @@ export const settingsSchema = Type.Object(
       maximum: 16777216,
       ...settingMeta({
         description: 'Largest request line accepted on the CLI socket; larger frames get an error and are skipped.',
+        description_zh: 'CLI socket 上接受的最长请求行；更长的帧返回错误并被跳过。',
         requires_restart: false,
         category: 'plugin.cli',
       }),
@@ -43,7 +46,12 @@ export const settingsSchema = Type.Object(
       default: 16,
       minimum: 1,
       maximum: 256,
-      ...settingMeta({ description: 'Concurrent CLI connections.', requires_restart: false, category: 'plugin.cli' }),
+      ...settingMeta({
+        description: 'Concurrent CLI connections.',
+        description_zh: '同时最多几个 CLI 连接。',
+        requires_restart: false,
+        category: 'plugin.cli',
+      }),
     }),
     idle_timeout_ms: Type.Integer({
       default: 3600000,
@@ -51,6 +59,7 @@ export const settingsSchema = Type.Object(
       maximum: 86400000,
       ...settingMeta({
         description: 'A CLI connection with no traffic for this long is closed.',
+        description_zh: 'CLI 连接这么久没有数据往来就关闭。',
         requires_restart: false,
         category: 'plugin.cli',
       }),

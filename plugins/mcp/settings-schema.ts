@@ -37,7 +37,11 @@ export const settingsSchema = Type.Object(
       ...pluginMeta(
         'mcp',
         'MCP servers by name, each {transport: stdio|http, command, args, env, cwd, url, headers, tier, timeout_ms, enabled}; their tools appear as mcp_<name>_<tool>.',
-        { requires_restart: true },
+        {
+          description_zh:
+            '按名字配置的 MCP 服务器，每个为 {transport: stdio|http, command, args, env, cwd, url, headers, tier, timeout_ms, enabled}；它们的工具以 mcp_<name>_<tool> 的名字出现。',
+          requires_restart: true,
+        },
       ),
     }),
   },

@@ -13,13 +13,15 @@ export const settingsSchema = Type.Object(
       default: 86400,
       minimum: 1,
       maximum: 86400,
-      ...pluginMeta('timer', 'Longest timer timer_set accepts, in seconds (at most 24 h).'),
+      ...pluginMeta('timer', 'Longest timer timer_set accepts, in seconds (at most 24 h).', {
+        description_zh: 'timer_set 接受的最长定时，单位秒（最多 24 h）。',
+      }),
     }),
     max_timers: Type.Integer({
       default: 100,
       minimum: 1,
       maximum: 10000,
-      ...pluginMeta('timer', 'Timers that may be pending at once.'),
+      ...pluginMeta('timer', 'Timers that may be pending at once.', { description_zh: '同时最多有几个待响的定时器。' }),
     }),
   },
   { additionalProperties: false, default: {} },

@@ -14,6 +14,8 @@ export interface SettingView {
   default: unknown;
   type: SettingType;
   description: string;
+  /** The description in Chinese; absent when the setting's schema has none (an external plugin's, say). */
+  description_zh?: string;
   category: string;
   requires_restart: boolean;
   /** The change is stored but the running daemon still uses the value it started with. */

@@ -18,6 +18,8 @@ export interface SettingDefinition {
   type: SettingType;
   default: unknown;
   description: string;
+  /** The description in Chinese, when the schema carries one (see SettingMeta.description_zh). */
+  description_zh?: string;
   requires_restart: boolean;
   category: string;
   secret: boolean;
@@ -85,6 +87,7 @@ export function definitionFromLeaf(key: string, schema: TSchema): SettingDefinit
     env: envNameForKey(key),
     schema,
   };
+  if (typeof schema.description_zh === 'string') def.description_zh = schema.description_zh;
   if (typeof schema.minimum === 'number') def.minimum = schema.minimum;
   if (typeof schema.maximum === 'number') def.maximum = schema.maximum;
   if (typeof schema.minLength === 'number') def.min_length = schema.minLength;

@@ -10,10 +10,10 @@ import * as builtinPluginSections from './plugin-sections.js';
 import { isSettingLeaf, NAMED_ONLY, type SettingMeta, SLUG, settingMeta } from './setting-schema.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-const logLevel = (description: string, defaultValue: (typeof LOG_LEVELS)[number]) =>
+const logLevel = (description: string, defaultValue: (typeof LOG_LEVELS)[number], extra: Partial<SettingMeta> = {}) =>
   Type.Union(
     LOG_LEVELS.map((l) => Type.Literal(l)),
-    { default: defaultValue, ...settingMeta({ description, requires_restart: false, category: 'logging' }) },
+    { default: defaultValue, ...settingMeta({ description, requires_restart: false, category: 'logging', ...extra }) },
   );
 
 const DaemonSchema = Type.Object(
@@ -24,6 +24,7 @@ const DaemonSchema = Type.Object(
       maximum: 120000,
       ...settingMeta({
         description: 'How long a clean shutdown may take before the daemon gives up waiting for services and exits.',
+        description_zh: '正常关机最多等多久；超时后守护进程不再等待各服务，直接退出。',
         requires_restart: false,
         category: 'general',
       }),
@@ -34,6 +35,7 @@ const DaemonSchema = Type.Object(
       maximum: 120000,
       ...settingMeta({
         description: 'How long one plugin may take to start or to stop before it is marked failed.',
+        description_zh: '单个插件启动或停止最多用多久，超时即标记为失败。',
         requires_restart: false,
         category: 'general',
       }),
@@ -44,12 +46,13 @@ const DaemonSchema = Type.Object(
 
 const LogSchema = Type.Object(
   {
-    level: logLevel('Default log level for every subsystem.', 'info'),
+    level: logLevel('Default log level for every subsystem.', 'info', { description_zh: '所有子系统的默认日志级别。' }),
     levels: Type.Record(Type.String({ pattern: '^[a-z0-9_.-]+$' }), Type.Union(LOG_LEVELS.map((l) => Type.Literal(l))), {
       default: {},
       ...NAMED_ONLY,
       ...settingMeta({
         description: 'Log level per subsystem or plugin, overriding the default, e.g. {"store": "debug", "plugin.cli": "warn"}.',
+        description_zh: '按子系统或插件单独设置日志级别，覆盖默认值，例如 {"store": "debug", "plugin.cli": "warn"}。',
         requires_restart: false,
         category: 'logging',
       }),
@@ -60,6 +63,7 @@ const LogSchema = Type.Object(
       maximum: 100000,
       ...settingMeta({
         description: "Log lines kept in memory for `logs.recent` (the web page's log view); 0 keeps none. The journal keeps everything.",
+        description_zh: '在内存中保留多少行日志，供 `logs.recent`（网页的日志视图）使用；0 表示不保留。journal 会保留全部日志。',
         requires_restart: true,
         category: 'logging',
       }),
@@ -70,6 +74,7 @@ const LogSchema = Type.Object(
       maximum: 65536,
       ...settingMeta({
         description: 'A kept log line longer than this is cut (the journal gets it whole).',
+        description_zh: '保留的日志行超过这个长度就截断（journal 里仍是完整的）。',
         requires_restart: true,
         category: 'logging',
       }),
@@ -86,6 +91,7 @@ const StoreSchema = Type.Object(
       maximum: 600000,
       ...settingMeta({
         description: 'How long a database call waits for a lock held by another connection before failing.',
+        description_zh: '数据库调用遇到其他连接持有的锁时，最多等待多久再报错。',
         requires_restart: true,
         category: 'storage',
         file_only: true,
@@ -96,6 +102,8 @@ const StoreSchema = Type.Object(
       ...settingMeta({
         description:
           'Integrity check run on every database at start: "full" (PRAGMA integrity_check), "quick" (PRAGMA quick_check, linear time) or "off". A corrupt database is moved aside and replaced by a fresh one.',
+        description_zh:
+          '启动时对每个数据库做的完整性检查："full"（PRAGMA integrity_check）、"quick"（PRAGMA quick_check，线性耗时）或 "off"。损坏的数据库会被移到一边，换成新的空库。',
         requires_restart: true,
         category: 'storage',
         file_only: true,
@@ -106,6 +114,7 @@ const StoreSchema = Type.Object(
       maxLength: 4096,
       ...settingMeta({
         description: 'Where `homeagentctl backup` writes when no path is given. Empty means <data_dir>/backups.',
+        description_zh: '`homeagentctl backup` 不指定路径时写到哪里。留空表示 <data_dir>/backups。',
         requires_restart: false,
         category: 'storage',
       }),
@@ -122,6 +131,7 @@ const SettingsSchema = Type.Object(
       maximum: 1000000,
       ...settingMeta({
         description: 'How many settings changes are kept in the change history (oldest are dropped first).',
+        description_zh: '设置修改历史最多保留多少条（最旧的先删）。',
         requires_restart: false,
         category: 'storage',
       }),
@@ -139,6 +149,7 @@ const SupervisorSchema = Type.Object(
       ...settingMeta({
         description:
           'The health check fails (and the systemd watchdog is no longer fed) when the event loop was blocked longer than this since the last check.',
+        description_zh: '自上次检查以来事件循环被阻塞超过这个时间，健康检查就算失败（systemd 看门狗也不再喂）。',
         requires_restart: false,
         category: 'supervisor',
       }),
@@ -147,6 +158,7 @@ const SupervisorSchema = Type.Object(
       default: false,
       ...settingMeta({
         description: 'Registers control methods for testing the supervisor (debug.block_event_loop). Never enable on a device in use.',
+        description_zh: '注册用于测试监督器的控制方法（debug.block_event_loop）。正在使用的设备上切勿开启。',
         requires_restart: true,
         category: 'supervisor',
         file_only: true,
@@ -159,6 +171,8 @@ const SupervisorSchema = Type.Object(
       ...settingMeta({
         description:
           'How often the supervisor checks every component (event loop, state database, memory, language models, devices, plugin pings) and decides about a plugin change on trial.',
+        description_zh:
+          '监督器多久检查一次所有组件（事件循环、状态数据库、内存、语言模型、设备、插件 ping），并决定试运行中的插件改动是否保留。',
         requires_restart: false,
         category: 'supervisor',
       }),
@@ -170,6 +184,7 @@ const SupervisorSchema = Type.Object(
       ...settingMeta({
         description:
           'Consecutive failed health checks of a plugin whose files have uncommitted changes before those changes are rolled back (outside a trial; during a trial one failure is enough).',
+        description_zh: '文件有未提交改动的插件，连续多少次健康检查失败后回滚这些改动（试运行之外；试运行期间失败一次就回滚）。',
         requires_restart: false,
         category: 'supervisor',
       }),
@@ -181,6 +196,7 @@ const SupervisorSchema = Type.Object(
       ...settingMeta({
         description:
           'Wait before the supervisor restarts a failed plugin (one without uncommitted changes); it doubles with each restart that does not help, up to restart_backoff_max_ms.',
+        description_zh: '监督器重启失败插件（没有未提交改动的）之前等待多久；每次重启无效就翻倍，最多到 restart_backoff_max_ms。',
         requires_restart: false,
         category: 'supervisor',
       }),
@@ -191,6 +207,7 @@ const SupervisorSchema = Type.Object(
       maximum: 86400000,
       ...settingMeta({
         description: 'Longest wait between two supervisor restarts of a failed plugin.',
+        description_zh: '监督器两次重启失败插件之间最长等待多久。',
         requires_restart: false,
         category: 'supervisor',
       }),
@@ -202,6 +219,8 @@ const SupervisorSchema = Type.Object(
       ...settingMeta({
         description:
           "The daemon's resident memory limit: above 80 % the memory component is degraded, above the limit failed (and the systemd watchdog is no longer fed). The cgroup's memory.max counts instead when it is lower.",
+        description_zh:
+          '守护进程的常驻内存上限：超过 80 % 时内存组件为降级，超过上限为失败（systemd 看门狗也不再喂）。cgroup 的 memory.max 更低时以它为准。',
         requires_restart: false,
         category: 'supervisor',
       }),
@@ -213,6 +232,8 @@ const SupervisorSchema = Type.Object(
       ...settingMeta({
         description:
           'How often the language model sources are probed (an HTTP request to each base URL; any answer counts as reachable). Unreachable is degraded, never failed: the house keeps working offline.',
+        description_zh:
+          '多久探测一次各语言模型来源（向每个 base URL 发一个 HTTP 请求，有任何应答就算可达）。不可达只算降级，不算失败：家里的设备离线照常工作。',
         requires_restart: false,
         category: 'supervisor',
       }),
@@ -223,6 +244,7 @@ const SupervisorSchema = Type.Object(
       maximum: 60000,
       ...settingMeta({
         description: 'Time limit of one language model reachability probe.',
+        description_zh: '一次语言模型可达性探测的时间上限。',
         requires_restart: false,
         category: 'supervisor',
       }),
@@ -233,6 +255,8 @@ const SupervisorSchema = Type.Object(
       ...settingMeta({
         description:
           'Output channel that hears about automatic rollbacks. Empty means the channel of the conversation that made the change, else the web page (webui); the daemon status and the log always carry it.',
+        description_zh:
+          '自动回滚通知发到哪个输出通道。留空：发到做出改动的那段对话的通道，否则发到网页（webui）；守护进程状态和日志里总会记录。',
         requires_restart: false,
         category: 'supervisor',
       }),
@@ -242,6 +266,8 @@ const SupervisorSchema = Type.Object(
       ...settingMeta({
         description:
           'How readiness and watchdog messages reach systemd: the sd-notify addon, the systemd-notify binary (needs NotifyAccess=all), or auto (addon, else binary).',
+        description_zh:
+          '就绪和看门狗消息如何送达 systemd：sd-notify 扩展、systemd-notify 程序（需要 NotifyAccess=all），或 auto（优先扩展，否则用程序）。',
         requires_restart: true,
         category: 'supervisor',
       }),
@@ -285,76 +311,104 @@ const LlmSchema = Type.Object(
       maxLength: 2048,
       ...llmMeta(
         'Base URL of the default LLM source. Empty with an api_key set means DeepSeek (https://api.deepseek.com); empty without one means no default source.',
+        {
+          description_zh:
+            '默认 LLM 来源的 base URL。留空且设置了 api_key 时使用 DeepSeek（https://api.deepseek.com）；留空且没有 api_key 则没有默认来源。',
+        },
       ),
     }),
-    api_key: Type.String({ default: '', maxLength: 4096, ...llmMeta('API key of the default LLM source.', { secret: true }) }),
+    api_key: Type.String({
+      default: '',
+      maxLength: 4096,
+      ...llmMeta('API key of the default LLM source.', { description_zh: '默认 LLM 来源的 API key。', secret: true }),
+    }),
     model: Type.String({
       default: '',
       maxLength: 256,
-      ...llmMeta('Model of the default LLM source; empty means deepseek-chat for DeepSeek.'),
+      ...llmMeta('Model of the default LLM source; empty means deepseek-chat for DeepSeek.', {
+        description_zh: '默认 LLM 来源使用的模型；留空时 DeepSeek 用 deepseek-chat。',
+      }),
     }),
     adapter: Type.String({
       default: 'openai',
       pattern: '^[a-z][a-z0-9_-]{0,31}$',
-      ...llmMeta('Adapter of the default LLM source: openai (any OpenAI-compatible API), ollama, or a Lua adapter name.'),
+      ...llmMeta('Adapter of the default LLM source: openai (any OpenAI-compatible API), ollama, or a Lua adapter name.', {
+        description_zh: '默认 LLM 来源的适配器：openai（任何兼容 OpenAI 的 API）、ollama，或某个 Lua 适配器的名字。',
+      }),
     }),
     vision: Type.Boolean({
       default: false,
-      ...llmMeta('The default source takes images: camera pictures are shown to it. false: it is told a picture was stored.'),
+      ...llmMeta('The default source takes images: camera pictures are shown to it. false: it is told a picture was stored.', {
+        description_zh: '默认来源能看图片：摄像头拍的照片会发给它。false：只告诉它照片已保存。',
+      }),
     }),
     sources: Type.Record(Type.String({ pattern: '^[a-z][a-z0-9_-]{0,31}$' }), LlmSourceSchema, {
       default: {},
       ...NAMED_ONLY,
       ...llmMeta(
         'Further LLM sources by name, each {adapter, base_url, api_key, model, priority, max_concurrent, timeout_ms, temperature, max_tokens, enabled}. Tried in priority order after the current source; api_key values are secret.',
+        {
+          description_zh:
+            '其他按名字配置的 LLM 来源，每个为 {adapter, base_url, api_key, model, priority, max_concurrent, timeout_ms, temperature, max_tokens, enabled}。在当前来源之后按 priority 顺序尝试；api_key 的值是机密。',
+        },
       ),
     }),
     current_source: Type.String({
       default: '',
       maxLength: 32,
-      ...llmMeta('Source tried first (set by llm_set_source); empty means priority order.'),
+      ...llmMeta('Source tried first (set by llm_set_source); empty means priority order.', {
+        description_zh: '最先尝试的来源（由 llm_set_source 设置）；留空表示按 priority 顺序。',
+      }),
     }),
     temperature: Type.Number({
       default: 0.7,
       minimum: 0,
       maximum: 2,
-      ...llmMeta('Sampling temperature when a source does not set its own.'),
+      ...llmMeta('Sampling temperature when a source does not set its own.', { description_zh: '来源自己没设时使用的采样温度。' }),
     }),
     max_tokens: Type.Integer({
       default: 4096,
       minimum: 1,
       maximum: 1000000,
-      ...llmMeta('Answer length limit when a source does not set its own.'),
+      ...llmMeta('Answer length limit when a source does not set its own.', { description_zh: '来源自己没设时的回答长度上限。' }),
     }),
     request_timeout_ms: Type.Integer({
       default: 120000,
       minimum: 1000,
       maximum: 600000,
-      ...llmMeta('A request that has not finished (or a stream silent) this long is cancelled and counts as a timeout.'),
+      ...llmMeta('A request that has not finished (or a stream silent) this long is cancelled and counts as a timeout.', {
+        description_zh: '请求超过这个时间还没完成（或流式输出这么久没动静）就取消，记为超时。',
+      }),
     }),
     cooldown_ms: Type.Integer({
       default: 15000,
       minimum: 100,
       maximum: 3600000,
-      ...llmMeta('First pause for a source after a rate limit, server error or timeout; doubles on each further failure.'),
+      ...llmMeta('First pause for a source after a rate limit, server error or timeout; doubles on each further failure.', {
+        description_zh: '来源遇到限流、服务器错误或超时后第一次暂停多久；之后每失败一次翻倍。',
+      }),
     }),
     cooldown_max_ms: Type.Integer({
       default: 600000,
       minimum: 100,
       maximum: 86400000,
-      ...llmMeta('Longest pause for a failing source.'),
+      ...llmMeta('Longest pause for a failing source.', { description_zh: '出故障的来源最长暂停多久。' }),
     }),
     lua_time_limit_ms: Type.Integer({
       default: 1000,
       minimum: 10,
       maximum: 60000,
-      ...llmMeta('How long one call into a Lua adapter may run before it is stopped.', { requires_restart: true }),
+      ...llmMeta('How long one call into a Lua adapter may run before it is stopped.', {
+        description_zh: '一次 Lua 适配器调用最多运行多久，超时即停止。',
+        requires_restart: true,
+      }),
     }),
     lua_memory_mb: Type.Integer({
       default: 64,
       minimum: 8,
       maximum: 512,
       ...llmMeta('Lua heap limit of each Lua adapter (its worker thread); a script that needs more fails that call.', {
+        description_zh: '每个 Lua 适配器（在自己的工作线程里）的 Lua 堆上限；脚本需要更多时那次调用失败。',
         requires_restart: true,
       }),
     }),
@@ -362,13 +416,19 @@ const LlmSchema = Type.Object(
       default: 30000,
       minimum: 100,
       maximum: 600000,
-      ...llmMeta('Timeout of http_get/http_post inside Lua adapters.', { requires_restart: true }),
+      ...llmMeta('Timeout of http_get/http_post inside Lua adapters.', {
+        description_zh: 'Lua 适配器里 http_get/http_post 的超时时间。',
+        requires_restart: true,
+      }),
     }),
     lua_http_max_bytes: Type.Integer({
       default: 4194304,
       minimum: 1024,
       maximum: 67108864,
-      ...llmMeta('Largest response body http_get/http_post return to a Lua adapter.', { requires_restart: true }),
+      ...llmMeta('Largest response body http_get/http_post return to a Lua adapter.', {
+        description_zh: 'http_get/http_post 返回给 Lua 适配器的响应体最大多少字节。',
+        requires_restart: true,
+      }),
     }),
   },
   { additionalProperties: false },
@@ -383,7 +443,9 @@ const AgentSchema = Type.Object(
       default: 10,
       minimum: 1,
       maximum: 50,
-      ...agentMeta('Most LLM rounds with tool calls per input; after the last one the model must answer without tools.'),
+      ...agentMeta('Most LLM rounds with tool calls per input; after the last one the model must answer without tools.', {
+        description_zh: '每次输入最多几轮带工具调用的 LLM 对话；最后一轮之后模型必须不用工具直接回答。',
+      }),
     }),
     stage_timeout_ms: Type.Integer({
       default: 10000,
@@ -391,56 +453,75 @@ const AgentSchema = Type.Object(
       maximum: 600000,
       ...agentMeta(
         'A stage hook that has not finished after this long is reported as failed and the turn goes on without it; a tool that changes something is refused when a before_toolcall hook failed.',
+        {
+          description_zh:
+            '阶段钩子超过这个时间还没结束就报告为失败，本轮跳过它继续；before_toolcall 钩子失败时，会改动东西的工具调用被拒绝。',
+        },
       ),
     }),
     max_images_per_turn: Type.Integer({
       default: 4,
       minimum: 0,
       maximum: 16,
-      ...agentMeta('Pictures tools may show the model in one turn (camera snapshots); more are replaced by a note.'),
+      ...agentMeta('Pictures tools may show the model in one turn (camera snapshots); more are replaced by a note.', {
+        description_zh: '一轮中工具最多能给模型看几张图片（摄像头快照）；多出的换成一条说明。',
+      }),
     }),
     tool_timeout_ms: Type.Integer({
       default: 60000,
       minimum: 100,
       maximum: 3600000,
-      ...agentMeta('A tool call running longer is cancelled (its AbortSignal fires) and the model is told it timed out.'),
+      ...agentMeta('A tool call running longer is cancelled (its AbortSignal fires) and the model is told it timed out.', {
+        description_zh: '工具调用运行超过这个时间就取消（触发它的 AbortSignal），并告诉模型已超时。',
+      }),
     }),
     tool_output_max_chars: Type.Integer({
       default: 16000,
       minimum: 256,
       maximum: 1000000,
-      ...agentMeta('Longer tool results are cut with a visible marker before the model sees them.'),
+      ...agentMeta('Longer tool results are cut with a visible marker before the model sees them.', {
+        description_zh: '工具结果超过这个长度，在交给模型之前截断，并留下可见的标记。',
+      }),
     }),
     max_parallel_tools: Type.Integer({
       default: 8,
       minimum: 1,
       maximum: 64,
-      ...agentMeta('Parallel-safe tool calls of one reply that run at the same time.'),
+      ...agentMeta('Parallel-safe tool calls of one reply that run at the same time.', {
+        description_zh: '同一个回复中可并行的工具调用，最多同时运行几个。',
+      }),
     }),
     persona_file: Type.String({
       default: '',
       maxLength: 4096,
       ...agentMeta(
         'The persona, always first in the system prompt. Empty means <data_dir>/personal/personal.md (created from the shipped default).',
+        { description_zh: '人设文件，总放在系统提示词的最前面。留空表示 <data_dir>/personal/personal.md（首次由自带的默认文件生成）。' },
       ),
     }),
     dedupe_window_ms: Type.Integer({
       default: 10000,
       minimum: 0,
       maximum: 600000,
-      ...agentMeta('The same input from the same source within this window is skipped (0 turns this off).'),
+      ...agentMeta('The same input from the same source within this window is skipped (0 turns this off).', {
+        description_zh: '同一来源在这个时间窗口内的相同输入会被跳过（0 表示关闭）。',
+      }),
     }),
     ready_queue_size: Type.Integer({
       default: 256,
       minimum: 1,
       maximum: 100000,
-      ...agentMeta('Queued (non-interrupt) inputs waiting; when full, new ones are refused with HA_ERR_INPUT_QUEUE_FULL.'),
+      ...agentMeta('Queued (non-interrupt) inputs waiting; when full, new ones are refused with HA_ERR_INPUT_QUEUE_FULL.', {
+        description_zh: '排队等待的（非中断）输入最多几条；满了以后新输入被拒绝，报 HA_ERR_INPUT_QUEUE_FULL。',
+      }),
     }),
     interrupt_queue_size: Type.Integer({
       default: 64,
       minimum: 1,
       maximum: 100000,
-      ...agentMeta('Waiting interrupts over all levels; when full, the oldest of the lowest level is dropped.'),
+      ...agentMeta('Waiting interrupts over all levels; when full, the oldest of the lowest level is dropped.', {
+        description_zh: '所有级别加起来最多等待几个中断；满了以后丢掉最低级别中最旧的一个。',
+      }),
     }),
     max_context_size: Type.Integer({
       default: 30,
@@ -448,13 +529,16 @@ const AgentSchema = Type.Object(
       maximum: 1000,
       ...agentMeta(
         'Events kept in the context window; above it the 10 most recent stay, the rest are scored against the current input and the least relevant are archived to documents.',
+        { description_zh: '上下文窗口保留多少个事件；超出时保留最近 10 个，其余按与当前输入的相关性打分，最不相关的归档到文档。' },
       ),
     }),
     prompt_documents: Type.Integer({
       default: 3,
       minimum: 0,
       maximum: 20,
-      ...agentMeta('Remembered items (with their neighbours in time) put into each prompt, read-only.'),
+      ...agentMeta('Remembered items (with their neighbours in time) put into each prompt, read-only.', {
+        description_zh: '每次提示词里放入多少条记忆（连同时间上相邻的内容），只读。',
+      }),
     }),
     home_summary_max_chars: Type.Integer({
       // 2000: a home of about 40 devices and sensors fits whole (npm run bench -- home-summary), for
@@ -464,6 +548,10 @@ const AgentSchema = Type.Object(
       maximum: 20000,
       ...agentMeta(
         'Characters at most of the home summary in each prompt (the entities with area and state, so the model can answer and act without listing them first). Over it, devices that can be switched, those in a place the person named and recent changes are kept, and the rest counted. 0 leaves the summary out.',
+        {
+          description_zh:
+            '每次提示词里家居概览最多多少个字符（各实体及其区域和状态，让模型不必先列出实体就能回答和操作）。超出时优先保留可开关的设备、用户提到的地方的设备和最近的变化，其余只计数。0 表示不放概览。',
+        },
       ),
     }),
     preauthorized_tools: Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), {
@@ -471,6 +559,10 @@ const AgentSchema = Type.Object(
       maxItems: 256,
       ...agentMeta(
         "Dangerous tools (shell commands, file writes, plugin installs, critical outputs) that run without asking the owner first, in a turn the owner's own input started and nothing else entered (no recalled memory, no tool output); `*` matches any run of characters. Empty: every dangerous call waits for the owner's approval.",
+        {
+          description_zh:
+            '无需先问主人就能运行的危险工具（shell 命令、写文件、安装插件、关键输出），前提是本轮由主人自己的输入发起且没有掺入别的内容（没有召回的记忆，没有工具输出）；`*` 匹配任意字符串。留空：每个危险调用都要等主人批准。',
+        },
       ),
     }),
     household_act_tools: Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), {
@@ -478,6 +570,10 @@ const AgentSchema = Type.Object(
       maxItems: 256,
       ...agentMeta(
         'Tools that change something (tier act) which a request from the household may run: a voice in the room, a button, a known chat contact, an automation, a timer (docs/security.md). `*` matches any run of characters; the owner may always.',
+        {
+          description_zh:
+            '来自家庭成员的请求可以运行哪些会改动东西的工具（act 级）：房间里的人声、按钮、认识的聊天联系人、自动化、定时器（见 docs/security.md）。`*` 匹配任意字符串；主人总是可以。',
+        },
       ),
     }),
     untrusted_act_tools: Type.Array(Type.String({ pattern: '^[a-zA-Z0-9_*-]{1,64}$' }), {
@@ -485,20 +581,30 @@ const AgentSchema = Type.Object(
       maxItems: 256,
       ...agentMeta(
         'Tools that change something (tier act) which an untrusted request may run: MQTT payloads, group chats, external plugins (docs/security.md). The default lets them switch non-critical entities only (entity_call refuses locks, covers and valves).',
+        {
+          description_zh:
+            '不可信的请求可以运行哪些会改动东西的工具（act 级）：MQTT 消息、群聊、外部插件（见 docs/security.md）。默认只允许切换非关键实体（entity_call 拒绝门锁、窗帘和阀门）。',
+        },
       ),
     }),
     confirmation_ttl_ms: Type.Integer({
       default: 600000,
       minimum: 10000,
       maximum: 86400000,
-      ...agentMeta('How long a dangerous call waits for the owner to confirm it before it is forgotten.'),
+      ...agentMeta('How long a dangerous call waits for the owner to confirm it before it is forgotten.', {
+        description_zh: '危险调用等待主人确认多久，超时就作废。',
+      }),
     }),
     onnx_model_path: Type.String({
       default: '',
       maxLength: 4096,
       ...agentMeta(
         'Chinese dependency-parser ONNX model used to read facts from what people say: a name installed with `homeagentctl models install` (relative paths are resolved against <data_dir>/models) or an absolute directory holding model.onnx and parser.json. Empty: the built-in rule parser.',
-        { requires_restart: true },
+        {
+          description_zh:
+            '中文依存句法 ONNX 模型，用来从人们说的话里读出事实：用 `homeagentctl models install` 安装的模型名（相对路径按 <data_dir>/models 解析），或包含 model.onnx 和 parser.json 的绝对路径目录。留空：使用内置的规则解析器。',
+          requires_restart: true,
+        },
       ),
     }),
   },
@@ -508,12 +614,15 @@ const AgentSchema = Type.Object(
 const memoryMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
   settingMeta({ description, requires_restart: false, category: 'memory', ...extra });
 const HOUR_MS = 3600000;
-const intervalMs = (loop: string, defaultMs: number, description: string) =>
+const intervalMs = (loop: string, defaultMs: number, description: string, descriptionZh: string) =>
   Type.Integer({
     default: defaultMs,
     minimum: 10000,
     maximum: 7 * 24 * HOUR_MS,
-    ...memoryMeta(`Milliseconds between two passes of the ${loop} maintenance loop: ${description}`, { requires_restart: true }),
+    ...memoryMeta(`Milliseconds between two passes of the ${loop} maintenance loop: ${description}`, {
+      description_zh: `${loop} 维护循环两次运行之间的毫秒数：${descriptionZh}`,
+      requires_restart: true,
+    }),
   });
 
 const MemorySchema = Type.Object(
@@ -523,7 +632,11 @@ const MemorySchema = Type.Object(
       pattern: '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,127}$',
       ...memoryMeta(
         "Embedder for memory vectors: 'hash' (built in, no download) or the name of a model installed with `homeagentctl models install`. Vectors of another embedder are re-embedded in the background.",
-        { requires_restart: true },
+        {
+          description_zh:
+            "记忆向量用的嵌入器：'hash'（内置，无需下载）或用 `homeagentctl models install` 安装的模型名。其他嵌入器生成的向量会在后台重新嵌入。",
+          requires_restart: true,
+        },
       ),
     }),
     no_memory_channels: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
@@ -531,17 +644,24 @@ const MemorySchema = Type.Object(
       maxItems: 256,
       ...memoryMeta(
         'Input channels whose conversations are never archived into documents or read for facts. gpio: button and contact edges are kept in the entity history instead.',
+        { description_zh: '这些输入通道的对话永远不归档到文档，也不从中读取事实。gpio：按钮和触点的变化改为记在实体历史里。' },
       ),
     }),
-    distill_interval_ms: intervalMs('distill', 30 * 60000, 'cold documents become facts in the graph.'),
-    archive_interval_ms: intervalMs('archive', 60 * 60000, 'force-prune an oversized window, re-embed stale vectors, reindex.'),
-    merge_interval_ms: intervalMs('merge', 120 * 60000, 'similar entities are proposed for merging.'),
-    review_interval_ms: intervalMs('review', 120 * 60000, 'low-confidence relations are reviewed.'),
+    distill_interval_ms: intervalMs('distill', 30 * 60000, 'cold documents become facts in the graph.', '把冷文档提炼成图谱里的事实。'),
+    archive_interval_ms: intervalMs(
+      'archive',
+      60 * 60000,
+      'force-prune an oversized window, re-embed stale vectors, reindex.',
+      '强制修剪过大的窗口、重新嵌入过期向量、重建索引。',
+    ),
+    merge_interval_ms: intervalMs('merge', 120 * 60000, 'similar entities are proposed for merging.', '提议合并相似的实体。'),
+    review_interval_ms: intervalMs('review', 120 * 60000, 'low-confidence relations are reviewed.', '复查置信度低的关系。'),
     merge_similarity: Type.Number({
       default: 0.75,
       minimum: 0.5,
       maximum: 1,
       ...memoryMeta('Entities at least this similar (name bigram Jaccard or embedding cosine) are proposed for merging.', {
+        description_zh: '相似度不低于这个值的实体（名字 bigram Jaccard 或嵌入余弦）会被提议合并。',
         requires_restart: true,
       }),
     }),
@@ -549,18 +669,25 @@ const MemorySchema = Type.Object(
       default: 5,
       minimum: 1,
       maximum: 100,
-      ...memoryMeta('Similar entity pairs proposed to the agent per merge pass.', { requires_restart: true }),
+      ...memoryMeta('Similar entity pairs proposed to the agent per merge pass.', {
+        description_zh: '每次 merge 运行向智能体提议多少对相似实体。',
+        requires_restart: true,
+      }),
     }),
     review_below: Type.Number({
       default: 0.6,
       minimum: 0,
       maximum: 1,
-      ...memoryMeta('Relations with a lower confidence are sent for review.', { requires_restart: true }),
+      ...memoryMeta('Relations with a lower confidence are sent for review.', {
+        description_zh: '置信度低于这个值的关系会送去复查。',
+        requires_restart: true,
+      }),
     }),
     consolidation_channel: Type.Boolean({
       default: true,
       ...memoryMeta(
         'Send merge proposals and doubtful facts to the agent as tasks on the internal self channel (needs an LLM); otherwise they are only logged.',
+        { description_zh: '把合并提议和存疑的事实作为任务发给内部 self 通道上的智能体（需要 LLM）；否则只记日志。' },
       ),
     }),
     conversation_log_days: Type.Integer({
@@ -568,6 +695,7 @@ const MemorySchema = Type.Object(
       minimum: 0,
       maximum: 3650,
       ...memoryMeta('Days the raw conversation log (JSONL under <data_dir>/memory/raw) is kept; 0 turns the log off.', {
+        description_zh: '原始对话日志（<data_dir>/memory/raw 下的 JSONL）保留几天；0 表示不记录。',
         requires_restart: true,
       }),
     }),
@@ -576,6 +704,7 @@ const MemorySchema = Type.Object(
       minimum: 1,
       maximum: 1024,
       ...memoryMeta('A raw conversation log file is rotated before it grows past this many MiB (and daily).', {
+        description_zh: '原始对话日志文件超过这么多 MiB 前就轮转（每天也会轮转）。',
         requires_restart: true,
       }),
     }),
@@ -591,6 +720,7 @@ const KnowledgeSchema = Type.Object(
     watch: Type.Boolean({
       default: true,
       ...knowledgeMeta('Pick up edits made directly in <data_dir>/knowledge as they happen (otherwise on `homeagentctl kb reindex`).', {
+        description_zh: '直接在 <data_dir>/knowledge 里做的修改立即生效（否则要运行 `homeagentctl kb reindex`）。',
         requires_restart: true,
       }),
     }),
@@ -598,20 +728,26 @@ const KnowledgeSchema = Type.Object(
       default: 5,
       minimum: 1,
       maximum: 100,
-      ...knowledgeMeta('Results knowledge_search returns when the call does not say.'),
+      ...knowledgeMeta('Results knowledge_search returns when the call does not say.', {
+        description_zh: '调用没有指定时，knowledge_search 返回几条结果。',
+      }),
     }),
     max_entry_kb: Type.Integer({
       // Half the CLI socket's frame: `homeagentctl kb add` sends the content JSON-escaped.
       default: 512,
       minimum: 1,
       maximum: 65536,
-      ...knowledgeMeta('Largest content.md accepted (KiB); larger files are skipped by import and reindex with a reason.'),
+      ...knowledgeMeta('Largest content.md accepted (KiB); larger files are skipped by import and reindex with a reason.', {
+        description_zh: '接受的 content.md 最大多少 KiB；更大的文件在导入和重建索引时跳过，并说明原因。',
+      }),
     }),
     max_media_mb: Type.Integer({
       default: 20,
       minimum: 1,
       maximum: 1024,
-      ...knowledgeMeta('Largest image or audio file that can be attached to an entry (MiB).'),
+      ...knowledgeMeta('Largest image or audio file that can be attached to an entry (MiB).', {
+        description_zh: '可附加到条目的图片或音频文件最大多少 MiB。',
+      }),
     }),
     media_keep_days: Type.Integer({
       default: 30,
@@ -619,6 +755,7 @@ const KnowledgeSchema = Type.Object(
       maximum: 36500,
       ...knowledgeMeta(
         'Pictures and sounds in <data>/media that no knowledge entry refers to (camera snapshots, pictures plugins stored) are removed this many days after they were stored.',
+        { description_zh: '<data>/media 里没有任何知识条目引用的图片和声音（摄像头快照、插件保存的图片），保存几天后删除。' },
       ),
     }),
     media_max_total_mb: Type.Integer({
@@ -627,13 +764,16 @@ const KnowledgeSchema = Type.Object(
       maximum: 1048576,
       ...knowledgeMeta(
         'When <data>/media holds more than this, the oldest files no entry refers to are removed sooner (files entries refer to are never removed).',
+        { description_zh: '<data>/media 超过这个大小时，提前删除最旧的无人引用的文件（被条目引用的文件永远不删）。' },
       ),
     }),
     import_max_files: Type.Integer({
       default: 10000,
       minimum: 1,
       maximum: 1000000,
-      ...knowledgeMeta('Files one knowledge_import_dir or `homeagentctl kb import` reads at most.'),
+      ...knowledgeMeta('Files one knowledge_import_dir or `homeagentctl kb import` reads at most.', {
+        description_zh: '一次 knowledge_import_dir 或 `homeagentctl kb import` 最多读取多少个文件。',
+      }),
     }),
   },
   { additionalProperties: false },
@@ -683,42 +823,54 @@ const HomeSchema = Type.Object(
       maxItems: 64,
       ...homeMeta(
         'The household, each {name, aliases, senders}: memory names who said what by these (the CLI and web owner, QQ ids, voices by room). Anyone else is "someone", and their facts count for less.',
+        {
+          description_zh:
+            '家庭成员，每人为 {name, aliases, senders}：记忆靠这些信息知道谁说了什么（CLI 和网页的主人、QQ 号、各房间的语音）。其他人一律算"某人"，他们说的事实分量更低。',
+        },
       ),
     }),
     areas: Type.Array(AreaSchema, {
       default: [],
       maxItems: 256,
-      ...homeMeta('Rooms and zones, each {id, name, aliases}. An entity naming an area not listed here creates it with its id as name.'),
+      ...homeMeta('Rooms and zones, each {id, name, aliases}. An entity naming an area not listed here creates it with its id as name.', {
+        description_zh: '房间和区域，每个为 {id, name, aliases}。实体指明的区域如果不在这里，会自动创建，名字就用它的 id。',
+      }),
     }),
     history_raw_days: Type.Integer({
       default: 7,
       minimum: 1,
       maximum: 365,
-      ...homeMeta('Every reported state change is kept this many days; older ones are folded into one row per entity and period.'),
+      ...homeMeta('Every reported state change is kept this many days; older ones are folded into one row per entity and period.', {
+        description_zh: '每一次上报的状态变化保留几天；更早的按实体和时段合并成一行。',
+      }),
     }),
     history_days: Type.Integer({
       default: 365,
       minimum: 1,
       maximum: 3650,
-      ...homeMeta('Downsampled history (min, mean, max per period for numbers, the last state otherwise) is kept this many days.'),
+      ...homeMeta('Downsampled history (min, mean, max per period for numbers, the last state otherwise) is kept this many days.', {
+        description_zh: '降采样后的历史（数值取每个时段的最小、平均、最大值，其他取最后状态）保留几天。',
+      }),
     }),
     history_period_minutes: Type.Integer({
       default: 60,
       minimum: 1,
       maximum: 1440,
-      ...homeMeta('Length of one downsampled history period.'),
+      ...homeMeta('Length of one downsampled history period.', { description_zh: '降采样历史中一个时段的长度（分钟）。' }),
     }),
     history_max_rows: Type.Integer({
       default: 1000000,
       minimum: 1000,
       maximum: 100000000,
-      ...homeMeta('Raw history rows kept at most over all entities; the oldest are folded first when there are more.'),
+      ...homeMeta('Raw history rows kept at most over all entities; the oldest are folded first when there are more.', {
+        description_zh: '所有实体的原始历史最多保留几行；超出时先合并最旧的。',
+      }),
     }),
     maintenance_interval_ms: Type.Integer({
       default: 3600000,
       minimum: 60000,
       maximum: 86400000,
-      ...homeMeta('How often history retention and downsampling run.'),
+      ...homeMeta('How often history retention and downsampling run.', { description_zh: '历史保留和降采样多久运行一次。' }),
     }),
   },
   { additionalProperties: false, default: {} },
@@ -897,31 +1049,43 @@ const AutomationsSchema = Type.Object(
       maxItems: 500,
       ...automationsMeta(
         'Automations, each {id, name, enabled, mode, triggers, conditions, actions}; they run on the device without the LLM. See docs/automations.md.',
+        {
+          description_zh:
+            '自动化，每条为 {id, name, enabled, mode, triggers, conditions, actions}；它们在设备本地运行，不需要 LLM。见 docs/automations.md。',
+        },
       ),
     }),
     max_runs_per_minute: Type.Integer({
       default: 60,
       minimum: 1,
       maximum: 6000,
-      ...automationsMeta('Runs one automation may start per minute; more triggers are skipped and logged.'),
+      ...automationsMeta('Runs one automation may start per minute; more triggers are skipped and logged.', {
+        description_zh: '一条自动化每分钟最多启动几次；多出的触发被跳过并记入日志。',
+      }),
     }),
     self_trigger_per_minute: Type.Integer({
       default: 3,
       minimum: 0,
       maximum: 600,
-      ...automationsMeta('Runs per minute an automation may start because of changes its own actions made (loops stop here).'),
+      ...automationsMeta('Runs per minute an automation may start because of changes its own actions made (loops stop here).', {
+        description_zh: '自动化因自身动作造成的变化而再次启动，每分钟最多几次（循环到此为止）。',
+      }),
     }),
     max_queued_runs: Type.Integer({
       default: 10,
       minimum: 1,
       maximum: 1000,
-      ...automationsMeta('Runs waiting (queued mode) or running at once (parallel mode) per automation.'),
+      ...automationsMeta('Runs waiting (queued mode) or running at once (parallel mode) per automation.', {
+        description_zh: '每条自动化最多有几次运行在排队（queued 模式）或同时运行（parallel 模式）。',
+      }),
     }),
     run_history: Type.Integer({
       default: 1000,
       minimum: 10,
       maximum: 1000000,
-      ...automationsMeta('Automation runs kept in the run log (oldest dropped first).'),
+      ...automationsMeta('Automation runs kept in the run log (oldest dropped first).', {
+        description_zh: '运行日志中保留多少次自动化运行（最旧的先删）。',
+      }),
     }),
   },
   { additionalProperties: false, default: {} },
@@ -935,7 +1099,9 @@ const IntentSchema = Type.Object(
   {
     enabled: Type.Boolean({
       default: true,
-      ...intentMeta('Match every text and voice input against the local intent sentences first; off sends everything to the LLM.'),
+      ...intentMeta('Match every text and voice input against the local intent sentences first; off sends everything to the LLM.', {
+        description_zh: '先把每条文字和语音输入与本地意图句式匹配；关闭后全部交给 LLM。',
+      }),
     }),
     min_confidence: Type.Number({
       default: 0.85,
@@ -943,13 +1109,19 @@ const IntentSchema = Type.Object(
       maximum: 1,
       ...intentMeta(
         'A match at least this sure is carried out at once without the LLM (exact names are 1; a near name scores its similarity). A less sure one goes to the LLM with the guess attached.',
+        {
+          description_zh:
+            '把握不低于这个值的匹配直接执行，不经过 LLM（名字完全一致为 1；相近的名字按相似度计分）。把握更低的连同猜测一起交给 LLM。',
+        },
       ),
     }),
     near_min_similarity: Type.Number({
       default: 0.6,
       minimum: 0,
       maximum: 1,
-      ...intentMeta('Names said less like a registered name or alias than this are not taken for it at all.'),
+      ...intentMeta('Names said less like a registered name or alias than this are not taken for it at all.', {
+        description_zh: '说出的名字与已登记名字或别名的相似度低于这个值，就完全不把它当成那个名字。',
+      }),
     }),
     followup_quiet_s: Type.Integer({
       default: 120,
@@ -957,19 +1129,26 @@ const IntentSchema = Type.Object(
       maximum: 3600,
       ...intentMeta(
         'A follow-up ("turn it off", "lock it too", "还有卧室的") refers to the last device of the conversation for this many seconds after the last command; after that it is forgotten. 0: no follow-ups.',
+        {
+          description_zh:
+            '上一条命令之后这么多秒内，追问（"turn it off"、"lock it too"、"还有卧室的"）指的是对话里最后一个设备；之后就忘掉。0：不支持追问。',
+        },
       ),
     }),
     recompile_delay_ms: Type.Integer({
       default: 1000,
       minimum: 0,
       maximum: 60000,
-      ...intentMeta('Quiet time after devices are added or removed before the sentences are compiled again for the new names.'),
+      ...intentMeta('Quiet time after devices are added or removed before the sentences are compiled again for the new names.', {
+        description_zh: '增删设备后安静多久，再按新名字重新编译句式。',
+      }),
     }),
     weather_entity: Type.String({
       default: '',
       maxLength: 128,
       ...intentMeta(
         'Entity id that answers "what is the weather": a weather entity or a temperature sensor (an MQTT one too). Empty: the first weather entity.',
+        { description_zh: '回答"天气怎么样"的实体 id：天气实体或温度传感器（MQTT 的也可以）。留空：第一个天气实体。' },
       ),
     }),
     source_areas: Type.Array(
@@ -985,36 +1164,55 @@ const IntentSchema = Type.Object(
         maxItems: 64,
         ...intentMeta(
           'Where each input device is: "turn on the light" said to a device listed here means the lights of its area. A voice satellite that sends meta.area with its input needs no entry.',
+          {
+            description_zh:
+              '每个输入设备在哪里：对这里列出的设备说"开灯"，指的是它所在区域的灯。随输入发送 meta.area 的语音卫星不需要登记。',
+          },
         ),
       },
     ),
     broadcast_channels: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
       default: [],
       maxItems: 32,
-      ...intentMeta('Output channels an announcement ("broadcast dinner is ready") is said on. Empty: every channel that can play audio.'),
+      ...intentMeta('Output channels an announcement ("broadcast dinner is ready") is said on. Empty: every channel that can play audio.', {
+        description_zh: '广播（"广播一下开饭了"）在哪些输出通道上播放。留空：所有能播放音频的通道。',
+      }),
     }),
   },
   { additionalProperties: false, default: {} },
 );
 
-const listsMeta = (description: string) => settingMeta({ description, requires_restart: false, category: 'lists' });
+const listsMeta = (description: string, extra: Partial<SettingMeta> = {}) =>
+  settingMeta({ description, requires_restart: false, category: 'lists', ...extra });
 
 /** Shopping and to-do lists kept on the device (src/lists). */
 const ListsSchema = Type.Object(
   {
-    max_lists: Type.Integer({ default: 50, minimum: 1, maximum: 1000, ...listsMeta('Lists that may exist at once.') }),
+    max_lists: Type.Integer({
+      default: 50,
+      minimum: 1,
+      maximum: 1000,
+      ...listsMeta('Lists that may exist at once.', { description_zh: '最多可以同时有几个清单。' }),
+    }),
     max_items_per_list: Type.Integer({
       default: 500,
       minimum: 1,
       maximum: 100000,
-      ...listsMeta('Items (open and done) one list may hold.'),
+      ...listsMeta('Items (open and done) one list may hold.', { description_zh: '一个清单最多几项（含未完成和已完成）。' }),
     }),
-    max_item_chars: Type.Integer({ default: 200, minimum: 1, maximum: 2000, ...listsMeta('Longest item text, in characters.') }),
+    max_item_chars: Type.Integer({
+      default: 200,
+      minimum: 1,
+      maximum: 2000,
+      ...listsMeta('Longest item text, in characters.', { description_zh: '一项的文字最长多少个字符。' }),
+    }),
     keep_done_days: Type.Integer({
       default: 30,
       minimum: 0,
       maximum: 3650,
-      ...listsMeta('Days a checked-off item is kept before it is deleted (0: at the next clean-up).'),
+      ...listsMeta('Days a checked-off item is kept before it is deleted (0: at the next clean-up).', {
+        description_zh: '已勾掉的项保留几天后删除（0：下次清理时删除）。',
+      }),
     }),
   },
   { additionalProperties: false, default: {} },
@@ -1030,7 +1228,11 @@ const TrackerSchema = Type.Object(
       default: 'auto',
       ...trackerMeta(
         'overlay: <data>/plugins is an overlay mounted by systemd (homeagent-tracker-*.service do commit and rollback); userspace: a copy of the last good tree under state_dir; auto: overlay when <data>/plugins is an overlay mount, else userspace; off: changes are not tracked and never rolled back.',
-        { requires_restart: true },
+        {
+          description_zh:
+            'overlay：<data>/plugins 是 systemd 挂载的 overlay（提交和回滚由 homeagent-tracker-*.service 完成）；userspace：在 state_dir 下保存上一次正常的目录副本；auto：<data>/plugins 是 overlay 挂载时用 overlay，否则用 userspace；off：不跟踪改动，也永不回滚。',
+          requires_restart: true,
+        },
       ),
     }),
     state_dir: Type.String({
@@ -1039,6 +1241,8 @@ const TrackerSchema = Type.Object(
       ...trackerMeta(
         'Where the last good state, the trial marker and kept file contents live. Empty means <data_dir>/tracker. Never inside <data_dir>/plugins.',
         {
+          description_zh:
+            '上一次正常状态、试运行标记和保留的文件内容放在哪里。留空表示 <data_dir>/tracker。绝不能在 <data_dir>/plugins 里面。',
           requires_restart: true,
           file_only: true,
         },
@@ -1049,6 +1253,7 @@ const TrackerSchema = Type.Object(
       maxItems: 256,
       ...trackerMeta(
         'Tools whose calls are recorded as change sets when they touch <data>/plugins (a call that touches nothing there records nothing). plugins install and uninstall are always tracked.',
+        { description_zh: '哪些工具的调用在触及 <data>/plugins 时记录为改动集（没碰那里就不记录）。插件的安装和卸载总会被跟踪。' },
       ),
     }),
     trial_health_intervals: Type.Integer({
@@ -1057,19 +1262,22 @@ const TrackerSchema = Type.Object(
       maximum: 100,
       ...trackerMeta(
         'A change on trial is committed after this many healthy supervisor checks (core.supervisor.heartbeat_interval_ms each).',
+        { description_zh: '试运行中的改动经过这么多次健康的监督器检查（每次间隔 core.supervisor.heartbeat_interval_ms）后提交。' },
       ),
     }),
     keep_change_sets: Type.Integer({
       default: 200,
       minimum: 1,
       maximum: 100000,
-      ...trackerMeta('Decided change sets kept for `homeagentctl changes`; older ones and their kept file contents are removed.'),
+      ...trackerMeta('Decided change sets kept for `homeagentctl changes`; older ones and their kept file contents are removed.', {
+        description_zh: '保留多少个已决定的改动集供 `homeagentctl changes` 查看；更早的连同保留的文件内容一起删除。',
+      }),
     }),
     keep_days: Type.Integer({
       default: 90,
       minimum: 1,
       maximum: 3650,
-      ...trackerMeta('Decided change sets older than this are removed.'),
+      ...trackerMeta('Decided change sets older than this are removed.', { description_zh: '已决定的改动集超过这么多天就删除。' }),
     }),
     max_kept_file_bytes: Type.Integer({
       default: 5242880,
@@ -1077,6 +1285,7 @@ const TrackerSchema = Type.Object(
       maximum: 1073741824,
       ...trackerMeta(
         'Before and after contents of changed files are kept (for diff and for rolling back a committed change) up to this size per file.',
+        { description_zh: '改动文件的前后内容（用于 diff 和回滚已提交的改动）每个文件最多保留这么多字节。' },
       ),
     }),
     apply_timeout_ms: Type.Integer({
@@ -1085,6 +1294,7 @@ const TrackerSchema = Type.Object(
       maximum: 3600000,
       ...trackerMeta(
         'Overlay back end: how long to wait for the privileged homeagent-tracker-apply service to finish a commit or rollback.',
+        { description_zh: 'overlay 后端：等待有特权的 homeagent-tracker-apply 服务完成一次提交或回滚最多多久。' },
       ),
     }),
   },
@@ -1102,6 +1312,7 @@ const PluginsSchema = Type.Object(
       maximum: 3600000,
       ...pluginsMeta(
         'A call into an out-of-process or Lua plugin (tool, hook, channel send) that takes longer fails with HA_ERR_PLUGIN_TIMEOUT.',
+        { description_zh: '调用进程外插件或 Lua 插件（工具、钩子、通道发送）超过这个时间就失败，报 HA_ERR_PLUGIN_TIMEOUT。' },
       ),
     }),
     health_timeout_ms: Type.Integer({
@@ -1110,61 +1321,75 @@ const PluginsSchema = Type.Object(
       maximum: 60000,
       ...pluginsMeta(
         'A plugin that does not answer its health ping within this time is unhealthy (a busy or blocked plugin); at most call_timeout_ms for out-of-process plugins.',
+        { description_zh: '插件在这个时间内没有回应健康 ping 就算不健康（忙碌或卡住）；对进程外插件最多为 call_timeout_ms。' },
       ),
     }),
     process_heap_mb: Type.Integer({
       default: 96,
       minimum: 16,
       maximum: 4096,
-      ...pluginsMeta('JavaScript heap limit of each out-of-process plugin (--max-old-space-size); reaching it crashes only that plugin.'),
+      ...pluginsMeta('JavaScript heap limit of each out-of-process plugin (--max-old-space-size); reaching it crashes only that plugin.', {
+        description_zh: '每个进程外插件的 JavaScript 堆上限（--max-old-space-size）；达到上限只会让那个插件崩溃。',
+      }),
     }),
     process_permissions: Type.Boolean({
       default: true,
       ...pluginsMeta(
         "Run out-of-process plugins under Node's permission model (file-system reads and writes only where their manifest allows, no child processes, no workers, no native addons).",
+        { description_zh: '用 Node 的权限模型运行进程外插件（只能在 manifest 允许的地方读写文件，不能启动子进程、worker 或原生扩展）。' },
       ),
     }),
     restart_backoff_ms: Type.Integer({
       default: 1000,
       minimum: 10,
       maximum: 600000,
-      ...pluginsMeta('Wait before restarting a crashed plugin process; it doubles with each crash (1 s, 2 s, 4 s, ...).'),
+      ...pluginsMeta('Wait before restarting a crashed plugin process; it doubles with each crash (1 s, 2 s, 4 s, ...).', {
+        description_zh: '崩溃的插件进程重启前等多久；每崩溃一次翻倍（1 s、2 s、4 s……）。',
+      }),
     }),
     restart_max_crashes: Type.Integer({
       default: 4,
       minimum: 1,
       maximum: 100,
-      ...pluginsMeta('This many crashes within restart_window_ms mark a plugin failed instead of restarting it again.'),
+      ...pluginsMeta('This many crashes within restart_window_ms mark a plugin failed instead of restarting it again.', {
+        description_zh: '在 restart_window_ms 内崩溃这么多次，插件就标记为失败，不再重启。',
+      }),
     }),
     restart_window_ms: Type.Integer({
       default: 300000,
       minimum: 1000,
       maximum: 86400000,
-      ...pluginsMeta('The window in which crashes are counted.'),
+      ...pluginsMeta('The window in which crashes are counted.', { description_zh: '统计崩溃次数的时间窗口。' }),
     }),
     reload_drain_ms: Type.Integer({
       default: 10000,
       minimum: 0,
       maximum: 600000,
-      ...pluginsMeta('On a hot reload, calls already running in the old instance get this long to finish before it is stopped.'),
+      ...pluginsMeta('On a hot reload, calls already running in the old instance get this long to finish before it is stopped.', {
+        description_zh: '热重载时，旧实例里正在进行的调用有这么长时间收尾，然后停止旧实例。',
+      }),
     }),
     lua_time_limit_ms: Type.Integer({
       default: 2000,
       minimum: 10,
       maximum: 600000,
-      ...pluginsMeta('CPU time one call into a Lua plugin may use before it is stopped.'),
+      ...pluginsMeta('CPU time one call into a Lua plugin may use before it is stopped.', {
+        description_zh: '一次 Lua 插件调用最多使用多少 CPU 时间，超过即停止。',
+      }),
     }),
     lua_memory_mb: Type.Integer({
       default: 32,
       minimum: 4,
       maximum: 512,
-      ...pluginsMeta('Lua heap limit of each Lua plugin.'),
+      ...pluginsMeta('Lua heap limit of each Lua plugin.', { description_zh: '每个 Lua 插件的 Lua 堆上限。' }),
     }),
     install_max_bytes: Type.Integer({
       default: 52428800,
       minimum: 1024,
       maximum: 1073741824,
-      ...pluginsMeta('Largest plugin archive (.tgz or .zip) accepted, and the most its files may unpack to.'),
+      ...pluginsMeta('Largest plugin archive (.tgz or .zip) accepted, and the most its files may unpack to.', {
+        description_zh: '接受的插件压缩包（.tgz 或 .zip）最大多少字节，解压后的文件总量也不能超过它。',
+      }),
     }),
   },
   { additionalProperties: false, default: {} },
@@ -1178,6 +1403,7 @@ const CoreSchema = Type.Object(
       maxLength: 64,
       ...settingMeta({
         description: 'Friendly name of this HomeAgent, shown in status and announced to other systems.',
+        description_zh: '这台 HomeAgent 的名字，显示在状态里，也会告诉其他系统。',
         requires_restart: false,
         category: 'general',
       }),
@@ -1189,6 +1415,7 @@ const CoreSchema = Type.Object(
       ...settingMeta({
         description:
           'Directory for databases and other state. Relative paths are resolved against the working directory. Under systemd this is $STATE_DIRECTORY.',
+        description_zh: '数据库和其他状态文件所在的目录。相对路径按工作目录解析。在 systemd 下为 $STATE_DIRECTORY。',
         requires_restart: true,
         category: 'general',
         file_only: true,
@@ -1200,6 +1427,7 @@ const CoreSchema = Type.Object(
       ...settingMeta({
         description:
           'Directory for sockets and other runtime files. Empty means $RUNTIME_DIRECTORY under systemd, otherwise <data_dir>/run.',
+        description_zh: 'socket 等运行时文件所在的目录。留空：systemd 下为 $RUNTIME_DIRECTORY，否则为 <data_dir>/run。',
         requires_restart: true,
         category: 'general',
         file_only: true,

@@ -9,6 +9,12 @@ import { type TSchema, Type } from '@sinclair/typebox';
 /** Extra keywords carried by every setting leaf (they survive into schema.json). */
 export interface SettingMeta {
   description: string;
+  /**
+   * The description in Chinese, shown where the page or the CLI speaks Chinese (English is the
+   * fallback). Optional in the type so that external plugins may leave it out; every built-in
+   * setting has one (test/unit/config/descriptions-zh.test.ts).
+   */
+  description_zh?: string;
   /** A change takes effect only after the daemon restarts. */
   requires_restart: boolean;
   /** Groups settings on the settings page and in `homeagentctl config list`. */
@@ -35,7 +41,12 @@ export const pluginMeta = (name: string, description: string, extra: Partial<Set
 export const pluginEnabled = (name: string) =>
   Type.Boolean({
     default: true,
-    ...settingMeta({ description: `Load the ${name} plugin at start.`, requires_restart: true, category: `plugin.${name}` }),
+    ...settingMeta({
+      description: `Load the ${name} plugin at start.`,
+      description_zh: `启动时加载 ${name} 插件。`,
+      requires_restart: true,
+      category: `plugin.${name}`,
+    }),
   });
 
 /**

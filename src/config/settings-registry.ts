@@ -337,6 +337,7 @@ export class SettingsRegistry implements Service {
       file_only: def.file_only,
       env: def.env,
     };
+    if (def.description_zh !== undefined) view.description_zh = def.description_zh;
     if (def.minimum !== undefined) view.minimum = def.minimum;
     if (def.maximum !== undefined) view.maximum = def.maximum;
     if (def.enum !== undefined) view.enum = def.enum;

@@ -58,6 +58,8 @@ export const ConfigKeySchema = Type.Object(
     type: Type.Union(SETTING_TYPES.map((t) => Type.Literal(t))),
     default: Type.Unknown(),
     description: Type.String({ minLength: 1, maxLength: 500 }),
+    /** The description in Chinese, for the settings page in Chinese; English is shown without it. */
+    description_zh: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
     minimum: Type.Optional(Type.Number()),
     maximum: Type.Optional(Type.Number()),
     enum: Type.Optional(Type.Array(Type.String(), { minItems: 1, maxItems: 100 })),

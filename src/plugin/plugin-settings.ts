@@ -82,6 +82,7 @@ function leafSchema(spec: ConfigKey, plugin: string): TSchema {
   const meta = {
     default: spec.default,
     description: spec.description,
+    ...(spec.description_zh === undefined ? {} : { description_zh: spec.description_zh }),
     requires_restart: spec.requires_restart ?? false,
     category: `plugin.${plugin}`,
     ...(spec.secret ? { secret: true } : {}),
