@@ -67,7 +67,7 @@ const EDGES: readonly GpioEdge[] = ['none', 'rising', 'falling', 'both'];
 const BIASES: Readonly<Record<string, GpioBias>> = { as_is: 'as-is', pull_up: 'pull-up', pull_down: 'pull-down', disable: 'disabled' };
 
 /** Input-only fields and their defaults: a different value on an output is a mistake worth naming. */
-const INPUT_ONLY_DEFAULTS = { debounce_ms: 20, bias: 'as_is', input_edges: 'rising', level: 1, input_text: '' } as const;
+const INPUT_ONLY_DEFAULTS = { debounce_ms: 20, bias: 'as_is', input_edges: 'none', level: 1, input_text: '' } as const;
 const OUTPUT_ONLY_DEFAULTS = { initial: null, safe: 0, pulse_ms: 0, max_on_time_s: 0 } as const;
 
 /** A configured pin, checked and worked out. */
@@ -93,7 +93,7 @@ export interface GpioPinPlan {
   readonly service_values: Readonly<Record<string, GpioValue>>;
   /** Move or unlock something: direct pin writes are refused for them (the agent must go through the confirmed entity call). */
   readonly critical: boolean;
-  /** Inputs: which edges become an input for the agent, at which level, with which text. */
+  /** Inputs: which edges become an input for the agent (none unless input_edges says so), at which level, with which text. */
   readonly input_rising: boolean;
   readonly input_falling: boolean;
   readonly level: Level;
@@ -277,7 +277,9 @@ function planInput(
   if (!isInt(debounce, 0, MAX_DEBOUNCE_MS)) throw fail('debounce_ms', `must be a whole number of ms from 0 to ${MAX_DEBOUNCE_MS}`);
   const bias = BIASES[p.bias ?? 'as_is'];
   if (bias === undefined) throw fail('bias', `must be as_is, pull_up, pull_down or disable, got ${JSON.stringify(p.bias)}`);
-  const inputEdges = p.input_edges ?? 'rising';
+  // No edge reaches the agent unless the owner says which: each one is a whole model turn (a
+  // button pressed ten times is ten requests); automations and the entity see every edge anyway.
+  const inputEdges = p.input_edges ?? INPUT_ONLY_DEFAULTS.input_edges;
   if (!EDGES.includes(inputEdges)) throw fail('input_edges', `must be none, rising, falling or both, got ${JSON.stringify(inputEdges)}`);
   const level = p.level ?? 1;
   if (!isInt(level, 0, 4)) throw fail('level', 'must be 0 (queued) to 4 (critical)');
@@ -288,6 +290,14 @@ function planInput(
   const wanted = (e: 'rising' | 'falling') => inputEdges === 'both' || inputEdges === e;
   for (const e of ['rising', 'falling'] as const) {
     if (wanted(e) && !watched(e)) warnings.push(`input_edges includes ${e}, but edge is ${edge}: those edges are not watched`);
+  }
+  if (inputEdges === 'none') {
+    const unused = (['level', 'input_text'] as const).filter((field) => p[field] !== undefined && p[field] !== INPUT_ONLY_DEFAULTS[field]);
+    if (unused.length > 0) {
+      warnings.push(
+        `${unused.join(' and ')} ${unused.length > 1 ? 'are' : 'is'} set, but input_edges is none (the default): no edge becomes an input for the agent; set input_edges: rising (or falling, both) for that`,
+      );
+    }
   }
   return {
     pulse_ms: 0,

@@ -21,7 +21,16 @@ import { ManualTimerClock } from '../helpers/manual-timer-clock.js';
 import { createTestPluginContext, type TestPluginContext } from '../helpers/plugin-context.js';
 import { captureLogs } from '../unit/fixtures/support.js';
 
-const BUTTON = { id: 'hall_button', bcm: 22, direction: 'in', domain: 'button', active_low: true, debounce_ms: 20 } as const;
+const BUTTON = {
+  id: 'hall_button',
+  bcm: 22,
+  direction: 'in',
+  domain: 'button',
+  active_low: true,
+  debounce_ms: 20,
+  // Presses are inputs for the agent only when asked for (the default is none); this test counts them.
+  input_edges: 'rising',
+} as const;
 const RELAY = { id: 'hall_relay', bcm: 17, direction: 'out', active_low: true, safe: 0 } as const;
 const PUMP = { id: 'pump', bcm: 23, direction: 'out', safe: 0, max_on_time_s: 60 } as const;
 

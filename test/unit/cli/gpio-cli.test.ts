@@ -133,7 +133,16 @@ async function serve(t: Test, options: { gpio?: boolean } = {}): Promise<Served>
         poll_interval_ms: 10,
         pins: [
           { id: 'garage', bcm: 23, direction: 'out', pulse_ms: 300 },
-          { id: 'doorbell', bcm: 27, direction: 'in', domain: 'button', active_low: true, bias: 'pull_up', level: 3 },
+          {
+            id: 'doorbell',
+            bcm: 27,
+            direction: 'in',
+            domain: 'button',
+            active_low: true,
+            bias: 'pull_up',
+            input_edges: 'rising',
+            level: 3,
+          },
         ],
       },
     });

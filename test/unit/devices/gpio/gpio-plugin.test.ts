@@ -33,7 +33,16 @@ const LIGHT = { id: 'kitchen_light', bcm: 17, direction: 'out', area: 'kitchen',
 const PUMP = { id: 'pump', bcm: 22, direction: 'out', max_on_time_s: 60, device_class: 'outlet' } as const;
 const GARAGE = { id: 'garage_door', bcm: 23, direction: 'out', pulse_ms: 500, name: 'Garage door' } as const;
 const LOCK = { id: 'front_door', bcm: 24, direction: 'out', domain: 'lock', safe: 'keep' } as const;
-const DOORBELL = { id: 'doorbell', bcm: 27, direction: 'in', domain: 'button', active_low: true, bias: 'pull_up', level: 3 } as const;
+const DOORBELL = {
+  id: 'doorbell',
+  bcm: 27,
+  direction: 'in',
+  domain: 'button',
+  active_low: true,
+  bias: 'pull_up',
+  input_edges: 'rising',
+  level: 3,
+} as const;
 const MOTION = {
   id: 'hall_motion',
   bcm: 5,
@@ -140,7 +149,7 @@ t.test('planGpioPins fills defaults and works out entities, services and input t
   t.same(planGpioPins([{ id: 'valve', bcm: 6, direction: 'out', domain: 'valve' }])[0]?.services, ['open', 'close']);
   t.same(planGpioPins(undefined), [], 'no pins configured');
   t.equal(fillInputText('{name} {name} {other}', 'Bell', 'rising', 'on'), 'Bell Bell {other}', 'unknown placeholders stay');
-  const [watchedFalling] = planGpioPins([{ id: 'b', bcm: 4, direction: 'in', edge: 'falling' }]);
+  const [watchedFalling] = planGpioPins([{ id: 'b', bcm: 4, direction: 'in', edge: 'falling', input_edges: 'rising' }]);
   t.match(watchedFalling, { input_rising: false, warnings: [/input_edges includes rising, but edge is falling/] });
 });
 
@@ -283,7 +292,7 @@ t.test('an edge updates the entity, then publishes gpio.edge, then hands the age
   r.clock.advance(20);
   t.equal(entity(r, 'button.doorbell').state, 'off');
   t.equal(edges.at(-1)?.edge, 'falling');
-  t.equal(r.tc.injected.length, 1, 'input_edges rising (the default): a release is no input');
+  t.equal(r.tc.injected.length, 1, 'input_edges rising: a release is no input');
 
   r.backend.control.drive(5, 1);
   r.clock.advance(20);
@@ -296,6 +305,26 @@ t.test('an edge updates the entity, then publishes gpio.edge, then hands the age
     ],
     'input_edges both at level 0: queued inputs with the filled-in text',
   );
+});
+
+t.test('by default an input pin is no input for the agent: its edges change the entity and trigger automations only', async (t) => {
+  const [plain, tuned] = planGpioPins([
+    { id: 'hall_button', bcm: 22, direction: 'in', domain: 'button' },
+    { id: 'bell', bcm: 23, direction: 'in', level: 3, input_text: '{name} rang' },
+  ]);
+  t.match(plain, { input_rising: false, input_falling: false, warnings: [] });
+  t.match(tuned, { input_rising: false, input_falling: false });
+  t.match(tuned?.warnings, [/level and input_text are set, but input_edges is none \(the default\).*set input_edges: rising/]);
+  const r = await startGpio(t, [{ id: 'hall_button', bcm: 22, direction: 'in', domain: 'button' }]);
+  const edges: string[] = [];
+  r.tc.events.on('test', 'gpio.edge', (e) => void edges.push(e.edge));
+  r.backend.control.drive(22, 1);
+  r.clock.advance(20);
+  r.backend.control.drive(22, 0);
+  r.clock.advance(20);
+  t.same(edges, ['rising', 'falling'], 'both edges published for automations');
+  t.equal(entity(r, 'button.hall_button').state, 'off');
+  t.equal(r.tc.injected.length, 0, 'no model turn for a press');
 });
 
 t.test('input_edges none publishes edges but hands the agent nothing', async (t) => {
