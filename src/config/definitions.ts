@@ -9,6 +9,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { SettingType } from '../api/settings.js';
 import { HomeAgentError } from '../shared/errors.js';
 import { ConfigSchema, isSettingLeaf } from './schema.js';
+import { describeFound as describeFoundValue, firstSchemaProblem } from './schema-problem.js';
 
 export type { SettingType };
 
@@ -159,10 +160,7 @@ export function describeExpected(def: SettingDefinition): string {
 
 /** A short, safe rendering of a value someone supplied, for error messages. */
 export function describeFound(value: unknown, secret = false): string {
-  if (secret) return 'a value (hidden: secret)';
-  if (value === undefined) return 'nothing';
-  const text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  return secret ? 'a value (hidden: secret)' : describeFoundValue(value);
 }
 
 /**
@@ -195,16 +193,16 @@ export function checkValue(def: SettingDefinition, value: unknown): string | und
   const expected = `expected ${describeExpected(def)}, found ${describeFound(value, def.secret)}`;
   // A list where a mapping belongs (or the other way round) is wrong as a whole, not in an item.
   if ((def.type === 'object' && Array.isArray(value)) || (def.type === 'array' && !Array.isArray(value))) return expected;
-  // Inside a list or mapping, name the item and field that is wrong rather than the whole value.
+  // Inside a list or mapping, name the item and field that is wrong rather than the whole value
+  // (schema-problem.ts: a union's allowed values or kinds rather than "expected union value").
   const first =
     (def.type === 'array' || def.type === 'object') && value !== null && typeof value === 'object'
-      ? Value.Errors(def.schema, value).First()
+      ? firstSchemaProblem(def.schema, value, def.secret)
       : undefined;
   if (first === undefined || first.path === '') return expected;
   // `[0].bcm` for a list item's field, `.store` for a mapping's key: appended to the setting's key.
   const where = first.path.replace(/\/(\d+)/g, '[$1]').replace(/\//g, '.');
-  const found = def.secret ? '' : `, found ${describeFound(first.value, false)}`;
-  return `${where}: ${first.message.toLowerCase()}${found}`;
+  return `${where}: ${first.text}`;
 }
 
 /** `0660`. */
