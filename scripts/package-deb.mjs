@@ -185,6 +185,8 @@ function systemFiles(staging) {
     '#!/bin/sh\n# The HomeAgent command line; it talks to the daemon through /run/homeagent/homeagent.sock.\nexec /usr/bin/node /opt/homeagent/dist/src/cli/homeagentctl.js "$@"\n',
   );
   chmodSync(ctl, 0o755);
+  // The daemon's own command line (restore, config-migrate, the evaluations), run as the service runs it.
+  install(join(REPO, 'image/deb/homeagent'), join(staging, 'usr/bin/homeagent'), 0o755);
 }
 
 function docFiles(staging, version, maintainer, date) {
@@ -289,7 +291,8 @@ function longDescription() {
     'audio and video groups; commands it runs for the agent run in the separate',
     'homeagent-cmd service as another user. Data stays in /var/lib/homeagent across',
     'upgrades and removal; purge deletes it. Configuration:',
-    '/etc/homeagent/config.yaml (optional). Command line: homeagentctl.',
+    '/etc/homeagent/config.yaml (optional). Command line: homeagentctl (talks to',
+    'the daemon) and homeagent (restore, config-migrate, evaluations).',
   ];
   return text.map((line) => (line === '' ? ' .' : ` ${line}`)).join('\n');
 }

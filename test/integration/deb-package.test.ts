@@ -8,7 +8,7 @@
  * on this machine.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -155,6 +155,7 @@ async function packageTests(): Promise<void> {
       'usr/lib/sysusers.d/homeagent.conf',
       'usr/lib/tmpfiles.d/homeagent.conf',
       'usr/bin/homeagentctl',
+      'usr/bin/homeagent',
       'usr/share/doc/homeagent/copyright',
       'usr/share/doc/homeagent/changelog.Debian.gz',
     ]) {
@@ -214,9 +215,9 @@ async function packageTests(): Promise<void> {
     t.notMatch(result.stderr, /error|malformed/i, 'lintian itself ran cleanly');
   });
 
-  t.test('maintainer scripts pass shellcheck', async (t) => {
+  t.test('maintainer scripts and /usr/bin/homeagent pass shellcheck', async (t) => {
     if (!requireTool(t, 'shellcheck', 'shellcheck (apt-get install shellcheck)')) return;
-    const scripts = ['postinst', 'prerm', 'postrm'].map((name) => join(REPO_ROOT, 'image', 'deb', name));
+    const scripts = ['postinst', 'prerm', 'postrm', 'homeagent'].map((name) => join(REPO_ROOT, 'image', 'deb', name));
     const result = await run('shellcheck', ['--shell=sh', ...scripts]);
     t.equal(result.code, 0, result.stdout || 'shellcheck is clean');
   });
@@ -349,6 +350,44 @@ async function packageTests(): Promise<void> {
       /^exec \/usr\/bin\/node \/opt\/homeagent\/dist\/src\/cli\/homeagentctl\.js "\$@"$/m,
       '/usr/bin/homeagentctl runs the shipped CLI',
     );
+
+    // /usr/bin/homeagent as shipped, pointed at the unpacked tree and this Node instead of
+    // /opt/homeagent and /usr/bin/node (nothing is installed on this machine).
+    const wrapperText = readFileSync(join(unpacked, 'usr/bin/homeagent'), 'utf8');
+    t.equal(statSync(join(unpacked, 'usr/bin/homeagent')).mode & 0o777, 0o755, '/usr/bin/homeagent is 0755');
+    t.match(wrapperText, /^NODE=\/usr\/bin\/node$/m, '/usr/bin/homeagent runs /usr/bin/node');
+    t.match(wrapperText, /^APP=\/opt\/homeagent$/m, 'with the shipped /opt/homeagent');
+    t.match(wrapperText, /^exec "\$NODE" "\$APP\/dist\/src\/main\.js" "\$@"$/m, 'and its dist/src/main.js');
+    const wrapper = join(dir, 'homeagent-wrapper');
+    writeFileSync(wrapper, wrapperText.replace(/^NODE=.*$/m, `NODE='${process.execPath}'`).replace(/^APP=.*$/m, `APP='${app}'`), {
+      mode: 0o755,
+    });
+    const wrapperHelp = await run(wrapper, ['--help'], { env: cleanEnv() });
+    t.equal(wrapperHelp.code, 0, `homeagent --help exits 0: ${wrapperHelp.stderr}`);
+    t.match(wrapperHelp.stdout, /^usage: homeagent <command>/, 'and prints the usage');
+    t.match(wrapperHelp.stdout, /restore FILE/, 'naming restore');
+    const wrapperVersion = await run(wrapper, ['version'], { env: cleanEnv() });
+    t.equal(wrapperVersion.stdout.trim(), `homeagent ${PKG.version}`, 'homeagent version');
+    // restore as another user than homeagent or root is refused before anything runs; as root it
+    // switches to homeagent (here, without that user, runuser says so). As root, "another user" is
+    // nobody, running a world-readable copy of the wrapper (the test folder is private).
+    const asRoot = process.getuid?.() === 0;
+    const elsewhere = mkdtempSync(join(tmpdir(), 'homeagent-wrapper-'));
+    t.teardown(() => rmSync(elsewhere, { recursive: true, force: true }));
+    chmodSync(elsewhere, 0o755);
+    const shared = join(elsewhere, 'homeagent');
+    writeFileSync(shared, readFileSync(wrapper), { mode: 0o755 });
+    const asOther = asRoot
+      ? await run('runuser', ['-u', 'nobody', '--', shared, 'restore', '/nonexistent/backup.db'], { env: cleanEnv() })
+      : await run(shared, ['restore', '/nonexistent/backup.db'], { env: cleanEnv() });
+    t.equal(asOther.code, 77, `restore as another user than homeagent or root: exit 77 (EX_NOPERM) ${asOther.stderr}`);
+    t.match(asOther.stderr, /belongs to the homeagent user; run it as root \(sudo homeagent restore \/nonexistent\/backup\.db\)/);
+    const hasServiceUser = (await run('id', ['-u', 'homeagent'])).code === 0;
+    if (asRoot && !hasServiceUser) {
+      const switched = await run(wrapper, ['restore', '/nonexistent/backup.db'], { env: cleanEnv() });
+      t.not(switched.code, 0, 'as root without a homeagent user, restore fails');
+      t.match(switched.stderr, /runuser: user homeagent does not exist/, 'because root switches to the homeagent user first');
+    }
     const sqlite = await run(
       process.execPath,
       ['-e', "console.log(require('better-sqlite3')(':memory:').prepare('select 6*7 as x').get().x)"],
