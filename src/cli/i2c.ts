@@ -1,39 +1,75 @@
 /**
- * `homeagentctl i2c [list] | i2c scan BUS`: the I2C sensors of a running daemon (the i2c plugin's
- * `i2c.sensors` and `i2c.scan` control methods). The table answers "why is this reading missing?"
- * in one look: state, failures in a row, when the next retry comes, and the last error.
+ * `homeagentctl i2c [list] | i2c scan BUS | i2c simulate SENSOR --temperature N …`: the I2C sensors
+ * of a running daemon (the i2c plugin's `i2c.sensors`, `i2c.scan` and `i2c.simulate` control
+ * methods). The table answers "why is this reading missing?" in one look: state, failures in a row,
+ * when the next retry comes, and the last error. `simulate` moves a simulated chip's physical
+ * values (or takes it off the bus), so the readings, charts and automations can be tried on a
+ * machine without sensors; the daemon refuses it for a real bus and checks the bounds.
  */
-import type { I2cScanResult, I2cSensorsResult } from '../api/i2c.js';
+import type { I2cScanResult, I2cSensorStatus, I2cSensorsResult, SensorQuantity } from '../api/i2c.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand, type NoFlags } from './command-module.js';
+import { defineCommand } from './command-module.js';
 
-/** homeagentctl's option table entries for sensors: none of its own (`--json` is global). */
-export const SENSORS_OPTIONS = {} as const;
+/** homeagentctl's option table entries for i2c: the quantities `simulate` sets, and the bus state (`--json` is global). */
+export const SENSORS_OPTIONS = {
+  temperature: { type: 'string' },
+  humidity: { type: 'string' },
+  pressure: { type: 'string' },
+  illuminance: { type: 'string' },
+  offline: { type: 'boolean' },
+  online: { type: 'boolean' },
+} as const;
 
-export type SensorsCommand = { command: 'list' } | { command: 'scan'; bus: number };
+export type SensorsFlags = { [Q in SensorQuantity]?: string | undefined } & {
+  offline?: boolean | undefined;
+  online?: boolean | undefined;
+};
+
+/** What `simulate` sets, in option order; each option is the quantity's name, in the unit the chip reports. */
+const SIMULATED_QUANTITIES: ReadonlyArray<{ quantity: SensorQuantity; unit: string }> = [
+  { quantity: 'temperature', unit: '°C' },
+  { quantity: 'humidity', unit: '%' },
+  { quantity: 'pressure', unit: 'hPa' },
+  { quantity: 'illuminance', unit: 'lx' },
+];
+
+export type SensorsCommand =
+  | { command: 'list' }
+  | { command: 'scan'; bus: number }
+  | { command: 'simulate'; sensor: string; values: Partial<Record<SensorQuantity, number>>; offline?: boolean };
 
 export class SensorsUsageError extends Error {}
 
 /** `homeagentctl i2c` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
-export const i2cCommand = defineCommand<NoFlags>({
+export const i2cCommand = defineCommand<SensorsFlags>({
   name: 'i2c',
   options: SENSORS_OPTIONS,
   usage: [
     { synopsis: 'i2c [list]', about: 'I2C sensors: driver, bus/address, state, values with units, failures, last error' },
     { synopsis: 'i2c scan BUS', about: 'the addresses answering on an I2C bus, and whether each configured sensor does' },
+    {
+      synopsis: 'i2c simulate SENSOR [--temperature N] [--humidity N] [--pressure N] [--illuminance N]',
+      about:
+        "simulated bus only: set the chip's values in °C, %, hPa, lx (the next poll reads them);\n--offline takes it off the bus (it stops answering), --online brings it back",
+    },
   ],
-  parse: (args) => {
-    const command = parseSensorsCommand(args);
+  parse: (args, flags) => {
+    const command = parseSensorsCommand(args, 'i2c', flags);
     return (context) => runSensors(command, context);
   },
 });
 
 /**
- * Reads `i2c [list] | i2c scan BUS` (positionals after the command word); throws SensorsUsageError.
- * `word` is the command word the messages name, should homeagentctl mount this under another one.
+ * Reads `i2c [list] | i2c scan BUS | i2c simulate SENSOR …` (positionals after the command word, and
+ * the i2c flags); throws SensorsUsageError. `word` is the command word the messages name, should
+ * homeagentctl mount this under another one.
  */
-export function parseSensorsCommand(positionals: readonly string[], word = 'i2c'): SensorsCommand {
+export function parseSensorsCommand(positionals: readonly string[], word = 'i2c', flags: SensorsFlags = {}): SensorsCommand {
   const [sub, ...rest] = positionals;
+  const given = givenFlags(flags);
+  if (sub !== 'simulate' && given.length > 0) {
+    throw new SensorsUsageError(`--${given[0]} belongs to ${word} simulate, not ${word}${sub === undefined ? '' : ` ${sub}`}`);
+  }
   switch (sub) {
     case undefined:
     case 'list':
@@ -48,9 +84,41 @@ export function parseSensorsCommand(positionals: readonly string[], word = 'i2c'
       }
       return { command: 'scan', bus };
     }
+    case 'simulate':
+      return parseSimulate(rest, word, flags);
     default:
-      throw new SensorsUsageError(`unknown ${word} command ${sub}; use ${word} or ${word} scan BUS`);
+      throw new SensorsUsageError(`unknown ${word} command ${sub}; use ${word} [list], ${word} scan BUS or ${word} simulate SENSOR`);
   }
+}
+
+function givenFlags(flags: SensorsFlags): Array<keyof SensorsFlags> {
+  return (Object.keys(SENSORS_OPTIONS) as Array<keyof SensorsFlags>).filter((flag) => flags[flag] !== undefined);
+}
+
+function parseSimulate(rest: readonly string[], word: string, flags: SensorsFlags): SensorsCommand {
+  const options = SIMULATED_QUANTITIES.map(({ quantity, unit }) => `--${quantity} ${unit}`).join(', ');
+  const sensor = rest[0]?.trim() ?? '';
+  if (rest.length !== 1 || sensor === '') {
+    throw new SensorsUsageError(
+      `${word} simulate needs exactly one SENSOR (its id in plugin.i2c.sensors), then ${options} or --offline/--online`,
+    );
+  }
+  const values: Partial<Record<SensorQuantity, number>> = {};
+  for (const { quantity, unit } of SIMULATED_QUANTITIES) {
+    const text = flags[quantity];
+    if (text === undefined) continue;
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isFinite(value)) {
+      throw new SensorsUsageError(`--${quantity} must be a number of ${unit}, found ${JSON.stringify(text)}`);
+    }
+    values[quantity] = value;
+  }
+  if (flags.offline === true && flags.online === true) throw new SensorsUsageError('--offline and --online cannot both be given');
+  const offline = flags.offline === true ? true : flags.online === true ? false : undefined;
+  if (Object.keys(values).length === 0 && offline === undefined) {
+    throw new SensorsUsageError(`${word} simulate ${sensor} needs a value to set (${options}) or --offline/--online`);
+  }
+  return { command: 'simulate', sensor, values, ...(offline !== undefined && { offline }) };
 }
 
 /**
@@ -60,6 +128,15 @@ export function parseSensorsCommand(positionals: readonly string[], word = 'i2c'
 export async function runSensors(command: SensorsCommand, options: CommandRunOptions): Promise<number> {
   return withDaemon(options, { plugin: 'i2c', also: 'configure plugin.i2c.sensors' }, async ({ call, print }) => {
     if (command.command === 'scan') return print((await call('i2c.scan', { bus: command.bus })) as I2cScanResult, formatScan);
+    if (command.command === 'simulate') {
+      const params = {
+        sensor: command.sensor,
+        ...(Object.keys(command.values).length > 0 && { values: command.values }),
+        ...(command.offline !== undefined && { offline: command.offline }),
+      };
+      const status = (await call('i2c.simulate', params)) as I2cSensorStatus;
+      return print(status, (s) => formatSimulated(command, s, (options.now ?? Date.now)()));
+    }
     return print((await call('i2c.sensors', {})) as I2cSensorsResult, (r) => formatSensors(r, (options.now ?? Date.now)()));
   });
 }
@@ -119,6 +196,17 @@ export function formatSensors(result: I2cSensorsResult, now: number): string {
   }
   lines.push(...table(rows));
   return lines.join('\n');
+}
+
+/** What was set, then the sensor's line as `i2c` shows it (the values it shows are the last poll's until the next one). */
+export function formatSimulated(command: Extract<SensorsCommand, { command: 'simulate' }>, status: I2cSensorStatus, now: number): string {
+  const set = SIMULATED_QUANTITIES.filter(({ quantity }) => command.values[quantity] !== undefined).map(
+    ({ quantity, unit }) => `${quantity} ${command.values[quantity]} ${unit}`,
+  );
+  if (command.offline === true) set.push('off the bus (it no longer answers)');
+  if (command.offline === false) set.push('back on the bus');
+  const head = `${status.id}: ${set.join(', ')}; the next poll reads it / 下次轮询生效`;
+  return [head, '', ...formatSensors({ buses: [], sensors: [status] }, now).split('\n')].join('\n');
 }
 
 export function formatScan(result: I2cScanResult): string {

@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import t from 'tap';
+import { COMMAND_WORDS, commandUsage, HELP } from '../../../src/cli/command-line.js';
 import { formatUsage } from '../../../src/cli/command-module.js';
 import { AGENT_COMMANDS, ALL_COMMANDS, DAEMON_COMMANDS, HOME_COMMANDS } from '../../../src/cli/commands.js';
 import { cleanEnv, nodeCommand, REPO_ROOT } from '../../helpers/daemon.js';
@@ -95,4 +96,54 @@ t.test('homeagentctl takes a flag with its own command, and its help holds every
   );
   follows("  kb token                  the kbtree service's token and address", formatUsage(HOME_COMMANDS), 'the home commands after kb');
   follows('                            otherwise a conversation on the terminal', formatUsage(AGENT_COMMANDS), 'confirm after chat');
+});
+
+t.test('a usage error shows the problem, only its command lines and where the help is; --help stays whole', async (t) => {
+  const socket = join(tempDir(t), 'none.sock');
+  const cases: Array<{ args: string[]; message: RegExp; usage?: string; commands?: boolean }> = [
+    { args: ['i2c', 'simulate', 'living_room', '--temp', '26.5'], message: /^homeagentctl: unknown option --temp\n/, usage: 'i2c' },
+    {
+      args: ['config', 'bogus'],
+      message: /^homeagentctl: unknown config command bogus; use list, get, set, reset or history\n/,
+      usage: 'config',
+    },
+    { args: ['gpio'], message: /^homeagentctl: gpio needs a command: pins, read, write or simulate\n/, usage: 'gpio' },
+    { args: ['memory', 'search'], message: /^homeagentctl: memory search needs/, usage: 'memory' },
+    { args: ['frobnicate'], message: /^homeagentctl: unknown command frobnicate\n/, commands: true },
+    { args: ['--bogus'], message: /^homeagentctl: unknown option --bogus\n/ },
+  ];
+  const [help, ...results] = await Promise.all([runCtlSource(socket, ['--help']), ...cases.map((c) => runCtlSource(socket, c.args))]);
+  t.equal(help?.code, 0);
+  t.equal(help?.stdout.trimEnd().split('\n').length, HELP.split('\n').length, '--help prints every line');
+  cases.forEach((c, i) => {
+    const r = results[i] as CtlResult;
+    const what = c.args.join(' ');
+    t.equal(r.code, 64, `${what}: exit 64`);
+    t.match(r.stderr, c.message, what);
+    t.ok(
+      r.stderr.trimEnd().endsWith('see homeagentctl --help for every command / 全部命令见 homeagentctl --help'),
+      `${what}: points at --help`,
+    );
+    t.notOk(r.stderr.includes('The socket is --socket'), `${what}: not the whole help`);
+    const usage = c.usage === undefined ? undefined : commandUsage(c.usage);
+    if (usage !== undefined) {
+      t.ok(r.stderr.includes(`usage / 用法:\n${usage}\n`), `${what}: the ${c.usage} lines`);
+      t.ok(r.stderr.split('\n').length < 20, `${what}: short`);
+    } else t.notOk(r.stderr.includes('usage / 用法'), `${what}: no command's lines`);
+    t.equal(
+      r.stderr.includes(`commands / 命令: ${COMMAND_WORDS.join(', ')}`),
+      c.commands === true,
+      `${what}: the command list only for an unknown command`,
+    );
+  });
+});
+
+t.test('every command word has its help lines, and the help holds each of them', async (t) => {
+  for (const word of COMMAND_WORDS) {
+    const usage = commandUsage(word);
+    t.ok(usage, `${word} has lines`);
+    t.ok(HELP.includes(usage ?? '\0'), `${word}'s lines are in --help`);
+  }
+  t.equal(commandUsage('frobnicate'), undefined);
+  t.same([...new Set(COMMAND_WORDS)], COMMAND_WORDS, 'no word twice');
 });

@@ -2,7 +2,7 @@
 import t from 'tap';
 import type { I2cScanResult, I2cSensorsResult } from '../../../src/api/i2c.js';
 import type { CommandClient } from '../../../src/cli/command-client.js';
-import { formatScan, formatSensors, parseSensorsCommand, runSensors, SensorsUsageError } from '../../../src/cli/i2c.js';
+import { formatScan, formatSensors, formatSimulated, parseSensorsCommand, runSensors, SensorsUsageError } from '../../../src/cli/i2c.js';
 import { RemoteError } from '../../../src/cli/rpc-client.js';
 import { EXIT_CODES } from '../../../src/shared/exit-codes.js';
 
@@ -97,6 +97,52 @@ t.test('parseSensorsCommand', async (t) => {
   );
 });
 
+t.test('parseSensorsCommand: simulate takes the quantities as options, and the bus state', async (t) => {
+  t.same(parseSensorsCommand(['simulate', 'living_room'], 'i2c', { temperature: '26.5', humidity: '40', pressure: '1002.5' }), {
+    command: 'simulate',
+    sensor: 'living_room',
+    values: { temperature: 26.5, humidity: 40, pressure: 1002.5 },
+  });
+  t.same(parseSensorsCommand(['simulate', 'hall_light'], 'i2c', { illuminance: '0' }), {
+    command: 'simulate',
+    sensor: 'hall_light',
+    values: { illuminance: 0 },
+  });
+  t.same(parseSensorsCommand(['simulate', 'attic'], 'i2c', { temperature: '-5', offline: true }), {
+    command: 'simulate',
+    sensor: 'attic',
+    values: { temperature: -5 },
+    offline: true,
+  });
+  t.same(parseSensorsCommand(['simulate', 'attic'], 'i2c', { online: true }), {
+    command: 'simulate',
+    sensor: 'attic',
+    values: {},
+    offline: false,
+  });
+  const refused: Array<[string[], Parameters<typeof parseSensorsCommand>[2], RegExp]> = [
+    [
+      ['simulate'],
+      { temperature: '20' },
+      /^i2c simulate needs exactly one SENSOR .*--temperature °C, --humidity %, --pressure hPa, --illuminance lx or --offline\/--online$/,
+    ],
+    [['simulate', 'a', 'b'], { temperature: '20' }, /needs exactly one SENSOR/],
+    [['simulate', 'attic'], {}, /^i2c simulate attic needs a value to set \(--temperature °C, .*\) or --offline\/--online$/],
+    [['simulate', 'attic'], { temperature: 'warm' }, /^--temperature must be a number of °C, found "warm"$/],
+    [['simulate', 'attic'], { humidity: '' }, /^--humidity must be a number of %, found ""$/],
+    [['simulate', 'attic'], { pressure: '1e999' }, /^--pressure must be a number of hPa/],
+    [['simulate', 'attic'], { offline: true, online: true }, /--offline and --online cannot both be given/],
+    [[], { temperature: '20' }, /^--temperature belongs to i2c simulate, not i2c$/],
+    [['scan', '1'], { offline: true }, /^--offline belongs to i2c simulate, not i2c scan$/],
+  ];
+  for (const [args, flags, message] of refused)
+    t.throws(
+      () => parseSensorsCommand(args, 'i2c', flags),
+      { constructor: SensorsUsageError, message },
+      `${args.join(' ')} ${JSON.stringify(flags)}`,
+    );
+});
+
 t.test('formatSensors: buses that need a word, then one aligned line per sensor', async (t) => {
   t.equal(
     formatSensors(RESULT, NOW),
@@ -179,6 +225,34 @@ t.test('runSensors calls the i2c methods and prints text or JSON', async (t) => 
     ],
   );
   t.equal(fake.closed(), 3, 'the connection is closed after each command');
+});
+
+t.test('runSensors simulate sends only what was given and prints what was set with the sensor line', async (t) => {
+  const living = RESULT.sensors[0] as (typeof RESULT.sensors)[number];
+  const fake = fakeClient(() => living);
+  let out = '';
+  const stdout = { write: (text: string) => (out += text) };
+  const run = (command: Parameters<typeof runSensors>[0], json = false) =>
+    runSensors(command, { connect: async () => fake.client, json, timeoutMs: 1234, stdout, now: () => NOW });
+  const set = { command: 'simulate', sensor: 'living_room_climate', values: { temperature: 26.5, pressure: 1000 } } as const;
+  t.equal(await run(set), EXIT_CODES.OK);
+  t.equal(out, `${formatSimulated(set, living, NOW)}\n`);
+  t.match(out, /^living_room_climate: temperature 26.5 °C, pressure 1000 hPa; the next poll reads it \/ 下次轮询生效\n\nID /);
+  t.match(out, /\nliving_room_climate {2}bme280 {2}1\/0x76 sim {3}available/);
+  out = '';
+  await run({ command: 'simulate', sensor: 'living_room_climate', values: {}, offline: true }, true);
+  t.same(JSON.parse(out), living, '--json prints the answer as it came');
+  t.same(
+    fake.calls.map((c) => [c.method, c.params]),
+    [
+      ['i2c.simulate', { sensor: 'living_room_climate', values: { temperature: 26.5, pressure: 1000 } }],
+      ['i2c.simulate', { sensor: 'living_room_climate', offline: true }],
+    ],
+  );
+  t.match(
+    formatSimulated({ command: 'simulate', sensor: 'x', values: {}, offline: false }, living, NOW),
+    /^living_room_climate: back on the bus;/,
+  );
 });
 
 t.test('a daemon without the i2c plugin, and daemon errors, are reported as remote errors', async (t) => {
