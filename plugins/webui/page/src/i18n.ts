@@ -1,8 +1,13 @@
 /**
  * Every string the page shows, in English and Chinese; the browser's language picks the table
- * (zh, zh-CN, zh-TW, ... → Chinese; anything else → English). The Chinese table is typed against
- * the English one, so a key missing in either fails the build.
+ * (zh, zh-CN, zh-TW, ... → Chinese; anything else → English; see locale.ts). The Chinese table is
+ * typed against the English one, so a key missing in either fails the build. Dates and numbers
+ * are format.ts's; the views import its formatters from here too, beside t().
  */
+import { LANGUAGE } from './locale';
+
+export { bytes, dateOnly, dateTime, dayAndTime, duration, formatNumber, relativeTime, timeOfDay, timeTick } from './format';
+export { LANGUAGE, pickLanguage } from './locale';
 
 const en = {
   'app.name': 'HomeAgent',
@@ -54,8 +59,22 @@ const en = {
   'home.off': 'Off',
   'home.unknown': 'unknown',
   'home.history': 'History of {name}',
-  'home.history_empty': 'No stored values in the last 24 hours.',
-  'home.history_text': 'This sensor reports text; its last values:',
+  'chart.span': 'Span',
+  'chart.span.day': '24 hours',
+  'chart.span.week': '7 days',
+  'chart.span.month': '30 days',
+  'chart.time': 'Time',
+  'chart.value': 'Value',
+  'chart.mean': 'Mean',
+  'chart.min': 'Min',
+  'chart.max': 'Max',
+  'chart.axis_unit': '{name} ({unit})',
+  'chart.raw_note':
+    'Every stored value, held until the next; the line runs on to now for the current state. Gaps: no number (unavailable, unknown or not running).',
+  'chart.statistics_note':
+    'Mean per {period}, shaded from min to max; the line runs on to now for the current state. Gaps: no number (unavailable, unknown or not running).',
+  'chart.empty': 'No stored values in this span.',
+  'chart.text': 'This sensor reports text; its last values:',
   'home.changed': 'changed {time}',
   'kb.search_placeholder': 'Search the library',
   'kb.scope': 'In: {category}',
@@ -241,8 +260,20 @@ const zh: Record<StringKey, string> = {
   'home.off': '关',
   'home.unknown': '未知',
   'home.history': '{name} 的历史',
-  'home.history_empty': '最近 24 小时没有记录。',
-  'home.history_text': '该传感器报告文本，最近的值：',
+  'chart.span': '时间范围',
+  'chart.span.day': '24 小时',
+  'chart.span.week': '7 天',
+  'chart.span.month': '30 天',
+  'chart.time': '时间',
+  'chart.value': '数值',
+  'chart.mean': '平均',
+  'chart.min': '最低',
+  'chart.max': '最高',
+  'chart.axis_unit': '{name}（{unit}）',
+  'chart.raw_note': '每个存储的数值，保持到下一个；线一直画到现在，表示当前状态。空白：没有数值（不可用、未知或未运行）。',
+  'chart.statistics_note': '每 {period} 的平均值，阴影为最低到最高；线一直画到现在，表示当前状态。空白：没有数值（不可用、未知或未运行）。',
+  'chart.empty': '这段时间内没有存储的数值。',
+  'chart.text': '该传感器报告文本，最近的值：',
   'home.changed': '{time} 变化',
   'kb.search_placeholder': '搜索知识库',
   'kb.scope': '范围：{category}',
@@ -374,14 +405,6 @@ const zh: Record<StringKey, string> = {
   'ap.trust.untrusted': '不可信',
 };
 
-/** The language the page speaks: Chinese for zh* browsers, else English. */
-export function pickLanguage(languages: readonly string[]): 'zh' | 'en' {
-  const first = languages[0] ?? 'en';
-  return first.toLowerCase().startsWith('zh') ? 'zh' : 'en';
-}
-
-const browserLanguages = typeof navigator === 'undefined' ? [] : navigator.languages?.length ? navigator.languages : [navigator.language];
-export const LANGUAGE = pickLanguage(browserLanguages);
 const table: Record<StringKey, string> = LANGUAGE === 'zh' ? zh : en;
 
 /** The string for `key` with `{name}` placeholders filled from `vars`. */
@@ -390,37 +413,4 @@ export function t(key: StringKey, vars: Record<string, string | number> = {}): s
   const forms = table[key].split('|');
   const text = (forms.length === 2 && vars.count === 1 ? forms[0] : forms.at(-1)) ?? '';
   return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole));
-}
-
-/** "3 min ago" / "3 分钟前" through the browser's own relative-time wording. */
-export function relativeTime(ms: number, now = Date.now()): string {
-  const seconds = Math.round((ms - now) / 1000);
-  const format = new Intl.RelativeTimeFormat(LANGUAGE, { numeric: 'auto' });
-  const abs = Math.abs(seconds);
-  if (abs < 60) return format.format(seconds, 'second');
-  if (abs < 3600) return format.format(Math.round(seconds / 60), 'minute');
-  if (abs < 86400) return format.format(Math.round(seconds / 3600), 'hour');
-  return format.format(Math.round(seconds / 86400), 'day');
-}
-
-/** 3725 s → "1 h 2 min". */
-export function duration(seconds: number): string {
-  const d = Math.floor(seconds / 86400);
-  const h = Math.floor((seconds % 86400) / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const parts = d > 0 ? [`${d} d`, `${h} h`] : h > 0 ? [`${h} h`, `${m} min`] : [`${m} min`, `${Math.floor(seconds % 60)} s`];
-  return parts.join(' ');
-}
-
-export function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
-}
-
-/** Local date and time in the page's language. */
-export function dateTime(value: string | number | null | undefined): string {
-  if (value === null || value === undefined || value === '') return '';
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? String(value) : date.toLocaleString(LANGUAGE);
 }

@@ -15,6 +15,7 @@ export type {
   ComponentStatus,
   ConfirmationRequest,
   EntitiesHistoryResult,
+  EntitiesStatisticsResult,
   EntityInfo,
   EntityListResult,
   EntityRelationView,
