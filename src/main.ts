@@ -15,6 +15,7 @@
 import { parseArgs } from 'node:util';
 import { createDaemon, type Daemon, type DaemonConfig, loadDaemonConfig, type StopResult } from './daemon.js';
 import { runMemoryEvalCommand } from './eval/memory/memory-eval-command.js';
+import { consoleDestination } from './log/console-format.js';
 import { systemClock } from './shared/clock.js';
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { EXIT_CODES } from './shared/exit-codes.js';
@@ -104,8 +105,10 @@ async function run(configFile: string | undefined): Promise<number> {
   const config = loadOrReport(configFile);
   if (!config) return EXIT_CODES.CONFIG;
   let daemon: Daemon;
+  // Readable lines on a terminal, JSON lines for the journal and pipes (core.log.format).
+  const logDestination = consoleDestination(config.loaded.config.core.log.format);
   try {
-    daemon = createDaemon({ config, env: process.env, cwd: process.cwd() });
+    daemon = createDaemon({ config, env: process.env, cwd: process.cwd(), ...(logDestination && { logDestination }) });
   } catch (error) {
     process.stderr.write(`homeagent: ${describeError(error)}\n`);
     return isHomeAgentError(error, 'HA_ERR_DAEMON_ALREADY_RUNNING') ? EXIT_CODES.TEMP_FAIL : EXIT_CODES.SOFTWARE;

@@ -57,6 +57,18 @@ const LogSchema = Type.Object(
         category: 'logging',
       }),
     }),
+    format: Type.Union([Type.Literal('auto'), Type.Literal('json'), Type.Literal('pretty')], {
+      default: 'auto',
+      ...settingMeta({
+        description:
+          'How log lines are written to standard output: auto (readable lines when it is a terminal, JSON lines otherwise: the journal, a pipe, a file), json or pretty.',
+        description_zh:
+          '日志写到标准输出的格式：auto（是终端时输出易读的行，否则输出 JSON 行：journald、管道、文件）、json 或 pretty。',
+        requires_restart: true,
+        category: 'logging',
+        file_only: true,
+      }),
+    }),
     recent_lines: Type.Integer({
       default: 2000,
       minimum: 0,
