@@ -7,8 +7,10 @@
  * records, change tracking and owner confirmation (a lock or a garage door is held for `/confirm`)
  * as the model's own calls. Reading (states, temperatures, time, weather) is done here directly.
  */
+import { findArea } from '../home/entity-resolver.js';
 import type { Area, EntityInfo } from '../home/types.js';
 import type { ToolErrorInfo } from '../shared/tool.js';
+import { type Heard, heard, sayName } from './entity-names.js';
 import { type AnswerKey, answer, joinNames, sayCondition, sayDuration, sayState } from './intent-answers.js';
 import type { IntentLanguage } from './intent-sentences.js';
 import { ALL_NAMES, findTargets, type TargetQuery, targetQuery } from './intent-targets.js';
@@ -61,6 +63,8 @@ interface IntentRun {
   intent: RecognisedIntent;
   slots: Readonly<Record<string, SlotValue>>;
   lang: IntentLanguage;
+  /** The person's words: a device or place they named is called what they called it. */
+  heard: Heard | undefined;
   world: IntentWorld;
   runTools: ToolRunner;
   say: (key: AnswerKey, parts?: Parameters<typeof answer>[2]) => IntentOutcome;
@@ -151,12 +155,13 @@ export class IntentExecutor {
     return intent in this.#handlers;
   }
 
-  async execute(intent: RecognisedIntent, lang: IntentLanguage, runTools: ToolRunner): Promise<IntentOutcome> {
+  /** `said`: the person's words, so the answer names devices as they did (entity-names.ts). */
+  async execute(intent: RecognisedIntent, lang: IntentLanguage, runTools: ToolRunner, said?: string): Promise<IntentOutcome> {
     const handler = this.#handlers[intent.name];
     const say = (key: AnswerKey, parts?: Parameters<typeof answer>[2]) => ({ text: answer(lang, key, parts), acted: false });
     const did = (key: AnswerKey, parts?: Parameters<typeof answer>[2]) => ({ text: answer(lang, key, parts), acted: true });
     if (handler === undefined) return say('not_understood');
-    return handler({ intent, slots: intent.slots, lang, world: this.#world, runTools, say, did });
+    return handler({ intent, slots: intent.slots, lang, heard: heard(said), world: this.#world, runTools, say, did });
   }
 
   // ---- devices ----------------------------------------------------------------------------------
@@ -164,7 +169,7 @@ export class IntentExecutor {
   #targets(run: IntentRun, query: TargetQuery = targetQuery(run.slots)): EntityInfo[] | IntentOutcome {
     const found = findTargets(query, this.#world.entities(), this.#world.areas());
     if (found.kind === 'floor_unknown') return run.say('floor_unknown', { what: found.floor });
-    if (found.kind === 'none') return run.say('not_found', { what: this.#describeQuery(run.lang, query) });
+    if (found.kind === 'none') return run.say('not_found', { what: this.#describeQuery(run, query) });
     return found.entities;
   }
 
@@ -178,7 +183,7 @@ export class IntentExecutor {
       const service = ON_OFF[entity.domain]?.[way]?.[0];
       return service !== undefined && entity.services.includes(service);
     });
-    if (able.length === 0) return run.say('unsupported', { what: this.#describe(run.lang, targets) });
+    if (able.length === 0) return run.say('unsupported', { what: this.#describe(run, targets) });
     const first = ON_OFF[able[0]?.domain ?? '']?.[way];
     return this.#callEach(
       run,
@@ -218,7 +223,7 @@ export class IntentExecutor {
     });
     if (calls.length === 0) {
       return run.say('unsupported', {
-        what: this.#describe(run.lang, targets),
+        what: this.#describe(run, targets),
         detail: run.lang === 'zh' ? '只能全开或全关' : 'it only opens or closes fully',
       });
     }
@@ -247,23 +252,24 @@ export class IntentExecutor {
     const single = query.name !== undefined && query.name !== ALL_NAMES && targets.length === 1 ? targets[0] : undefined;
     if (single !== undefined) {
       const state = sayState(run.lang, single.state, single.unit);
-      if (wanted === undefined) return run.say('state_is', { what: single.name, state });
-      return run.say(matchesState(single, wanted) ? 'state_yes' : 'state_no', { what: single.name, state });
+      const what = this.#name(run, single);
+      if (wanted === undefined) return run.say('state_is', { what, state });
+      return run.say(matchesState(single, wanted) ? 'state_yes' : 'state_no', { what, state });
     }
     if (wanted === undefined) {
       const list = targets.map(
-        (entity) => `${this.#label(targets, entity)}${run.lang === 'zh' ? '' : ' '}${sayState(run.lang, entity.state, entity.unit)}`,
+        (entity) => `${this.#label(run, targets, entity)}${run.lang === 'zh' ? '' : ' '}${sayState(run.lang, entity.state, entity.unit)}`,
       );
       return run.say('state_list', { what: joinNames(run.lang, list, 8) });
     }
     const matching = targets.filter((entity) => matchesState(entity, wanted));
     const state = sayState(run.lang, wanted);
-    if (matching.length === 0) return run.say('none_are', { what: this.#describeQuery(run.lang, query), state });
+    if (matching.length === 0) return run.say('none_are', { what: this.#describeQuery(run, query), state });
     return run.say('some_are', {
       count: matching.length,
       what: joinNames(
         run.lang,
-        matching.map((e) => e.name),
+        matching.map((e) => this.#name(run, e)),
       ),
       state,
     });
@@ -275,7 +281,7 @@ export class IntentExecutor {
     if (climates.length > 0) return this.#readings(run, climates, (e) => `${e.attributes.current_temperature}${unitOf(e)}`);
     // No thermostat there: a temperature sensor in the place answers as well.
     const sensors = this.#found({ ...place, domain: 'sensor', device_class: 'temperature' }).filter((e) => typeof e.state === 'number');
-    if (sensors.length === 0) return run.say('not_found', { what: this.#describeQuery(run.lang, { ...place, domain: 'climate' }) });
+    if (sensors.length === 0) return run.say('not_found', { what: this.#describeQuery(run, { ...place, domain: 'climate' }) });
     return this.#readings(run, sensors, (e) => `${e.state}${e.unit ?? ''}`);
   }
 
@@ -288,7 +294,7 @@ export class IntentExecutor {
     return run.say('temperature_is', {
       what: joinNames(
         run.lang,
-        entities.map((e) => e.name),
+        entities.map((e) => this.#name(run, e)),
       ),
       value: joinNames(run.lang, entities.map(reading)),
     });
@@ -300,7 +306,7 @@ export class IntentExecutor {
     const source = configured === '' ? entities.find((e) => e.domain === 'weather') : entities.find((e) => e.entity_id === configured);
     if (source === undefined || source.state === null) return run.say('no_weather');
     if (source.domain !== 'weather')
-      return run.say('weather_is', { state: `${source.name} ${sayState(run.lang, source.state, source.unit)}` });
+      return run.say('weather_is', { state: `${this.#name(run, source)} ${sayState(run.lang, source.state, source.unit)}` });
     const temperature = source.attributes.temperature;
     const unit = typeof source.attributes.temperature_unit === 'string' ? source.attributes.temperature_unit : '°';
     return run.say('weather_is', {
@@ -365,7 +371,7 @@ export class IntentExecutor {
     const named = this.#found({ ...query, domain: 'vacuum' });
     const all = this.#found({ domain: 'vacuum' });
     const targets = named.length > 0 ? named : all.length === 1 ? all : [];
-    if (targets.length === 0) return run.say('not_found', { what: this.#describeQuery(run.lang, { ...query, domain: 'vacuum' }) });
+    if (targets.length === 0) return run.say('not_found', { what: this.#describeQuery(run, { ...query, domain: 'vacuum' }) });
     return this.#callEach(
       run,
       targets.map((entity) => ({ entity, service })),
@@ -524,16 +530,16 @@ export class IntentExecutor {
       const entity = calls[index]?.entity as EntityInfo;
       if (result.ok) done.push(entity);
       else if (result.error?.reason === 'confirmation_required') held.push(entity);
-      else failed.push(`${entity.name}: ${result.error?.detail ?? 'failed'}`);
+      else failed.push(`${this.#name(run, entity)}: ${result.error?.detail ?? 'failed'}`);
     });
     const sentences: string[] = [];
-    if (done.length > 0) sentences.push(answer(run.lang, key, { ...parts, what: this.#describe(run.lang, done) }));
+    if (done.length > 0) sentences.push(answer(run.lang, key, { ...parts, what: this.#describe(run, done) }));
     if (held.length > 0)
       sentences.push(
         answer(run.lang, 'needs_confirmation', {
           what: joinNames(
             run.lang,
-            held.map((e) => e.name),
+            held.map((e) => this.#name(run, e)),
           ),
         }),
       );
@@ -541,39 +547,66 @@ export class IntentExecutor {
     return { text: sentences.join(run.lang === 'zh' ? '' : ' '), acted: done.length > 0 || held.length > 0 };
   }
 
+  /** What the reply calls an entity: as the person said it, else its name in the reply's language. */
+  #name(run: IntentRun, entity: EntityInfo): string {
+    return sayName(entity, run.lang, run.heard);
+  }
+
+  /** An area's name in the reply: as said, else in the reply's language. */
+  #areaName(run: IntentRun, areaId: string | null): string | undefined {
+    const area = areaId === null ? undefined : this.#world.areas().find((a) => a.id === areaId);
+    return area === undefined ? undefined : sayName(area, run.lang, run.heard);
+  }
+
+  /** Names in the reply for registered names (a question back, what a device cannot do): each entity's, as #name says it. */
+  sayNames(names: readonly string[], lang: IntentLanguage, said?: string): string[] {
+    const words = heard(said);
+    const entities = this.#world.entities();
+    return names.map((name) => {
+      const entity = entities.find((e) => e.name === name);
+      return entity === undefined ? name : sayName(entity, lang, words);
+    });
+  }
+
   /** The entity's name, with its area when another of `among` has the same name ("Lamp (Hall)"). */
-  #label(among: readonly EntityInfo[], entity: EntityInfo): string {
-    if (!among.some((other) => other !== entity && other.name === entity.name)) return entity.name;
-    const area = this.#world.areas().find((a) => a.id === entity.area)?.name;
-    return area === undefined ? entity.name : `${entity.name} (${area})`;
+  #label(run: IntentRun, among: readonly EntityInfo[], entity: EntityInfo): string {
+    const name = this.#name(run, entity);
+    if (!among.some((other) => other !== entity && other.name === entity.name)) return name;
+    const area = this.#areaName(run, entity.area);
+    return area === undefined ? name : `${name} (${area})`;
   }
 
   /** A few devices by name; many as "5 lights in the kitchen". */
-  #describe(lang: IntentLanguage, entities: readonly EntityInfo[]): string {
+  #describe(run: IntentRun, entities: readonly EntityInfo[]): string {
+    const { lang } = run;
     if (entities.length <= 3)
       return joinNames(
         lang,
-        entities.map((e) => e.name),
+        entities.map((e) => this.#name(run, e)),
       );
     const domains = new Set(entities.map((e) => e.domain));
     const areas = new Set(entities.map((e) => e.area));
     const noun = domains.size === 1 ? DOMAIN_NOUNS[[...domains][0] as string] : undefined;
     const areaId = areas.size === 1 ? [...areas][0] : null;
-    const area = areaId === null ? undefined : this.#world.areas().find((a) => a.id === areaId)?.name;
+    const area = areaId === null || areaId === undefined ? undefined : this.#areaName(run, areaId);
     if (lang === 'zh') return `${area ?? ''}${area ? '的' : ''}${entities.length}个${noun?.[1] ?? '设备'}`;
     return `${entities.length} ${noun?.[0] ?? 'devices'}${area ? ` in the ${area}` : ''}`;
   }
 
   /** What was asked for, for "I couldn't find …": "lights in the attic", "阁楼的灯". */
-  #describeQuery(lang: IntentLanguage, query: TargetQuery): string {
+  #describeQuery(run: IntentRun, query: TargetQuery): string {
+    const { lang } = run;
     const noun = query.domain === undefined ? undefined : DOMAIN_NOUNS[query.domain];
     const thing =
       query.name !== undefined && query.name !== ALL_NAMES
         ? query.name
         : (noun?.[lang === 'zh' ? 1 : 0] ?? (lang === 'zh' ? '设备' : 'devices'));
-    const place = query.area ?? query.floor;
+    // The place as said, or in the reply's language ("阁楼的灯", not "Attic的灯", for an attic with that alias).
+    const known = query.area === undefined ? undefined : findArea(query.area, this.#world.areas());
+    const area = known === undefined ? query.area : sayName(known, lang, run.heard);
+    const place = area ?? query.floor;
     if (lang === 'zh') return place === undefined ? thing : `${place}的${thing}`;
-    if (query.area !== undefined) return `${thing} in the ${query.area}`;
+    if (area !== undefined) return `${thing} in the ${area}`;
     return query.floor === undefined ? `any ${thing}` : `${thing} on the ${query.floor}`;
   }
 

@@ -118,7 +118,7 @@ export function intentStage(options: IntentStageOptions) {
       ...(options.now && { now: options.now() }),
     });
     const online = options.modelAvailable();
-    const said = localAnswer(understood, lang);
+    const said = localAnswer(understood, lang, (names) => options.executor.sayNames(names, lang, text));
     if (said !== undefined) {
       // A question back or what the device can do: the person hears it now, the model is not needed.
       ctx.response = said;
@@ -139,7 +139,7 @@ export function intentStage(options: IntentStageOptions) {
       const texts: string[] = [];
       let acted = false;
       for (const intent of intents) {
-        const outcome = await options.executor.execute(intent, lang, options.toolRunner(ctx));
+        const outcome = await options.executor.execute(intent, lang, options.toolRunner(ctx), text);
         texts.push(outcome.text);
         acted ||= outcome.acted;
       }
@@ -172,7 +172,7 @@ export function intentStage(options: IntentStageOptions) {
     const rang = answer(lang, 'timer_done', { what: name, item: message });
     const command = options.recognizer().recognise(message, lang, { minSimilarity: 2 });
     if (command !== undefined && command.confidence >= settings.min_confidence && DELAYABLE.has(command.name)) {
-      const outcome = await options.executor.execute(command, lang, options.toolRunner(ctx));
+      const outcome = await options.executor.execute(command, lang, options.toolRunner(ctx), message);
       log.info({ task_id: ctx.task_id, intent: command.name, acted: outcome.acted }, `a timer ran its command ${command.name}`);
       ctx.response = `${rang}${lang === 'zh' ? '' : ' '}${outcome.text}`;
     } else if (!options.modelAvailable()) {
@@ -224,12 +224,17 @@ function parsed(content: string): unknown {
 
 /**
  * What the engine says itself instead of acting: which device was meant, or what the device can
- * do instead of what was asked ("the kitchen light can only be switched on and off").
+ * do instead of what was asked ("the kitchen light can only be switched on and off"). `say` gives
+ * the registered names as the reply calls them (as said, else in the reply's language).
  */
-export function localAnswer(understood: Understanding, lang: IntentLanguage): string | undefined {
-  if (understood.kind === 'ask') return answer(lang, 'ask_which', { what: joinNames(lang, understood.candidates) });
+export function localAnswer(
+  understood: Understanding,
+  lang: IntentLanguage,
+  say: (names: readonly string[]) => string[] = (names) => [...names],
+): string | undefined {
+  if (understood.kind === 'ask') return answer(lang, 'ask_which', { what: joinNames(lang, say(understood.candidates)) });
   if (understood.kind !== 'unsupported') return undefined;
-  const what = joinNames(lang, understood.names);
+  const what = joinNames(lang, say(understood.names));
   if (understood.why === 'brightness') return answer(lang, 'only_on_off', { what });
   if (understood.why === 'color') return answer(lang, 'no_colour', { what });
   return answer(lang, 'cannot_do', { what });

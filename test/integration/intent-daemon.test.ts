@@ -116,7 +116,7 @@ t.test('offline: the engine answers, switches the GPIO light, sets timers and ho
   });
 
   await t.test('关闭厨房灯 → switched off by its Chinese alias, answered in Chinese', async (t) => {
-    t.equal(await ctl.chat('关闭厨房灯'), '已关闭Kitchen Light。');
+    t.equal(await ctl.chat('关闭厨房灯'), '已关闭厨房灯。', 'named as the person said it');
     t.equal(await ctl.state(LIGHT_ID), 'off');
     t.equal(await ctl.level(LIGHT.id), 0, 'the simulated pin is low again');
     await daemon.waitForLog(entityCallAudit(LIGHT_ID, 'turn_off'), WAIT_MS);

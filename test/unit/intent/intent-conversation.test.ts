@@ -47,7 +47,7 @@ t.test('a compound command carries out every part in order', async (t) => {
   const zh = await rig.say('打开厨房灯然后打开吊扇');
   t.equal(relay.calls.at(-1)?.service, 'turn_on');
   t.equal(fan.calls.at(-1)?.service, 'turn_on');
-  t.equal(zh.response, '已打开Kitchen Light。已打开Ceiling Fan。');
+  t.equal(zh.response, '已打开厨房灯。已打开吊扇。', 'the devices are named as the person said them');
 });
 
 t.test('a follow-up acts on the conversation’s last device, until the quiet time', async (t) => {
@@ -75,11 +75,11 @@ t.test('an ambiguous light is asked about, a relay is not dimmed, statements do 
   const ask = await rig.say('turn on the light');
   t.match(ask.response, /^Which one do you mean: (Kitchen Light and Desk Lamp|Desk Lamp and Kitchen Light)\?$/);
   const askZh = await rig.say('开灯');
-  t.match(askZh.response, /^你说的是哪一个：/);
+  t.match(askZh.response, /^你说的是哪一个：(厨房灯和台灯|台灯和厨房灯)？$/, 'the question back names the lights in Chinese');
   const dim = await rig.say('set the kitchen light to 50%');
   t.equal(dim.response, 'Kitchen Light can only be switched on and off, not dimmed.');
   const dimZh = await rig.say('把厨房的灯调到50%');
-  t.equal(dimZh.response, 'Kitchen Light只能开关，不能调亮度。');
+  t.equal(dimZh.response, '厨房灯只能开关，不能调亮度。', 'a Chinese reply names the device by its Chinese alias');
   const talk = await rig.say('I turned off the kitchen light yesterday');
   t.match(talk.response, /didn't understand/, 'offline: no action, the not-understood answer');
   await rig.say('我昨天把厨房的灯关了');

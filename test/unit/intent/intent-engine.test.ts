@@ -54,7 +54,7 @@ t.test('a device command is carried out without the model and answered in its la
   const zh = await rig.say('打开厨房的灯');
   t.same(kitchen.calls, [{ service: 'turn_on', data: {} }], 'the kitchen light was switched through entity_call');
   t.equal(rig.entity('light.kitchen_light').state, 'on');
-  t.equal(zh.response, '已打开Kitchen Light。');
+  t.equal(zh.response, '已打开厨房灯。', 'a Chinese reply names the light by its Chinese alias');
   t.equal(zh.tool_results[0]?.call.name, 'entity_call', 'the call is one of the turn’s tool results (memory sees it)');
   t.match(zh.extra[INTENT_EXTRA], { name: 'HassTurnOn', confidence: 1, handled: true });
 
@@ -328,5 +328,5 @@ t.test('a question about several devices lists each one’s state', async (t) =>
   rig.device({ domain: 'light', object_id: 'hall_lamp', name: 'Lamp', area: 'Hall', initial_state: 'on' });
   rig.device({ domain: 'light', object_id: 'study_lamp', name: 'Lamp', area: 'Study', initial_state: 'off' });
   t.equal((await rig.say('what is the state of the Lamp')).response, 'Lamp (Hall) on and Lamp (Study) off.');
-  t.equal((await rig.say('厨房有灯开着吗')).response, '没有，Kitchen的灯没有开着的。');
+  t.equal((await rig.say('厨房有灯开着吗')).response, '没有，厨房的灯没有开着的。', 'and the area by its Chinese alias');
 });
