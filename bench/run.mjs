@@ -19,6 +19,7 @@ const ALL = [
   'memory',
   'knowledge',
   'home',
+  'home-summary',
   'mqtt',
   'webui',
   'faults',
