@@ -57,6 +57,7 @@ t.test('the words the person used are echoed, in either language', async (t) => 
 
 t.test('an English reply prefers an English name or alias over a Chinese one', async (t) => {
   const { rig, desk } = await home(t);
+  t.equal((await rig.say('turn on the lights in the living room')).response, 'Turned on ceiling and Kitchen light.');
   const en = await rig.say('turn on the lights in the attic');
   t.equal(desk.calls.length, 1);
   t.equal(en.response, 'Turned on desk lamp.');
