@@ -95,7 +95,7 @@ t.test('diagnostic and configuration entities are left out and not counted', asy
     sensor('lamp_battery', 'Lamp battery', 80, '%', 'kitchen'),
     { domain: 'switch', object_id: 'lamp_led', name: 'Status LED', area: 'kitchen', initial_state: 'on' },
   ]);
-  const categories: Record<string, string> = { 'sensor.lamp_battery': 'diagnostic', 'switch.lamp_led': 'config' };
+  const categories: Record<string, EntityInfo['entity_category']> = { 'sensor.lamp_battery': 'diagnostic', 'switch.lamp_led': 'config' };
   const entities = registry.list().map((e) => ({ ...e, entity_category: categories[e.entity_id] ?? null }));
   const result = summary(entities, registry);
   t.match(result?.text, /Kitchen: Lamp \(light\) on$/m);
