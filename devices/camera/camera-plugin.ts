@@ -45,7 +45,8 @@ export class CameraPlugin implements PluginInstance {
   #snapshots: CameraSnapshots | undefined;
   #entity: EntityHandle | undefined;
   #removeTool: (() => void) | undefined;
-  #absent: string | undefined;
+  /** Why there is no camera, in both languages (health shows it). */
+  #absent: { en: string; zh: string } | undefined;
   #last: Snapshot | undefined;
 
   constructor(ctx: PluginContext<CameraSettings>, options: CameraPluginOptions = {}) {
@@ -59,7 +60,7 @@ export class CameraPlugin implements PluginInstance {
     const env = this.#options.env ?? process.env;
     this.#absent = cameraAbsence(settings.device, env.PATH ?? '');
     if (this.#absent !== undefined) {
-      this.#ctx.log.warn({ device: settings.device }, `camera not offered: ${this.#absent}`);
+      this.#ctx.log.warn({ device: settings.device }, `camera not offered: ${this.#absent.en}`);
       return;
     }
     this.#snapshots = new CameraSnapshots({
@@ -108,11 +109,13 @@ export class CameraPlugin implements PluginInstance {
   }
 
   /** Healthy with or without a camera; the detail says which, and why not. */
-  health(): PluginHealth {
-    if (this.#absent !== undefined) return { ok: true, detail: this.#absent };
+  health(): Required<PluginHealth> {
+    if (this.#absent !== undefined) return { ok: true, detail: this.#absent.en, detail_zh: this.#absent.zh };
     const entity = this.#entity?.entity_id ?? 'camera';
+    const device = this.#ctx.settings.get('device');
     const last = this.#last ? `last picture ${this.#last.taken_at}` : 'no picture yet';
-    return { ok: true, detail: `${entity} on ${this.#ctx.settings.get('device')}, ${last}` };
+    const lastZh = this.#last ? `最近一张照片 ${this.#last.taken_at}` : '还没有照片';
+    return { ok: true, detail: `${entity} on ${device}, ${last}`, detail_zh: `${entity} 在 ${device} 上，${lastZh}` };
   }
 
   /**
@@ -122,7 +125,7 @@ export class CameraPlugin implements PluginInstance {
    */
   async snapshot(askedBy: string, context?: EntityContext): Promise<Snapshot> {
     const snapshots = this.#snapshots;
-    if (!snapshots) throw new HomeAgentError('HA_ERR_CAMERA_UNAVAILABLE', this.#absent ?? 'the camera plugin is not running');
+    if (!snapshots) throw new HomeAgentError('HA_ERR_CAMERA_UNAVAILABLE', this.#absent?.en ?? 'the camera plugin is not running');
     const picture = await snapshots.take();
     this.#last = picture;
     this.#entity?.update(CAMERA_IDLE, {

@@ -59,7 +59,7 @@ export function readCameraSettings(settings: CameraSettingsSource): CaptureSetti
  * missing (or is not a character device) or fswebcam is not installed. A home without a camera is
  * normal, so this is a status line, not a failure.
  */
-export function cameraAbsence(device: string, path: string): string | undefined {
+export function cameraAbsence(device: string, path: string): { en: string; zh: string } | undefined {
   if (device !== 'TEST') {
     let isDevice = false;
     try {
@@ -68,9 +68,11 @@ export function cameraAbsence(device: string, path: string): string | undefined 
     } catch {
       isDevice = false;
     }
-    if (!isDevice) return `no camera at ${device} (plugin.camera.device)`;
+    if (!isDevice) return { en: `no camera at ${device} (plugin.camera.device)`, zh: `${device} 没有摄像头（plugin.camera.device）` };
   }
-  if (findOnPath('fswebcam', path) === undefined) return 'fswebcam is not installed (apt install fswebcam)';
+  if (findOnPath('fswebcam', path) === undefined) {
+    return { en: 'fswebcam is not installed (apt install fswebcam)', zh: '没有安装 fswebcam（apt install fswebcam）' };
+  }
   return undefined;
 }
 

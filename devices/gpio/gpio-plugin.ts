@@ -70,8 +70,10 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
   #guard: PinGuard | undefined;
   #backend: GpioBackend | undefined;
   #reason = '';
-  #watcherProblem: string | undefined;
-  #crashProtection: string | undefined;
+  #reasonZh = '';
+  /** Both in the two languages health speaks. */
+  #watcherProblem: { en: string; zh: string } | undefined;
+  #crashProtection: { en: string; zh: string } | undefined;
 
   constructor(ctx: PluginContext<GpioSettings>, options: GpioPluginOptions = {}) {
     this.#ctx = ctx;
@@ -81,9 +83,10 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
 
   async start(signal: AbortSignal): Promise<void> {
     const plans = planGpioPins(this.#ctx.settings.get('pins'));
-    const { backend, reason } = await this.#selectBackend();
+    const { backend, reason, reason_zh } = await this.#selectBackend();
     this.#backend = backend;
     this.#reason = reason;
+    this.#reasonZh = reason_zh;
     this.#ctx.log.info({ backend: backend.kind, pins: plans.length }, `GPIO back end ${reason}`);
     for (const plan of plans) {
       for (const warning of plan.warnings) this.#ctx.log.warn({ pin: plan.id }, `GPIO pin ${plan.id}: ${warning}`);
@@ -154,14 +157,28 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
     this.#crashProtection = undefined;
   }
 
-  health(): PluginHealth {
-    if (this.#guard === undefined) return { ok: false, detail: 'GPIO is not running' };
+  health(): Required<PluginHealth> {
+    if (this.#guard === undefined) return { ok: false, detail: 'GPIO is not running', detail_zh: 'GPIO 没有运行' };
     const problems: string[] = [];
-    if (this.#watcherProblem !== undefined) problems.push(this.#watcherProblem);
-    for (const pin of this.#pins.values()) if (pin.error !== undefined) problems.push(`${pin.plan.id}: ${pin.error}`);
-    if (problems.length > 0) return { ok: false, detail: problems.join('; ') };
-    const note = this.#crashProtection === undefined ? '' : `; ${this.#crashProtection}`;
-    return { ok: true, detail: `${this.#reason}; ${this.#pins.size} pin(s)${note}` };
+    const problemsZh: string[] = [];
+    if (this.#watcherProblem !== undefined) {
+      problems.push(this.#watcherProblem.en);
+      problemsZh.push(this.#watcherProblem.zh);
+    }
+    // A pin's error is the back end's own text.
+    for (const pin of this.#pins.values()) {
+      if (pin.error === undefined) continue;
+      problems.push(`${pin.plan.id}: ${pin.error}`);
+      problemsZh.push(`${pin.plan.id}：${pin.error}`);
+    }
+    if (problems.length > 0) return { ok: false, detail: problems.join('; '), detail_zh: problemsZh.join('；') };
+    const note = this.#crashProtection === undefined ? '' : `; ${this.#crashProtection.en}`;
+    const noteZh = this.#crashProtection === undefined ? '' : `；${this.#crashProtection.zh}`;
+    return {
+      ok: true,
+      detail: `${this.#reason}; ${this.#pins.size} pin(s)${note}`,
+      detail_zh: `${this.#reasonZh}；${this.#pins.size} 个引脚${noteZh}`,
+    };
   }
 
   // ---- GpioOperations (tools and control methods) ----
@@ -265,9 +282,9 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
   }
 
   #crashProtectionLine(pid: number | undefined): string {
-    if (this.#watcherProblem !== undefined) return this.#watcherProblem;
+    if (this.#watcherProblem !== undefined) return this.#watcherProblem.en;
     if (pid !== undefined) return `crash watcher armed (pid ${pid})`;
-    if (this.#crashProtection !== undefined) return this.#crashProtection;
+    if (this.#crashProtection !== undefined) return this.#crashProtection.en;
     if (this.#options.watcher === false) return 'crash watcher off';
     return 'nothing to protect (no outputs with a safe value)';
   }
@@ -280,9 +297,10 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
     return guard;
   }
 
-  async #selectBackend(): Promise<{ backend: GpioBackend; reason: string }> {
+  async #selectBackend(): Promise<{ backend: GpioBackend; reason: string; reason_zh: string }> {
     if (this.#options.backend !== undefined) {
-      return { backend: this.#options.backend, reason: `${this.#options.backend.kind}: chosen by the caller` };
+      const kind = this.#options.backend.kind;
+      return { backend: this.#options.backend, reason: `${kind}: chosen by the caller`, reason_zh: `${kind}：由调用方指定` };
     }
     const chip = (this.#ctx.settings.get('chip') ?? '').trim();
     const clock = this.#clock;
@@ -404,11 +422,17 @@ export class GpioPlugin implements PluginInstance, GpioOperations {
         return;
       }
       case 'watcher_exited':
-        this.#watcherProblem = `the GPIO crash watcher exited (${event.signal ?? `code ${String(event.code)}`}): outputs are not protected if HomeAgent dies`;
-        log.error({ code: event.code, signal: event.signal }, this.#watcherProblem);
+        this.#watcherProblem = {
+          en: `the GPIO crash watcher exited (${event.signal ?? `code ${String(event.code)}`}): outputs are not protected if HomeAgent dies`,
+          zh: `GPIO 崩溃守护进程退出了（${event.signal ?? `退出码 ${String(event.code)}`}）：HomeAgent 挂掉时输出不受保护`,
+        };
+        log.error({ code: event.code, signal: event.signal }, this.#watcherProblem.en);
         return;
       case 'no_crash_protection':
-        this.#crashProtection = `no crash protection for ${event.pins.join(', ')} (${event.reason})`;
+        this.#crashProtection = {
+          en: `no crash protection for ${event.pins.join(', ')} (${event.reason})`,
+          zh: `${event.pins.join('、')} 没有崩溃保护（${event.reason}）`,
+        };
         log.warn({ pins: event.pins }, `GPIO outputs ${event.pins.join(', ')} keep their level if HomeAgent dies: ${event.reason}`);
         return;
       case 'previous_crash':

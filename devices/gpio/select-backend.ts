@@ -22,6 +22,8 @@ export interface GpioBackendChoice {
 export interface SelectedBackend {
   backend: GpioBackend;
   reason: string;
+  /** The reason in Chinese, for the health detail (a back end's own error text stays as it is). */
+  reason_zh: string;
 }
 
 function message(error: unknown): string {
@@ -49,19 +51,33 @@ async function tryGpiod(options: GpiodBackendOptions): Promise<GpiodGpioBackend>
 /** Builds the configured back end; `auto` falls through to the simulator, an explicit one throws. */
 export async function selectGpioBackend(choice: GpioBackendChoice = {}): Promise<SelectedBackend> {
   const wanted = choice.backend ?? 'auto';
-  if (wanted === 'simulated') return { backend: new SimulatedGpioBackend(choice.simulated), reason: 'simulated: configured' };
-  if (wanted === 'sysfs') return { backend: await trySysfs(choice.sysfs ?? {}), reason: 'sysfs: configured' };
-  if (wanted === 'gpiod') return { backend: await tryGpiod(choice.gpiod ?? {}), reason: 'gpiod: configured' };
+  if (wanted === 'simulated') {
+    return { backend: new SimulatedGpioBackend(choice.simulated), reason: 'simulated: configured', reason_zh: 'simulated：按配置' };
+  }
+  if (wanted === 'sysfs') return { backend: await trySysfs(choice.sysfs ?? {}), reason: 'sysfs: configured', reason_zh: 'sysfs：按配置' };
+  if (wanted === 'gpiod') return { backend: await tryGpiod(choice.gpiod ?? {}), reason: 'gpiod: configured', reason_zh: 'gpiod：按配置' };
   const why: string[] = [];
   try {
-    return { backend: await trySysfs(choice.sysfs ?? {}), reason: 'sysfs: found a Raspberry Pi GPIO chip' };
+    return {
+      backend: await trySysfs(choice.sysfs ?? {}),
+      reason: 'sysfs: found a Raspberry Pi GPIO chip',
+      reason_zh: 'sysfs：找到了树莓派 GPIO 芯片',
+    };
   } catch (error) {
     why.push(message(error));
   }
   try {
-    return { backend: await tryGpiod(choice.gpiod ?? {}), reason: 'gpiod: sysfs GPIO absent, libgpiod tools found' };
+    return {
+      backend: await tryGpiod(choice.gpiod ?? {}),
+      reason: 'gpiod: sysfs GPIO absent, libgpiod tools found',
+      reason_zh: 'gpiod：没有 sysfs GPIO，找到了 libgpiod 工具',
+    };
   } catch (error) {
     why.push(message(error));
   }
-  return { backend: new SimulatedGpioBackend(choice.simulated), reason: `simulated: ${why.join('; ')}` };
+  return {
+    backend: new SimulatedGpioBackend(choice.simulated),
+    reason: `simulated: ${why.join('; ')}`,
+    reason_zh: `simulated（模拟）：${why.join('；')}`,
+  };
 }

@@ -148,26 +148,33 @@ export class I2cPlugin implements PluginInstance {
   }
 
   /** Unavailable sensors are reported but keep the plugin healthy (they are retried); a bus that could not be opened does not. */
-  health(): PluginHealth {
+  health(): Required<PluginHealth> {
+    // A bus's or sensor's error and a fallback reason are the driver's own text.
     const parts: string[] = [];
+    const partsZh: string[] = [];
     const failed = [...this.#buses.values()].filter((state) => state.error !== undefined);
-    for (const state of failed) parts.push(`bus ${state.config.bus} could not be opened: ${state.error}`);
+    for (const state of failed) {
+      parts.push(`bus ${state.config.bus} could not be opened: ${state.error}`);
+      partsZh.push(`总线 ${state.config.bus} 无法打开：${state.error}`);
+    }
     const sensors = [...this.#sensors.values()];
     const down = sensors.filter((sensor) => sensor.state === 'unavailable');
-    const summary =
-      sensors.length === 0
-        ? 'no sensors configured (plugin.i2c.sensors)'
-        : `${sensors.length} sensor${sensors.length === 1 ? '' : 's'}, ${down.length} unavailable` +
-          (down.length > 0 ? `: ${down.map((sensor) => `${sensor.config.id} (${shortError(sensor.lastError)})`).join(', ')}` : '');
-    parts.unshift(summary);
-    for (const state of this.#buses.values()) {
-      if (state.opened?.simulated) {
-        parts.push(
-          `bus ${state.config.bus} simulated${state.opened.fallback_reason === undefined ? '' : `: ${state.opened.fallback_reason}`}`,
-        );
-      }
+    const downList = down.map((sensor) => `${sensor.config.id} (${shortError(sensor.lastError)})`).join(', ');
+    const downListZh = down.map((sensor) => `${sensor.config.id}（${shortError(sensor.lastError)}）`).join('、');
+    if (sensors.length === 0) {
+      parts.unshift('no sensors configured (plugin.i2c.sensors)');
+      partsZh.unshift('没有配置传感器（plugin.i2c.sensors）');
+    } else {
+      parts.unshift(`${sensors.length} sensor${sensors.length === 1 ? '' : 's'}, ${down.length} unavailable${down.length > 0 ? `: ${downList}` : ''}`);
+      partsZh.unshift(`${sensors.length} 个传感器，${down.length} 个不可用${down.length > 0 ? `：${downListZh}` : ''}`);
     }
-    return { ok: failed.length === 0, detail: parts.join('; ') };
+    for (const state of this.#buses.values()) {
+      if (!state.opened?.simulated) continue;
+      const why = state.opened.fallback_reason;
+      parts.push(`bus ${state.config.bus} simulated${why === undefined ? '' : `: ${why}`}`);
+      partsZh.push(`总线 ${state.config.bus} 为模拟${why === undefined ? '' : `：${why}`}`);
+    }
+    return { ok: failed.length === 0, detail: parts.join('; '), detail_zh: partsZh.join('；') };
   }
 
   sensors(): I2cSensorsResult {

@@ -100,11 +100,13 @@ export class CliPlugin implements PluginInstance {
     this.#path = undefined;
   }
 
-  health(): PluginHealth {
-    if (!this.#server?.listening) return { ok: false, detail: 'not listening' };
+  health(): Required<PluginHealth> {
+    if (!this.#server?.listening) return { ok: false, detail: 'not listening', detail_zh: '没有在监听' };
+    const path = this.#path ?? '';
     return {
       ok: true,
-      detail: `listening at ${this.#path ?? ''}: ${this.#sockets.size} connections open; since start ${this.#refused} refused over max_connections, ${this.#peerErrors} ended by a client error`,
+      detail: `listening at ${path}: ${this.#sockets.size} connections open; since start ${this.#refused} refused over max_connections, ${this.#peerErrors} ended by a client error`,
+      detail_zh: `在 ${path} 监听：${this.#sockets.size} 个连接打开；启动以来 ${this.#refused} 个因超过 max_connections 被拒，${this.#peerErrors} 个因客户端出错而结束`,
     };
   }
 

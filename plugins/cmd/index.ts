@@ -19,6 +19,7 @@ import {
   type ErrorCode,
   HomeAgentError,
   type PluginContext,
+  type PluginHealth,
   type PluginInstance,
   ToolError,
 } from '../../src/sdk/index.js';
@@ -179,15 +180,20 @@ export class CmdPlugin implements PluginInstance {
     this.#publishNotice(null);
   }
 
-  health(): { ok: boolean; detail: string } {
+  health(): Required<PluginHealth> {
     const placement = this.#place();
-    const where =
+    // placement.why is the placement's own reason text.
+    const [where, whereZh] =
       placement.mode === 'runner'
-        ? `isolated in the runner at ${placement.socket}`
+        ? [`isolated in the runner at ${placement.socket}`, `在 ${placement.socket} 的执行器里隔离运行`]
         : placement.mode === 'in_process'
-          ? `not isolated: in-process (${placement.why})`
-          : `no commands run: ${placement.why}`;
-    return { ok: true, detail: `${this.#running.size} running, ${this.#history.length} runs in history; ${where}` };
+          ? [`not isolated: in-process (${placement.why})`, `未隔离：在进程内运行（${placement.why}）`]
+          : [`no commands run: ${placement.why}`, `不运行任何命令：${placement.why}`];
+    return {
+      ok: true,
+      detail: `${this.#running.size} running, ${this.#history.length} runs in history; ${where}`,
+      detail_zh: `${this.#running.size} 个正在运行，历史中 ${this.#history.length} 次运行；${whereZh}`,
+    };
   }
 
   async #runForOwner(params: RunArgs, caller: Caller): Promise<RunResult> {

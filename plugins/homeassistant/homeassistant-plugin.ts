@@ -121,29 +121,37 @@ export class HomeassistantPlugin implements PluginInstance {
     this.#live.clear();
   }
 
-  health(): PluginHealth {
+  health(): Required<PluginHealth> {
     const settings = this.#current();
     const problem = configProblem(settings);
-    if (problem !== undefined) return { ok: false, detail: `${problem} / ${configProblemZh(settings)}` };
+    if (problem !== undefined) return { ok: false, detail: problem, detail_zh: configProblemZh(settings) };
     const status = this.#connection?.status();
-    if (status === undefined) return { ok: false, detail: 'Home Assistant plugin not running / Home Assistant 插件未运行' };
+    if (status === undefined) {
+      return { ok: false, detail: 'Home Assistant plugin not running', detail_zh: 'Home Assistant 插件没有运行' };
+    }
     const n = this.#live.size;
     switch (status.state) {
-      case 'ready':
+      case 'ready': {
+        const version = status.ha_version ?? '';
         return {
           ok: true,
-          detail: `connected to Home Assistant ${status.ha_version ?? ''} at ${status.url}: ${n} entities / 已连接 Home Assistant：${n} 个实体`,
+          detail: `connected to Home Assistant ${version} at ${status.url}: ${n} entities`,
+          detail_zh: `已连接 ${status.url} 上的 Home Assistant ${version}：${n} 个实体`,
         };
+      }
       case 'auth_failed':
         return {
           ok: false,
-          detail: `HA_ERR_HOMEASSISTANT_AUTH: Home Assistant refused the token (${status.last_error ?? ''}); set a new plugin.homeassistant.token / Home Assistant 拒绝了令牌，请设置新的 plugin.homeassistant.token`,
+          detail: `HA_ERR_HOMEASSISTANT_AUTH: Home Assistant refused the token (${status.last_error ?? ''}); set a new plugin.homeassistant.token`,
+          detail_zh: `HA_ERR_HOMEASSISTANT_AUTH：Home Assistant 拒绝了令牌（${status.last_error ?? ''}）；请设置新的 plugin.homeassistant.token`,
         };
       default: {
-        const next = status.next_attempt_in_ms === null ? '' : `; next attempt in ${Math.ceil(status.next_attempt_in_ms / 1000)} s`;
+        const nextS = status.next_attempt_in_ms === null ? undefined : Math.ceil(status.next_attempt_in_ms / 1000);
+        const why = status.last_error ?? status.state;
         return {
           ok: false,
-          detail: `not connected to Home Assistant at ${status.url}: ${status.last_error ?? status.state}${next} / 未连接 Home Assistant（${n} 个实体暂不可用）`,
+          detail: `not connected to Home Assistant at ${status.url}: ${why}${nextS === undefined ? '' : `; next attempt in ${nextS} s`}`,
+          detail_zh: `未连接 ${status.url} 上的 Home Assistant：${why}${nextS === undefined ? '' : `；${nextS} s 后再试`}（${n} 个实体暂不可用）`,
         };
       }
     }

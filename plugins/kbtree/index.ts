@@ -21,6 +21,7 @@ import {
   LogThrottle,
   offeredTokens,
   type PluginContext,
+  type PluginHealth,
   type PluginInstance,
   randomToken,
   TokenCheck,
@@ -130,13 +131,14 @@ export class KbtreePlugin implements PluginInstance {
     await closed;
   }
 
-  health(): { ok: boolean; detail: string } {
-    return this.#server?.listening
-      ? {
-          ok: true,
-          detail: `serving ${this.#token?.url ?? ''} (${this.#sockets.size} connections; since start ${this.#dropped} refused over max_connections, ${this.#unauthorized} without a valid token)`,
-        }
-      : { ok: false, detail: 'not listening' };
+  health(): Required<PluginHealth> {
+    if (!this.#server?.listening) return { ok: false, detail: 'not listening', detail_zh: '没有在监听' };
+    const url = this.#token?.url ?? '';
+    return {
+      ok: true,
+      detail: `serving ${url} (${this.#sockets.size} connections; since start ${this.#dropped} refused over max_connections, ${this.#unauthorized} without a valid token)`,
+      detail_zh: `正在服务 ${url}（${this.#sockets.size} 个连接；启动以来 ${this.#dropped} 个因超过 max_connections 被拒，${this.#unauthorized} 个没有有效令牌）`,
+    };
   }
 
   /** The bound address (tests read the port back after listening on port 0). */

@@ -4,7 +4,7 @@
  * appear as `mcp_<server>_<tool>`. A server that is down is reported by health() and retried; it
  * never keeps the plugin or the other servers from working.
  */
-import { definePlugin, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
+import { definePlugin, type PluginContext, type PluginHealth, type PluginInstance } from '../../src/sdk/index.js';
 import type { McpServerConnection, RetryClock } from './server-connection.js';
 import type { McpSettings } from './settings-schema.js';
 
@@ -75,13 +75,16 @@ export class McpPlugin implements PluginInstance {
     await Promise.all(connections.map((connection) => connection.stop()));
   }
 
-  health(): { ok: boolean; detail: string } {
-    if (this.#connections.length === 0) return { ok: true, detail: 'no MCP servers configured' };
+  health(): Required<PluginHealth> {
+    if (this.#connections.length === 0) return { ok: true, detail: 'no MCP servers configured', detail_zh: '没有配置 MCP 服务器' };
     const answers = this.#connections.map((connection) => connection.health());
     const failing = answers.filter((answer) => !answer.ok);
-    return failing.length > 0
-      ? { ok: false, detail: failing.map((answer) => answer.detail).join('; ') }
-      : { ok: true, detail: answers.map((answer) => answer.detail).join('; ') };
+    const shown = failing.length > 0 ? failing : answers;
+    return {
+      ok: failing.length === 0,
+      detail: shown.map((answer) => answer.detail).join('; '),
+      detail_zh: shown.map((answer) => answer.detail_zh).join('；'),
+    };
   }
 }
 

@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PaginatedResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonSchema, Logger, PluginContext, ToolContext } from '../../src/sdk/index.js';
+import type { JsonSchema, Logger, PluginContext, PluginHealth, ToolContext } from '../../src/sdk/index.js';
 import { ToolError } from '../../src/sdk/index.js';
 import { callFailure, describe, renderCallResult } from './call-result.js';
 import {
@@ -71,6 +71,15 @@ export interface ConnectionOptions {
 }
 
 type State = 'idle' | 'connecting' | 'connected' | 'waiting' | 'invalid' | 'stopped';
+/** A state in Chinese, for the health detail. */
+const STATE_ZH: Record<State, string> = {
+  idle: '空闲',
+  connecting: '正在连接',
+  connected: '已连接',
+  waiting: '等待重试',
+  invalid: '配置无效',
+  stopped: '已停止',
+};
 
 interface Session {
   client: Client;
@@ -141,18 +150,31 @@ export class McpServerConnection {
     if (session) await this.#close(session.client);
   }
 
-  health(): { ok: boolean; detail: string } {
+  health(): Required<PluginHealth> {
+    // The problem is the server's or the SDK's own text.
     switch (this.#state) {
       case 'connected':
-        return { ok: true, detail: `server ${this.name}: connected, ${this.#registered.length} tools` };
+        return {
+          ok: true,
+          detail: `server ${this.name}: connected, ${this.#registered.length} tools`,
+          detail_zh: `服务器 ${this.name}：已连接，${this.#registered.length} 个工具`,
+        };
       case 'waiting': {
         const seconds = Math.max(0, Math.ceil((this.#retryAt - this.#clock.now()) / 1000));
-        return { ok: false, detail: `server ${this.name}: ${this.#problem ?? 'unavailable'}; retrying in ${seconds} s` };
+        return {
+          ok: false,
+          detail: `server ${this.name}: ${this.#problem ?? 'unavailable'}; retrying in ${seconds} s`,
+          detail_zh: `服务器 ${this.name}：${this.#problem ?? '不可用'}；${seconds} s 后重试`,
+        };
       }
       case 'invalid':
-        return { ok: false, detail: `server ${this.name}: ${this.#problem ?? 'invalid configuration'}` };
+        return {
+          ok: false,
+          detail: `server ${this.name}: ${this.#problem ?? 'invalid configuration'}`,
+          detail_zh: `服务器 ${this.name}：${this.#problem ?? '配置无效'}`,
+        };
       default:
-        return { ok: false, detail: `server ${this.name}: ${this.#state}` };
+        return { ok: false, detail: `server ${this.name}: ${this.#state}`, detail_zh: `服务器 ${this.name}：${STATE_ZH[this.#state]}` };
     }
   }
 

@@ -118,9 +118,12 @@ export class EmbeddedBrokerService {
   }
 
   /** What health adds while the broker runs in a way the owner should know about. */
-  warning(): string | undefined {
+  warning(): { en: string; zh: string } | undefined {
     if (this.#broker === undefined || !this.#o.settings.broker_allow_anonymous) return undefined;
-    return 'the embedded broker lets clients in without a login (plugin.mqtt.broker_allow_anonymous)';
+    return {
+      en: 'the embedded broker lets clients in without a login (plugin.mqtt.broker_allow_anonymous)',
+      zh: '内置 broker 允许客户端不登录就连入（plugin.mqtt.broker_allow_anonymous）',
+    };
   }
 
   /** `mqtt.credentials`: the devices' login (owner callers only); `reset` replaces its password and disconnects its clients. */

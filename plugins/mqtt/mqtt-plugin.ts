@@ -44,6 +44,7 @@ export type { MqttPublishResult, MqttSettings, MqttStatus };
 
 export const MQTT_OFF_DETAIL = 'MQTT off: no broker configured (plugin.mqtt.url)';
 /** The outbox journal's folder below the plugin's data folder. */
+export const MQTT_OFF_DETAIL_ZH = 'MQTT 已关闭：没有配置 broker（plugin.mqtt.url）';
 export const OUTBOX_DIR = 'outbox';
 /** The embedded broker's state below the plugin's data folder. */
 export const BROKER_DIR = 'broker';
@@ -161,7 +162,7 @@ export interface BrokerHandle {
   stop(): Promise<void>;
   status?(): unknown;
   /** Something health should say while it runs (anonymous access allowed), or undefined. */
-  warning?(): string | undefined;
+  warning?(): { en: string; zh: string } | undefined;
   /** `mqtt.credentials`: the login for devices (owner callers only). */
   credentials?(params: { reset?: 'devices' }, caller: Caller): Promise<MqttCredentials>;
 }
@@ -321,31 +322,44 @@ export class MqttPlugin implements PluginInstance {
     this.#off = false;
   }
 
-  health(): PluginHealth {
+  health(): Required<PluginHealth> {
     const health = this.#health();
     const warning = this.#broker?.warning?.();
-    return warning === undefined ? health : { ...health, detail: `${health.detail}; WARNING: ${warning}` };
+    return warning === undefined
+      ? health
+      : { ...health, detail: `${health.detail}; WARNING: ${warning.en}`, detail_zh: `${health.detail_zh}；警告：${warning.zh}` };
   }
 
-  #health(): PluginHealth {
-    if (!this.#running) return { ok: false, detail: 'MQTT is not running' };
-    if (this.#off) return { ok: true, detail: MQTT_OFF_DETAIL };
+  #health(): Required<PluginHealth> {
+    const notRunning = { ok: false, detail: 'MQTT is not running', detail_zh: 'MQTT 没有运行' };
+    if (!this.#running) return notRunning;
+    if (this.#off) return { ok: true, detail: MQTT_OFF_DETAIL, detail_zh: MQTT_OFF_DETAIL_ZH };
     const status = this.#connection?.status();
-    if (status === undefined) return { ok: false, detail: 'MQTT is not running' };
+    if (status === undefined) return notRunning;
     const outboxProblem = status.outbox.problem;
     if (status.connected) {
-      if (outboxProblem !== null) return { ok: false, detail: outboxProblem };
-      return { ok: true, detail: `connected to ${status.url} as ${status.client_id}` };
+      // The outbox's problem is the store's own text (a disk error).
+      if (outboxProblem !== null) return { ok: false, detail: outboxProblem, detail_zh: `发件箱出错：${outboxProblem}` };
+      return {
+        ok: true,
+        detail: `connected to ${status.url} as ${status.client_id}`,
+        detail_zh: `已连接 ${status.url}，客户端 id ${status.client_id}`,
+      };
     }
     const why = status.last_error ?? 'connecting';
-    const next = status.next_attempt_in_ms === null ? '' : `; next attempt in ${Math.ceil(status.next_attempt_in_ms / 1000)} s`;
+    const next = nextS === undefined ? '' : `; next attempt in ${nextS} s`;
     const kept = status.outbox.messages > 0 ? `; ${status.outbox.messages} message(s) kept for later` : '';
+    const nextS = status.next_attempt_in_ms === null ? undefined : Math.ceil(status.next_attempt_in_ms / 1000);
     return {
       ok: false,
       detail: `not connected to ${status.url}: ${why}${next} (${status.failed_attempts} failed attempt(s))${kept}`,
+    const whyZh = status.last_error ?? '正在连接';
+    const nextZh = nextS === undefined ? '' : `；${nextS} s 后再试`;
+    const keptZh = status.outbox.messages > 0 ? `；${status.outbox.messages} 条消息留待稍后发送` : '';
     };
   }
 
+      detail_zh: `未连接 ${status.url}：${whyZh}${nextZh}（已失败 ${status.failed_attempts} 次）${keptZh}`,
   status(): MqttStatus {
     const connection = this.#connection?.status();
     return {

@@ -131,11 +131,18 @@ export class OnebotPlugin implements PluginInstance {
     this.#caller.failAll('the onebot plugin stopped');
   }
 
-  health(): PluginHealth {
+  health(): Required<PluginHealth> {
     const connected = this.#link?.connected ?? false;
-    if (connected) return { ok: true, detail: `connected (QQ ${this.#selfId ?? 'unknown'})` };
+    if (connected) {
+      return { ok: true, detail: `connected (QQ ${this.#selfId ?? 'unknown'})`, detail_zh: `已连接（QQ ${this.#selfId ?? '未知'}）` };
+    }
+    // The link's problem is the connection's own text (a refused connection, a failed attempt).
     const problem = this.#link?.problem;
-    return { ok: false, detail: `no OneBot implementation connected${problem ? `; ${problem}` : ''}` };
+    return {
+      ok: false,
+      detail: `no OneBot implementation connected${problem ? `; ${problem}` : ''}`,
+      detail_zh: `没有 OneBot 实现连上${problem ? `；${problem}` : ''}`,
+    };
   }
 
   #requireLink(): OneBotLink {

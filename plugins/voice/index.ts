@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { Microphone, type MicrophoneStatus } from '../../devices/microphone/microphone.js';
 import { AplayPlayer } from '../../devices/speaker/aplay-player.js';
-import { CAPABILITY, definePlugin, HomeAgentError, type PluginContext, type PluginInstance } from '../../src/sdk/index.js';
+import { CAPABILITY, definePlugin, HomeAgentError, type PluginContext, type PluginHealth, type PluginInstance } from '../../src/sdk/index.js';
 import { ActivationLog } from './activation/activation-log.js';
 import { KeyphraseSpotter, type KeyphraseSpotterOptions } from './activation/keyphrase-spotter.js';
 import { matchWakePhrase } from './activation/wake-phrase.js';
@@ -69,8 +69,10 @@ export class VoicePlugin implements PluginInstance {
   readonly #undo: Array<() => void> = [];
   /** Status lines of parts that are off or missing, each logged once when it appears. */
   readonly #notes = new Map<string, string>();
+  readonly #notesZh = new Map<string, string>();
   /** Parts that broke: these fail the health check. */
   readonly #broken = new Map<string, string>();
+  readonly #brokenZh = new Map<string, string>();
   #speaker: SpeakerOutput | undefined;
   #stream: SpokenStream | undefined;
   #tts: TextToSpeech | undefined;
@@ -92,7 +94,7 @@ export class VoicePlugin implements PluginInstance {
 
   async start(): Promise<void> {
     const ctx = this.#ctx;
-    this.#tts = this.#build('tts', 'text-to-speech', () => createTextToSpeech(ttsSettings(ctx.settings), ctx.log));
+    this.#tts = this.#build('tts', 'text-to-speech', '文字转语音', () => createTextToSpeech(ttsSettings(ctx.settings), ctx.log));
     this.#log = new ActivationLog({ dir: ctx.paths.data, maxEntries: () => ctx.settings.get('activation.log_entries') });
     this.#policy = new ActivationPolicy({
       now: this.#now,
@@ -100,17 +102,22 @@ export class VoicePlugin implements PluginInstance {
       record: (entry) => {
         const { at, ...rest } = entry;
         void this.#log?.append({ ...rest, at: new Date(at).toISOString() }).then((error) => {
-          if (error) this.#note('activation_log', `activation log not written: ${error.message}`);
+          if (error) this.#note('activation_log', `activation log not written: ${error.message}`, `激活日志没有写入：${error.message}`);
         });
       },
     });
     if (ctx.settings.get('speaker_enabled') && this.#tts) this.#startSpeaker();
     this.#undo.push(...registerVoiceMethods(ctx.control, this.#methodTarget()));
     this.#undo.push(ctx.settings.onChange((key) => this.#settingChanged(key)));
-    this.#stt = this.#build('stt', 'speech-to-text', () => createSpeechToText(sttSettings(ctx.settings)));
+    this.#stt = this.#build('stt', 'speech-to-text', '语音转文字', () => createSpeechToText(sttSettings(ctx.settings)));
     if (this.#broken.has('stt')) return;
     if (!this.#stt) {
-      this.#note('input', 'voice input off: no speech-to-text back end (plugin.voice.stt.backend)', 'info');
+      this.#note(
+        'input',
+        'voice input off: no speech-to-text back end (plugin.voice.stt.backend)',
+        '语音输入关闭：没有语音转文字后端（plugin.voice.stt.backend）',
+        'info',
+      );
       return;
     }
     await this.#startInput();
@@ -129,10 +136,12 @@ export class VoicePlugin implements PluginInstance {
     this.#speaker = undefined;
   }
 
-  health(): { ok: boolean; detail: string } {
-    if (this.#broken.size > 0) return { ok: false, detail: [...this.#broken.values()].join('; ') };
-    const notes = [...this.#notes.values()];
-    return { ok: true, detail: notes.length > 0 ? notes.join('; ') : 'listening and speaking' };
+  health(): Required<PluginHealth> {
+    if (this.#broken.size > 0) {
+      return { ok: false, detail: [...this.#broken.values()].join('; '), detail_zh: [...this.#brokenZh.values()].join('；') };
+    }
+    if (this.#notes.size === 0) return { ok: true, detail: 'listening and speaking', detail_zh: '正在听，也能说' };
+    return { ok: true, detail: [...this.#notes.values()].join('; '), detail_zh: [...this.#notesZh.values()].join('；') };
   }
 
   status(): VoiceStatus {
@@ -145,7 +154,7 @@ export class VoicePlugin implements PluginInstance {
       speaker: this.#speaker?.status() ?? { enabled: false },
       activation: {
         ...this.#policy?.state(),
-        wake_phrases: off ? { on: false, why: off } : { on: true },
+        wake_phrases: off ? { on: false, why: off.en } : { on: true },
         wake_word: this.#wakeWord ? { models: this.#wakeWord.models } : { on: false, problem: this.#broken.get('wake_word') },
         keyphrase: this.#keyphrase
           ? { on: true, phrase: this.#keyphrase.phrase, ...(this.#notes.has('keyphrase') ? { problem: this.#notes.get('keyphrase') } : {}) }
@@ -162,16 +171,16 @@ export class VoicePlugin implements PluginInstance {
   #settingChanged(key: string): void {
     const ctx = this.#ctx;
     if (key.startsWith('tts.')) {
-      const tts = this.#build('tts', 'text-to-speech', () => createTextToSpeech(ttsSettings(ctx.settings), ctx.log));
+      const tts = this.#build('tts', 'text-to-speech', '文字转语音', () => createTextToSpeech(ttsSettings(ctx.settings), ctx.log));
       if (tts) {
         this.#tts = tts;
-        this.#broken.delete('tts');
+        this.#mend('tts');
       }
     } else if (key.startsWith('stt.') && this.#pipeline) {
-      const stt = this.#build('stt', 'speech-to-text', () => createSpeechToText(sttSettings(ctx.settings)));
+      const stt = this.#build('stt', 'speech-to-text', '语音转文字', () => createSpeechToText(sttSettings(ctx.settings)));
       if (stt) {
         this.#stt = stt;
-        this.#broken.delete('stt');
+        this.#mend('stt');
       }
     }
   }
@@ -191,9 +200,10 @@ export class VoicePlugin implements PluginInstance {
       },
       onProblem: (problem) => {
         if (problem === undefined) {
-          this.#notes.delete('speaker');
+          this.#forgetNote('speaker');
           ctx.log.info(`speaker: "${player.device}" plays again`);
-        } else this.#note('speaker', problem);
+          // The player's own problem text (aplay's error).
+        } else this.#note('speaker', problem, `扬声器：${problem}`);
       },
     });
     this.#speaker = speaker;
@@ -234,7 +244,7 @@ export class VoicePlugin implements PluginInstance {
     const ctx = this.#ctx;
     const policy = this.#policy as ActivationPolicy;
     const off = wakePhrasesOff(ctx.settings);
-    if (off) this.#note('wake_phrases', off);
+    if (off) this.#note('wake_phrases', off.en, off.zh);
     const pipeline = new VoicePipeline({
       now: this.#now,
       policy,
@@ -273,11 +283,12 @@ export class VoicePlugin implements PluginInstance {
         events: {
           onSpeechStart: () => pipeline.speechStarted(),
           onUtterance: (utterance) => void pipeline.utterance(utterance),
-          onError: (error) => this.#break('vad', `voice activity detection stopped: ${error.message}`),
+          onError: (error) => this.#break('vad', `voice activity detection stopped: ${error.message}`, `语音活动检测停止了：${error.message}`),
         },
       });
     } catch (error) {
-      this.#break('vad', `voice activity detection could not start: ${error instanceof Error ? error.message : String(error)}`);
+      const why = error instanceof Error ? error.message : String(error);
+      this.#break('vad', `voice activity detection could not start: ${why}`, `语音活动检测无法启动：${why}`);
       return;
     }
     await this.#startWakeWord(policy);
@@ -305,7 +316,11 @@ export class VoicePlugin implements PluginInstance {
     const dir = this.#ctx.settings.get('activation.wake_word_model_dir');
     if (dir === '') return;
     if (this.#ctx.settings.get('microphone.sample_rate') !== 16000) {
-      this.#note('wake_word', 'wake word off: the models need plugin.voice.microphone.sample_rate 16000');
+      this.#note(
+        'wake_word',
+        'wake word off: the models need plugin.voice.microphone.sample_rate 16000',
+        '唤醒词已关闭：模型需要 plugin.voice.microphone.sample_rate 16000',
+      );
       return;
     }
     try {
@@ -313,10 +328,11 @@ export class VoicePlugin implements PluginInstance {
         dir,
         threshold: () => this.#ctx.settings.get('activation.wake_word_threshold'),
         onDetection: (detection) => policy.trigger('wake_word', { score: detection.score, model: detection.model }),
-        onError: (error) => this.#break('wake_word', `wake word detection stopped: ${error.message}`),
+        onError: (error) => this.#break('wake_word', `wake word detection stopped: ${error.message}`, `唤醒词检测停止了：${error.message}`),
       });
     } catch (error) {
-      this.#break('wake_word', `wake word detection could not start: ${error instanceof Error ? error.message : String(error)}`);
+      const why = error instanceof Error ? error.message : String(error);
+      this.#break('wake_word', `wake word detection could not start: ${why}`, `唤醒词检测无法启动：${why}`);
     }
   }
 
@@ -332,10 +348,8 @@ export class VoicePlugin implements PluginInstance {
     if (ctx.settings.get('microphone.sample_rate') !== 16000) {
       this.#note(
         'keyphrase',
-        both(
-          'wake word off: pocketsphinx needs plugin.voice.microphone.sample_rate 16000',
-          '唤醒词已关闭：pocketsphinx 需要 16000 Hz 采样率',
-        ),
+        'wake word off: pocketsphinx needs plugin.voice.microphone.sample_rate 16000',
+        '唤醒词已关闭：pocketsphinx 需要 plugin.voice.microphone.sample_rate 16000',
       );
       return;
     }
@@ -352,15 +366,15 @@ export class VoicePlugin implements PluginInstance {
         }),
         onDetection: (detection) => policy.trigger('wake_word', { score: detection.score, model: `pocketsphinx:${detection.phrase}` }),
         onProblem: (problem) => {
-          if (problem === undefined) this.#notes.delete('keyphrase');
-          else this.#note('keyphrase', both(problem, '唤醒词监听暂停，正在重试'));
+          if (problem === undefined) this.#forgetNote('keyphrase');
+          else this.#note('keyphrase', problem, `唤醒词监听暂停，正在重试：${problem}`);
         },
       });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/not installed|model is missing/.test(message)) {
-        this.#note('keyphrase', both(`wake word "${phrase}" off: ${message}`, `唤醒词“${phrase}”已关闭：未安装 pocketsphinx`), 'info');
-      } else this.#break('keyphrase', both(`wake word "${phrase}" could not start: ${message}`, `唤醒词“${phrase}”无法启动`));
+        this.#note('keyphrase', `wake word "${phrase}" off: ${message}`, `唤醒词“${phrase}”已关闭：${message}`, 'info');
+      } else this.#break('keyphrase', `wake word "${phrase}" could not start: ${message}`, `唤醒词“${phrase}”无法启动：${message}`);
     }
   }
 
@@ -391,8 +405,8 @@ export class VoicePlugin implements PluginInstance {
       },
       onStatus: (status) => {
         this.#micStatus = status;
-        if (status.state === 'recording') this.#notes.delete('microphone');
-        else if (status.problem) this.#note('microphone', `microphone: ${status.problem}`);
+        if (status.state === 'recording') this.#forgetNote('microphone');
+        else if (status.problem) this.#note('microphone', `microphone: ${status.problem}`, `麦克风：${status.problem}`);
       },
     });
     this.#microphone = microphone;
@@ -416,31 +430,39 @@ export class VoicePlugin implements PluginInstance {
   }
 
   /** A back end from its settings; a setting that cannot work breaks that part only (health says which). */
-  #build<T>(key: string, what: string, create: () => T): T | undefined {
+  #build<T>(key: string, what: string, whatZh: string, create: () => T): T | undefined {
     try {
       return create();
     } catch (error) {
-      this.#break(key, `${what} off: ${error instanceof Error ? error.message : String(error)}`);
+      const why = error instanceof Error ? error.message : String(error);
+      this.#break(key, `${what} off: ${why}`, `${whatZh}已关闭：${why}`);
       return undefined;
     }
   }
 
-  /** A status line, logged once when it appears; `info` for parts that are off by choice. */
-  #note(key: string, line: string, level: 'info' | 'warn' = 'warn'): void {
+  /** A status line, logged once when it appears; `info` for parts that are off by choice. `zh` is the line in Chinese, for health. */
+  #note(key: string, line: string, zh: string, level: 'info' | 'warn' = 'warn'): void {
     if (this.#notes.get(key) === line) return;
     this.#notes.set(key, line);
     this.#ctx.log[level](line);
   }
+    this.#notesZh.set(key, zh);
 
-  #break(key: string, line: string): void {
+  #forgetNote(key: string): void {
+    this.#notes.delete(key);
+    this.#notesZh.delete(key);
+  }
+
+  #break(key: string, line: string, zh: string): void {
     this.#broken.set(key, line);
     this.#ctx.log.error(line);
   }
-}
+    this.#brokenZh.set(key, zh);
 
-/** A status line in English and Chinese: whoever reads the health or the log reads one of the two. */
-export function both(en: string, zh: string): string {
-  return `${en} / ${zh}`;
+  #mend(key: string): void {
+    this.#broken.delete(key);
+    this.#brokenZh.delete(key);
+  }
 }
 
 export default definePlugin<VoiceSettings>((ctx) => new VoicePlugin(ctx));

@@ -32,10 +32,15 @@ export function ttsSettings(settings: Source): TtsSettings {
  * Why wake phrases are off, or undefined when they are on. Matching a phrase needs a transcript of
  * every utterance, which a cloud back end must not get unless the user allowed it.
  */
-export function wakePhrasesOff(settings: Source): string | undefined {
-  if (settings.get('activation.wake_phrases').length === 0) return 'no wake phrases (plugin.voice.activation.wake_phrases)';
+export function wakePhrasesOff(settings: Source): { en: string; zh: string } | undefined {
+  if (settings.get('activation.wake_phrases').length === 0) {
+    return { en: 'no wake phrases (plugin.voice.activation.wake_phrases)', zh: '没有唤醒词（plugin.voice.activation.wake_phrases）' };
+  }
   if (settings.get('stt.backend') === 'openai' && !settings.get('activation.wake_phrase_with_cloud_stt')) {
-    return 'wake phrases are off with the openai speech-to-text back end unless plugin.voice.activation.wake_phrase_with_cloud_stt is true (every utterance would be sent to it)';
+    return {
+      en: 'wake phrases are off with the openai speech-to-text back end unless plugin.voice.activation.wake_phrase_with_cloud_stt is true (every utterance would be sent to it)',
+      zh: '使用 openai 语音转文字后端时唤醒词关闭，除非 plugin.voice.activation.wake_phrase_with_cloud_stt 为 true（否则每句话都会发给它）',
+    };
   }
   return undefined;
 }

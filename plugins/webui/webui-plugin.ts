@@ -161,13 +161,17 @@ export class WebuiPlugin implements PluginInstance {
     await listener?.release();
   }
 
-  health(): PluginHealth {
+  health(): Required<PluginHealth> {
     const listener = this.#listener;
-    if (!listener?.listening) return { ok: false, detail: 'not listening' };
+    if (!listener?.listening) return { ok: false, detail: 'not listening', detail_zh: '没有在监听' };
     const { dropped, malformed } = listener.refusals();
+    const url = this.#url ?? '';
+    const connections = listener.connections();
+    const sessions = this.#sessions?.size ?? 0;
     return {
       ok: true,
-      detail: `serving ${this.#url ?? ''} (${listener.connections()} connections, ${this.#sessions?.size ?? 0} sessions; since start ${dropped} refused over max_connections, ${malformed} malformed requests)`,
+      detail: `serving ${url} (${connections} connections, ${sessions} sessions; since start ${dropped} refused over max_connections, ${malformed} malformed requests)`,
+      detail_zh: `正在服务 ${url}（${connections} 个连接，${sessions} 个会话；启动以来 ${dropped} 个因超过 max_connections 被拒，${malformed} 个请求格式错误）`,
     };
   }
 

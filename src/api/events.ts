@@ -102,6 +102,8 @@ export interface EventMap {
     status: 'ok' | 'degraded' | 'failed';
     previous: 'ok' | 'degraded' | 'failed' | null;
     detail: string;
+    /** The detail in Chinese (ComponentHealth.detail_zh). */
+    detail_zh: string;
   };
   /** An automation run ended (src/automation). */
   'automation.run': {

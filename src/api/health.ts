@@ -13,6 +13,12 @@ export interface ComponentHealth {
   kind: 'kernel' | 'plugin';
   status: ComponentStatus;
   detail: string;
+  /**
+   * The same detail in Chinese, for the health page and `homeagentctl health` in Chinese. What
+   * comes from outside HomeAgent's own words (an error message, an external plugin's English-only
+   * detail) stays as it came.
+   */
+  detail_zh: string;
   /** When it entered this status (ISO time). */
   since: string;
   /** Failed checks in a row (0 unless failed). */

@@ -269,19 +269,24 @@ export class PluginHost implements Service {
   async #ping(r: PluginRecord): Promise<{ name: string; state: PluginState } & PluginHealth> {
     if (r.state !== 'running') {
       const ok = r.state === 'disabled' || r.state === 'stopped';
-      return { name: r.name, state: r.state, ok, detail: r.error ?? r.state };
+      // The state word itself is put in Chinese by the supervisor (pluginComponent); an error is its own text.
+      return { name: r.name, state: r.state, ok, detail: r.error ?? r.state, detail_zh: r.error ?? r.state };
     }
     const instance = r.current?.instance;
-    if (!instance?.health) return { name: r.name, state: r.state, ok: true, detail: 'running' };
+    if (!instance?.health) return { name: r.name, state: r.state, ok: true, detail: 'running', detail_zh: 'running' };
     try {
       const answer = await withTimeout(
         Promise.resolve(instance.health()),
         this.#options.limits().health_timeout_ms,
         `health ping of ${r.name}`,
       );
-      return { name: r.name, state: r.state, ok: answer.ok === true, detail: String(answer.detail ?? '') };
+      const detail = String(answer.detail ?? '');
+      // A plugin that answers in English only (an external one) is shown in English.
+      const detailZh = typeof answer.detail_zh === 'string' && answer.detail_zh !== '' ? answer.detail_zh : detail;
+      return { name: r.name, state: r.state, ok: answer.ok === true, detail, detail_zh: detailZh };
     } catch (error) {
-      return { name: r.name, state: r.state, ok: false, detail: describeError(error) };
+      const why = describeError(error);
+      return { name: r.name, state: r.state, ok: false, detail: why, detail_zh: why };
     }
   }
 

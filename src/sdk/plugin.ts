@@ -356,6 +356,12 @@ export type PluginInstance = Omit<Service, 'name'> & {
 export type PluginFactory<T extends object = UntypedSettings> = (context: PluginContext<T>) => PluginInstance;
 
 export interface PluginModule {
+  /**
+   * The detail in Chinese, shown where the health page or `homeagentctl health` speaks Chinese
+   * (the English detail otherwise). Every built-in plugin gives one: it declares its answer as
+   * `Required<PluginHealth>`.
+   */
+  detail_zh?: string;
   readonly kind: 'homeagent-plugin';
   readonly create: PluginFactory;
 }

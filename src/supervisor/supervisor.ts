@@ -53,6 +53,8 @@ export interface PluginHealthRow {
   state: string;
   ok: boolean;
   detail: string;
+  /** The detail in Chinese, when the plugin gave one (PluginHealth.detail_zh). */
+  detail_zh?: string;
   /** When it last crashed or failed (epoch ms): a plugin up between two crashes still answers its ping. */
   crashed_at?: number;
 }
@@ -292,7 +294,8 @@ export class Supervisor implements Service {
     try {
       sources = this.#o.llm();
     } catch (error) {
-      return { name: 'llm', kind: 'kernel', status: 'degraded', detail: `could not list the sources: ${describeError(error)}` };
+      const why = describeError(error);
+      return { name: 'llm', kind: 'kernel', status: 'degraded', detail: `could not list the sources: ${why}`, detail_zh: `无法列出来源：${why}` };
     }
     const key = JSON.stringify(sources.map((s) => [s.name, s.base_url]));
     const now = this.#o.clock.monotonic();
@@ -304,8 +307,9 @@ export class Supervisor implements Service {
         const result = await this.#probe(s.base_url, timeout).catch((error: unknown) => ({
           reachable: false,
           detail: describeError(error),
+          detail_zh: describeError(error),
         }));
-        return { name: s.name, base_url: s.base_url, reachable: result.reachable, detail: result.detail };
+        return { name: s.name, base_url: s.base_url, reachable: result.reachable, detail: result.detail, detail_zh: result.detail_zh };
       }),
     );
     this.#llm = { key, at: now, probes };
@@ -325,7 +329,8 @@ export class Supervisor implements Service {
     try {
       return memoryComponent(this.#memory(), settings.supervisor.memory_limit_mb);
     } catch (error) {
-      return { name: 'memory', kind: 'kernel', status: 'degraded', detail: `could not read memory use: ${describeError(error)}` };
+      const why = describeError(error);
+      return { name: 'memory', kind: 'kernel', status: 'degraded', detail: `could not read memory use: ${why}`, detail_zh: `无法读取内存用量：${why}` };
     }
   }
 
@@ -333,7 +338,8 @@ export class Supervisor implements Service {
     try {
       return devicesComponent(this.#o.devices());
     } catch (error) {
-      return { name: 'devices', kind: 'kernel', status: 'degraded', detail: `could not list devices: ${describeError(error)}` };
+      const why = describeError(error);
+      return { name: 'devices', kind: 'kernel', status: 'degraded', detail: `could not list devices: ${why}`, detail_zh: `无法列出设备：${why}` };
     }
   }
 

@@ -122,6 +122,7 @@ export function okComponent(name: string, detail = 'fine'): ComponentHealth {
     kind: name.startsWith('plugin:') ? 'plugin' : 'kernel',
     status: 'ok',
     detail,
+    detail_zh: detail,
     since: '2026-01-05T06:00:00.000Z',
     failures: 0,
   };

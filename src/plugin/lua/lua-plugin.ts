@@ -119,10 +119,10 @@ class LuaPlugin implements PluginInstance {
     await this.#release();
   }
 
-  health(): PluginHealth {
-    if (this.#dead !== undefined) return { ok: false, detail: this.#dead };
-    if (!this.#sandbox?.alive) return { ok: false, detail: 'the Lua sandbox is not running' };
-    return { ok: true, detail: `running, ${this.#tools.length} tool(s)` };
+  health(): Required<PluginHealth> {
+    if (this.#dead !== undefined) return { ok: false, detail: this.#dead, detail_zh: this.#dead };
+    if (!this.#sandbox?.alive) return { ok: false, detail: 'the Lua sandbox is not running', detail_zh: 'Lua 沙箱没有运行' };
+    return { ok: true, detail: `running, ${this.#tools.length} tool(s)`, detail_zh: `运行中，${this.#tools.length} 个工具` };
   }
 
   // ---------------------------------------------------------------------------------------------

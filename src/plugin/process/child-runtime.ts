@@ -70,7 +70,7 @@ class PluginRuntime {
         await this.#instance?.stop();
         return {};
       case 'plugin.health':
-        return (await this.#loaded().health?.()) ?? { ok: true, detail: 'running' };
+        return (await this.#loaded().health?.()) ?? { ok: true, detail: 'running', detail_zh: '运行中' };
       case 'tool.call':
         return this.#callTool(params as HostRequests['tool.call']['params'], id);
       case 'stage.run':

@@ -88,18 +88,24 @@ export class ProcessPlugin implements PluginInstance {
 
   async health(): Promise<PluginHealth> {
     const child = this.#child;
-    if (this.#phase !== 'running' || !child) return { ok: false, detail: this.#deadError().message };
+    if (this.#phase !== 'running' || !child) {
+      const why = this.#deadError().message;
+      return { ok: false, detail: why, detail_zh: why };
+    }
     const timeoutMs = Math.min(this.#dc.limits().health_timeout_ms, this.#dc.limits().call_timeout_ms);
     let answer: unknown;
     try {
       answer = await child.call('plugin.health', {}, { timeoutMs, fallback: 'HA_ERR_PLUGIN_STATE' }).result;
     } catch (error) {
-      return { ok: false, detail: describeError(error) };
+      const why = describeError(error);
+      return { ok: false, detail: why, detail_zh: why };
     }
-    if (!Value.Check(HealthResultSchema, answer)) return { ok: false, detail: 'the health answer is not {ok, detail}' };
+    if (!Value.Check(HealthResultSchema, answer)) {
+      return { ok: false, detail: 'the health answer is not {ok, detail}', detail_zh: '健康应答不是 {ok, detail} 的形式' };
+    }
     const memory = this.#checkMemory(child);
-    if (memory) return { ok: false, detail: memory };
-    return { ok: answer.ok, detail: answer.detail };
+    if (memory) return { ok: false, detail: memory.en, detail_zh: memory.zh };
+    return { ok: answer.ok, detail: answer.detail, ...(answer.detail_zh === undefined ? {} : { detail_zh: answer.detail_zh }) };
   }
 
   /** Spawns a process, loads and starts the plugin in it; on any failure the process is gone when this throws. */
@@ -319,7 +325,7 @@ export class ProcessPlugin implements PluginInstance {
    * the health check also looks at the process's resident size and kills a process far above its
    * heap limit (it then restarts like any crash).
    */
-  #checkMemory(child: PluginChild): string | undefined {
+  #checkMemory(child: PluginChild): { en: string; zh: string } | undefined {
     const pid = child.pid;
     if (pid === undefined) return undefined;
     const rssMb = residentMb(pid);
@@ -328,7 +334,7 @@ export class ProcessPlugin implements PluginInstance {
     const reason = `used ${Math.round(rssMb)} MB of memory, more than ${limitMb} MB (twice the heap limit plus 64 MB)`;
     this.#dc.log.error(`plugin ${this.#name} ${reason}; killing it`);
     child.kill(reason);
-    return reason;
+    return { en: reason, zh: `内存用了 ${Math.round(rssMb)} MB，超过 ${limitMb} MB（堆上限的两倍加 64 MB）` };
   }
 
   #settingChanged(key: string): void {

@@ -334,7 +334,7 @@ export type StageChanges = Static<typeof StageChangesSchema>;
 
 export const ToolCallResultSchema = Type.Object({ value: Type.Optional(Type.Unknown()) }, strict);
 
-export const HealthResultSchema = Type.Object({ ok: Type.Boolean(), detail: Text(2000) });
+export const HealthResultSchema = Type.Object({ ok: Type.Boolean(), detail: Text(2000), detail_zh: Type.Optional(Text(2000)) });
 
 export const HttpResponseSchema = Type.Object(
   {

@@ -62,8 +62,10 @@ export function createSkillRuntime(library: SkillLibrary): PluginRuntime {
         loaded = undefined;
       },
       health() {
-        if (loaded !== undefined && library.get(loaded)?.owner === owner) return { ok: true, detail: `skill ${loaded} is loaded` };
-        return { ok: false, detail: 'the skill is not loaded' };
+        if (loaded !== undefined && library.get(loaded)?.owner === owner) {
+          return { ok: true, detail: `skill ${loaded} is loaded`, detail_zh: `技能 ${loaded} 已加载` };
+        }
+        return { ok: false, detail: 'the skill is not loaded', detail_zh: '技能没有加载' };
       },
     };
   };

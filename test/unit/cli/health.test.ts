@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { CliPlugin } from '../../../plugins/cli/index.js';
 import type { ComponentHealth, HealthAnswer } from '../../../src/api/health.js';
+import { cliLanguage } from '../../../src/cli/cli-language.js';
 import { formatHealthAnswer, healthExitCode } from '../../../src/cli/health.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
 import { REPO_ROOT, runCtl } from '../../helpers/daemon.js';
@@ -16,11 +17,12 @@ import { asContext, createTestPluginContext } from '../../helpers/plugin-context
 import { tempDir } from '../fixtures/support.js';
 
 const since = '2026-01-05T08:00:00.000Z';
-const component = (name: string, status: ComponentHealth['status'], detail: string, failures = 0): ComponentHealth => ({
+const component = (name: string, status: ComponentHealth['status'], detail: string, failures = 0, detailZh = detail): ComponentHealth => ({
   name,
   kind: name.startsWith('plugin:') ? 'plugin' : 'kernel',
   status,
   detail,
+  detail_zh: detailZh,
   since,
   failures,
 });
@@ -86,6 +88,53 @@ t.test('formatHealthAnswer: the worst status first, then components worst first 
   t.match(single, /\ntrial: change 9 since 2026-01-05 08:00:00, plugins \(none\)/);
 });
 
+t.test('formatHealthAnswer in Chinese: the words around the details and the details themselves', async (t) => {
+  const h = answer(
+    [
+      component('event_loop', 'ok', 'longest event-loop stall 12 ms (limit 2000 ms)', 0, '事件循环最长卡顿 12 ms（上限 2000 ms）'),
+      component('plugin:weather', 'failed', 'health ping timed out', 3, '健康 ping 超时'),
+      // An external plugin that answers in English only keeps its words.
+      component('plugin:clock', 'degraded', 'drifting', 0, ''),
+    ],
+    {
+      healthy: false,
+      trial: { change_set_ids: [7], started_at: since, plugins: [], activation_errors: [{ plugin: 'weather', error: 'TypeError: x' }] },
+    },
+  );
+  t.equal(
+    formatHealthAnswer(h, 'zh'),
+    [
+      '失败（检查于 2026-01-05 09:30:00）；有内核组件失败，systemd 看门狗已不再喂',
+      '  失败  plugin:weather  健康 ping 超时（连续 3 次检查失败）；自 2026-01-05 08:00:00 起',
+      '  降级  plugin:clock    drifting；自 2026-01-05 08:00:00 起',
+      '  正常  event_loop      事件循环最长卡顿 12 ms（上限 2000 ms）；自 2026-01-05 08:00:00 起',
+      '试运行：改动 7，自 2026-01-05 08:00:00 起，插件 （无）（homeagentctl changes）',
+      '  weather 启动失败：TypeError: x',
+    ].join('\n'),
+  );
+  t.match(
+    formatHealthAnswer(h, 'en'),
+    /^FAILED \(checked .*\n {2}FAILED {4}plugin:weather {2}health ping timed out \(3 failed/,
+    'English still English',
+  );
+  t.equal(
+    formatHealthAnswer({ status: 'ok', healthy: true, checked_at: null, components: [], trial: null }, 'zh'),
+    '正常（尚未检查）\n  （还没有组件报告）',
+  );
+});
+
+t.test('cliLanguage: the POSIX locale variables, LC_ALL first', async (t) => {
+  t.equal(cliLanguage({ LANG: 'zh_CN.UTF-8' }), 'zh');
+  t.equal(cliLanguage({ LANG: 'zh_TW' }), 'zh');
+  t.equal(cliLanguage({ LANG: 'zh' }), 'zh');
+  t.equal(cliLanguage({ LANG: 'en_US.UTF-8' }), 'en');
+  t.equal(cliLanguage({}), 'en', 'no locale: English');
+  t.equal(cliLanguage({ LANG: 'C.UTF-8' }), 'en');
+  t.equal(cliLanguage({ LC_ALL: 'C', LANG: 'zh_CN.UTF-8' }), 'en', 'LC_ALL wins');
+  t.equal(cliLanguage({ LC_ALL: '', LC_MESSAGES: 'zh_CN.UTF-8', LANG: 'en_GB.UTF-8' }), 'zh', 'an empty one is not set');
+  t.equal(cliLanguage({ LANG: 'zu_ZA.UTF-8' }), 'en', 'zu is not zh');
+});
+
 const CTL_JS = join(REPO_ROOT, 'dist', 'src', 'cli', 'homeagentctl.js');
 const notBuilt = existsSync(CTL_JS) ? false : `${CTL_JS} is missing: run npx tsc -p tsconfig.build.json first`;
 
@@ -128,7 +177,7 @@ t.test(
 
     s.tracker.setComponents([
       okComponent('event_loop'),
-      { ...okComponent('plugin:weather'), status: 'failed', detail: 'ping failed', failures: 2 },
+      { ...okComponent('plugin:weather'), status: 'failed', detail: 'ping failed', detail_zh: 'ping 失败', failures: 2 },
     ]);
     const failed = await runCtl(s.dataDir, ['health', '--json'], env);
     t.equal(failed.code, 1, 'a failed component: exit 1');
@@ -137,6 +186,13 @@ t.test(
       healthy: true,
       components: [{ name: 'event_loop' }, { name: 'plugin:weather', status: 'failed' }],
     });
+
+    const chinese = await runCtl(s.dataDir, ['health'], { env: { TZ: 'UTC', LANG: 'zh_CN.UTF-8', LC_ALL: '', LC_MESSAGES: '' } });
+    t.equal(chinese.code, 1, chinese.stderr);
+    t.match(
+      chinese.stdout,
+      /^失败（检查于 2026-01-05 09:30:00）\n {2}失败 {2}plugin:weather {2}ping 失败（连续 2 次检查失败）；自 .* 起\n/,
+    );
 
     const usage = await runCtl(s.dataDir, ['health', 'now']);
     t.equal(usage.code, 64);

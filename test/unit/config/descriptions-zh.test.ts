@@ -49,7 +49,7 @@ t.test('a setting view carries both descriptions; an external plugin may bring a
       city: { type: 'string', default: 'Berlin', description: 'City the forecast is for.', description_zh: '预报所针对的城市。' },
       units: { type: 'string', default: 'metric', description: 'Units of the forecast.' },
     },
-  } as Parameters<typeof pluginSettingDefinitions>[0]);
+  } as unknown as Parameters<typeof pluginSettingDefinitions>[0]);
   t.equal(withZh?.description_zh, '预报所针对的城市。');
   t.equal(withoutZh?.description_zh, undefined, 'no Chinese description: the page shows the English one');
   t.equal(withoutZh?.description, 'Units of the forecast.');

@@ -248,7 +248,7 @@ export function supervisorKit(t: Test, opts: KitOptions = {}): Kit {
     log: logs.logs.child('supervisor'),
     clock,
     memory: () => ({ rss_bytes: inputs.rss, cgroup_limit_bytes: inputs.cgroup }),
-    ...(opts.realProbe ? {} : { probe: async () => ({ reachable: true, detail: 'HTTP 200' }) }),
+    ...(opts.realProbe ? {} : { probe: async () => ({ reachable: true, detail: 'HTTP 200', detail_zh: 'HTTP 200' }) }),
     ...opts.options,
   });
   t.teardown(() => supervisor.stop());

@@ -170,7 +170,15 @@ t.test('llm: probed over real HTTP; a 500 is reachable, a closed port degrades (
   const reachable = await kit.supervisor.check();
   t.same(
     reachable.components.find((c) => c.name === 'llm'),
-    { name: 'llm', kind: 'kernel', status: 'ok', detail: '1 source reachable', since: '2026-01-05T08:00:00.000Z', failures: 0 },
+    {
+      name: 'llm',
+      kind: 'kernel',
+      status: 'ok',
+      detail: '1 source reachable',
+      detail_zh: '1 个来源可达',
+      since: '2026-01-05T08:00:00.000Z',
+      failures: 0,
+    },
   );
   const down = await closedPort();
   kit.inputs.llm = [...kit.inputs.llm, { name: 'cloud', base_url: `http://127.0.0.1:${down}/v1` }];
@@ -191,7 +199,9 @@ t.test('llm: probed at most every llm_check_interval_ms, cached in between', asy
     options: {
       probe: async (url, timeout) => {
         probed.push(`${url} ${timeout}`);
-        return reachable ? { reachable, detail: 'HTTP 200' } : { reachable, detail: 'no answer within 1234 ms' };
+        return reachable
+          ? { reachable, detail: 'HTTP 200', detail_zh: 'HTTP 200' }
+          : { reachable, detail: 'no answer within 1234 ms', detail_zh: '1234 ms 内没有应答' };
       },
     },
   });

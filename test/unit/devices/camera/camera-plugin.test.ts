@@ -236,13 +236,21 @@ t.test('a home without a camera: no entity, no tool, healthy, and says why', asy
   const noDevice = await startCamera(t, { device: '/dev/video97' });
   t.same(await noDevice.tc.context.entities.list({ domain: 'camera' }), []);
   t.equal(noDevice.tc.tools.get(SNAPSHOT_TOOL), undefined);
-  t.same(await noDevice.plugin.health(), { ok: true, detail: 'no camera at /dev/video97 (plugin.camera.device)' });
+  t.same(await noDevice.plugin.health(), {
+    ok: true,
+    detail: 'no camera at /dev/video97 (plugin.camera.device)',
+    detail_zh: '/dev/video97 没有摄像头（plugin.camera.device）',
+  });
 
   const emptyPath = folder(t, 'empty-bin');
   const noProgram = await startCamera(t, {}, { env: { PATH: emptyPath } });
   t.same(await noProgram.tc.context.entities.list({ domain: 'camera' }), []);
   t.equal(noProgram.tc.tools.get(SNAPSHOT_TOOL), undefined);
-  t.same(await noProgram.plugin.health(), { ok: true, detail: 'fswebcam is not installed (apt install fswebcam)' });
+  t.same(await noProgram.plugin.health(), {
+    ok: true,
+    detail: 'fswebcam is not installed (apt install fswebcam)',
+    detail_zh: '没有安装 fswebcam（apt install fswebcam）',
+  });
 });
 
 t.test('a setting fswebcam cannot be given refuses the start, naming the key', async (t) => {

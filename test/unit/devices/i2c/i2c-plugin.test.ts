@@ -267,7 +267,11 @@ t.test('a NACKing sensor: unavailable after unavailable_after failures with the 
   });
   t.same(
     plugin.health(),
-    { ok: true, detail: '1 sensor, 1 unavailable: kitchen_climate (NACK); bus 1 simulated' },
+    {
+      ok: true,
+      detail: '1 sensor, 1 unavailable: kitchen_climate (NACK); bus 1 simulated',
+      detail_zh: '1 个传感器，1 个不可用：kitchen_climate（NACK）；总线 1 为模拟',
+    },
     'an unavailable sensor leaves the plugin healthy',
   );
   t.ok(
@@ -288,7 +292,7 @@ t.test('a NACKing sensor: unavailable after unavailable_after failures with the 
   t.equal(back.attributes.error, null, 'the error is cleared');
   t.equal((await entity('sensor.kitchen_climate_humidity')).state, 60);
   t.match(sensorStatus(await call<I2cSensorsResult>('i2c.sensors'), 'kitchen_climate'), { state: 'available', failures: 0 });
-  t.same(plugin.health(), { ok: true, detail: '1 sensor, 0 unavailable; bus 1 simulated' });
+  t.same(plugin.health(), { ok: true, detail: '1 sensor, 0 unavailable; bus 1 simulated', detail_zh: '1 个传感器，0 个不可用；总线 1 为模拟' });
 });
 
 t.test('a sensor that never answered since start is unavailable from its first failure', async (t) => {
@@ -306,7 +310,11 @@ t.test('a sensor that never answered since start is unavailable from its first f
   t.match(await entity('sensor.missing_temperature'), { state: 'unavailable', attributes: { error: /HA_ERR_I2C_NACK/ } });
   t.match(sensorStatus(await call<I2cSensorsResult>('i2c.sensors'), 'missing'), { state: 'unavailable', failures: 1 });
   t.type((await entity('sensor.present_pressure')).state, 'number');
-  t.same(plugin.health(), { ok: true, detail: '2 sensors, 1 unavailable: missing (NACK); bus 1 simulated' });
+  t.same(plugin.health(), {
+    ok: true,
+    detail: '2 sensors, 1 unavailable: missing (NACK); bus 1 simulated',
+    detail_zh: '2 个传感器，1 个不可用：missing（NACK）；总线 1 为模拟',
+  });
 
   running.buses.get(1)?.attach(0x38, new Aht20Emulator({ clock, calibrated: false, ignoresInit: true }));
   await clock.advanceTo(5 * S + SETTLE_MS);
@@ -472,7 +480,7 @@ t.test('backend auto without the real bus falls back to a simulation, said in th
 
 t.test('no sensors configured: healthy, nothing polled', async (t) => {
   const { plugin, call, clock } = await start(t, { sensors: [] });
-  t.same(plugin.health(), { ok: true, detail: 'no sensors configured (plugin.i2c.sensors)' });
+  t.same(plugin.health(), { ok: true, detail: 'no sensors configured (plugin.i2c.sensors)', detail_zh: '没有配置传感器（plugin.i2c.sensors）' });
   t.same(await call('i2c.sensors'), { buses: [], sensors: [] });
   t.equal(clock.pendingTimers, 0);
 });

@@ -104,7 +104,7 @@ const { plugin, test, logs, reported, health } = luaPlugin(t, { source: DEMO, co
 await plugin.start(new AbortController().signal);
 
 t.test('tools registered in start() are called with arguments and results round-tripping', async (t) => {
-  t.same(await health(), { ok: true, detail: 'running, 11 tool(s)' }, 'healthy while the sandbox runs');
+  t.same(await health(), { ok: true, detail: 'running, 11 tool(s)', detail_zh: '运行中，11 个工具' }, 'healthy while the sandbox runs');
 
   const echo = test.tools.get('demo_echo');
   t.equal(echo?.tier, 'read', 'the tier declared in Lua');
@@ -194,7 +194,7 @@ t.test('runaway loops and memory bombs fail that call with a limit error; the pl
     t.match(await test.call('demo_echo', {}), { args: {} }, `the plugin still answers after ${tool}`);
   }
   t.same(reported, [], 'nothing was reported to the host: the sandbox survived');
-  t.same(await health(), { ok: true, detail: 'running, 11 tool(s)' });
+  t.same(await health(), { ok: true, detail: 'running, 11 tool(s)', detail_zh: '运行中，11 个工具' });
 });
 
 t.test('the plugin may be written as a global plugin table or global functions', async (t) => {

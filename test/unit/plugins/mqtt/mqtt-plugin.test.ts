@@ -8,6 +8,7 @@ import t, { type Test } from 'tap';
 import { EmbeddedBrokerService } from '../../../../plugins/mqtt/embedded-broker-service.js';
 import {
   MQTT_OFF_DETAIL,
+  MQTT_OFF_DETAIL_ZH,
   type MqttFeature,
   type MqttFeatureContext,
   type MqttFeatureFactory,
@@ -70,7 +71,7 @@ async function startPlugin(
 t.test('no url and no embedded broker: MQTT is off, healthy, and says why', async (t) => {
   const atEnd = cleanups(t);
   const { plugin, call, tc } = await startPlugin(t, atEnd, {});
-  t.same(plugin.health(), { ok: true, detail: MQTT_OFF_DETAIL });
+  t.same(plugin.health(), { ok: true, detail: MQTT_OFF_DETAIL, detail_zh: MQTT_OFF_DETAIL_ZH });
   const status = await call<MqttStatus>('mqtt.status');
   t.equal(status.state, 'off');
   t.equal(status.connected, false);
@@ -191,7 +192,7 @@ t.test('feature modules start in order after the connection and stop in reverse;
   const failing = new MqttPlugin(tc.context, { features: [feature('first'), feature('second', true), feature('third')] });
   await t.rejects(failing.start(new AbortController().signal), /second broke/);
   t.same(log, ['start first', 'start second', 'stop first'], 'what started was stopped; nothing after the failure started');
-  t.same(failing.health(), { ok: false, detail: 'MQTT is not running' });
+  t.same(failing.health(), { ok: false, detail: 'MQTT is not running', detail_zh: 'MQTT 没有运行' });
 });
 
 t.test('the embedded broker starts before the connection, which uses its address and its own generated login', async (t) => {

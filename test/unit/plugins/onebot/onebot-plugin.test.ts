@@ -256,7 +256,7 @@ t.test('an action never answered fails after action_timeout_ms; a dropped connec
   t.match(await second, { info: { reason: 'unavailable', detail: /get_group_list: connection closed/ } });
   await until('disconnected', () => (h.plugin.link?.connected ? undefined : true));
   t.match(await failure(h.ctx.call('qq_get_login_info', {})), { info: { reason: 'unavailable' } });
-  t.same(h.plugin.health(), { ok: false, detail: 'no OneBot implementation connected' });
+  t.same(h.plugin.health(), { ok: false, detail: 'no OneBot implementation connected', detail_zh: '没有 OneBot 实现连上' });
 });
 
 t.test('one turn sends at most max_sends_per_turn messages, whatever the tool', async (t) => {

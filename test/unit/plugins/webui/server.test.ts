@@ -405,7 +405,7 @@ t.test('stop closes the server and every open connection', async (t) => {
   await w.stop();
   await closed;
   t.equal(w.plugin.address(), undefined);
-  t.same(w.plugin.health(), { ok: false, detail: 'not listening' });
+  t.same(w.plugin.health(), { ok: false, detail: 'not listening', detail_zh: '没有在监听' });
 });
 
 /** A connected socket whose close the test can await. */

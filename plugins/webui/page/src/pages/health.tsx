@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { bytes, dateTime, duration, type StringKey, t } from '../i18n';
+import { bytes, dateTime, duration, LANGUAGE, type StringKey, t } from '../i18n';
 import type { ComponentHealth, ComponentStatus, HealthAnswer, LogList, StatusReport } from '../types';
 import { Show, useLoad } from '../ui';
 import { TrialBanner } from './changes';
@@ -79,7 +79,7 @@ function Component({ component: c }: { component: ComponentHealth }) {
       <span class={COLOUR[c.status]}>
         {SYMBOL[c.status]} {t(`hl.state.${c.status}` as StringKey)}
       </span>{' '}
-      <strong>{c.name}</strong> <span class="small">{c.detail}</span>
+      <strong>{c.name}</strong> <span class="small">{componentDetail(c)}</span>
       <br />
       <span class="muted small">
         {t('hl.since', { time: dateTime(c.since) })}
@@ -87,6 +87,11 @@ function Component({ component: c }: { component: ComponentHealth }) {
       </span>
     </li>
   );
+}
+
+/** The detail in the page's language (a daemon older than detail_zh sends English only). */
+function componentDetail(c: ComponentHealth): string {
+  return LANGUAGE === 'zh' && typeof c.detail_zh === 'string' && c.detail_zh !== '' ? c.detail_zh : c.detail;
 }
 
 function Status({ status: s }: { status: StatusReport }) {

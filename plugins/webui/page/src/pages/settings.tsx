@@ -7,7 +7,7 @@
  */
 import { useMemo, useState } from 'preact/hooks';
 import { api, errorText } from '../api';
-import { t } from '../i18n';
+import { LANGUAGE, t } from '../i18n';
 import type { SettingView } from '../types';
 import { ErrorLine, Show, useLoad } from '../ui';
 
@@ -30,12 +30,19 @@ export function SettingsView() {
   );
 }
 
+/** The description in the page's language; a setting without a Chinese one (an external plugin's) shows its English one. */
+function description(setting: SettingView): string {
+  return LANGUAGE === 'zh' ? (setting.description_zh ?? setting.description) : setting.description;
+}
+
 function Categories({ list, filter, onChanged }: { list: SettingView[]; filter: string; onChanged: (s: SettingView) => void }) {
   const groups = useMemo(() => {
     const needle = filter.trim().toLowerCase();
     const byCategory = new Map<string, SettingView[]>();
     for (const setting of list) {
-      if (needle !== '' && !setting.key.toLowerCase().includes(needle) && !setting.description.toLowerCase().includes(needle)) continue;
+      // Either language's description matches: a Chinese reader may search for an English term too.
+      const texts = [setting.key, setting.description, setting.description_zh ?? ''];
+      if (needle !== '' && !texts.some((text) => text.toLowerCase().includes(needle))) continue;
       const group = byCategory.get(setting.category) ?? [];
       group.push(setting);
       byCategory.set(setting.category, group);
@@ -137,7 +144,9 @@ function Field({ setting, onChanged }: { setting: SettingView; onChanged: (s: Se
         {setting.requires_restart && <span class="badge">{t('set.restart')}</span>}
         {setting.restart_pending && <span class="badge warn">{t('set.restart_pending')}</span>}
       </label>
-      <p class="muted small">{setting.description}</p>
+      <p class="muted small" lang={LANGUAGE === 'zh' && setting.description_zh !== undefined ? 'zh' : 'en'}>
+        {description(setting)}
+      </p>
       <form
         class="row"
         noValidate
