@@ -16,7 +16,7 @@ import { type LoadedConfig, loadConfig } from './config/loader.js';
 import { type RuntimePaths, resolvePaths } from './config/paths.js';
 import { composeAgent } from './daemon/compose-agent.js';
 import { type CoreParts, composeCore } from './daemon/compose-core.js';
-import { composeAutomations, composeEntities, composeLists } from './daemon/compose-home.js';
+import { composeAutomationFileWatch, composeAutomations, composeEntities, composeLists } from './daemon/compose-home.js';
 import { composeIntent } from './daemon/compose-intent.js';
 import { composeKnowledge } from './daemon/compose-knowledge.js';
 import { composeLlm } from './daemon/compose-llm.js';
@@ -173,6 +173,7 @@ function compose(core: CoreParts, surroundings: { env: NodeJS.ProcessEnv; cwd: s
   submit.bind((input, submitOptions) => scheduler.submit(input, submitOptions));
   const { io } = toolbox;
   const automations = composeAutomations(core, { entities, io, scheduler });
+  const automationFileWatch = composeAutomationFileWatch(core);
   const lists = composeLists(core, toolbox);
   const intent = composeIntent(core, { toolbox, llm, entities, lists: lists.lists, automations, memory });
   const plugins = composePlugins(core, {
@@ -212,6 +213,7 @@ function compose(core: CoreParts, surroundings: { env: NodeJS.ProcessEnv; cwd: s
     lists.upkeep,
     intent,
     automations,
+    automationFileWatch,
     supervisor,
   ])
     runner.add(service);

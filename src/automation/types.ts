@@ -8,8 +8,8 @@ import type { AutomationAction, AutomationCondition, Config } from '../config/sc
 import type { EntityContext, EntityInfo, EntityState } from '../home/types.js';
 import type { CronSchedule } from './cron.js';
 
-/** core.automations, read live. */
-export type AutomationsSettings = Config['core']['automations'];
+/** core.automations as the engine reads it, live (watching the file for rules is the composition's: automation-file-watch.ts). */
+export type AutomationsSettings = Omit<Config['core']['automations'], 'watch_config_file' | 'watch_debounce_ms'>;
 
 /** The entity registry as far as automations use it (EntityRegistry fits). */
 export interface AutomationEntities {

@@ -167,6 +167,49 @@ export function parseConfigFile(text: string, path: string): ReturnType<typeof p
   return doc;
 }
 
+/** One setting as a configuration file says it now, and where in the file a part of it is. */
+export interface FileSetting {
+  /** The value under the key, migrated to this release's version; undefined when the file does not set it. */
+  value: unknown;
+  /**
+   * The 1-based line of the deepest part of `where` the file has: `[0].triggers[1].edge` below the
+   * setting's key (a problem's path), '' for the key itself; undefined when the key is not there.
+   */
+  lineOf(where: string): number | undefined;
+}
+
+/**
+ * Reads one setting (`core.automations.rules`) from a configuration file again, for a file that
+ * changed on disk. HA_ERR_CONFIG_FILE when it cannot be read or parsed (naming the line).
+ */
+export function readFileSetting(path: string, key: string): FileSetting {
+  const text = readConfigText(path);
+  const { doc } = migrateConfigDocument(parseConfigFile(text, path), path);
+  const keyPath = key.split('.');
+  const value: unknown = doc.getIn(keyPath);
+  const lineOf = (where: string): number | undefined => {
+    const parts = [...keyPath, ...(where.match(/[^.[\]]+/g) ?? []).map((part) => (/^\d+$/.test(part) ? Number(part) : part))];
+    // The deepest node the file has on the way: a missing field is reported at its parent.
+    for (let n = parts.length; n >= keyPath.length; n--) {
+      const node = doc.getIn(parts.slice(0, n), true) as { range?: [number, number, number] } | undefined;
+      if (node?.range) return lineAt(text, node.range[0]);
+    }
+    return undefined;
+  };
+  return { value: isYamlNode(value) ? (value as { toJSON(): unknown }).toJSON() : value, lineOf };
+}
+
+function isYamlNode(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && typeof (value as { toJSON?: unknown }).toJSON === 'function';
+}
+
+/** The 1-based line of a character offset. */
+function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
 interface MergeContext {
   file: string;
   sources: Map<string, ValueSource>;

@@ -62,8 +62,7 @@ const LogSchema = Type.Object(
       ...settingMeta({
         description:
           'How log lines are written to standard output: auto (readable lines when it is a terminal, JSON lines otherwise: the journal, a pipe, a file), json or pretty.',
-        description_zh:
-          '日志写到标准输出的格式：auto（是终端时输出易读的行，否则输出 JSON 行：journald、管道、文件）、json 或 pretty。',
+        description_zh: '日志写到标准输出的格式：auto（是终端时输出易读的行，否则输出 JSON 行：journald、管道、文件）、json 或 pretty。',
         requires_restart: true,
         category: 'logging',
         file_only: true,
@@ -1097,6 +1096,25 @@ const AutomationsSchema = Type.Object(
       maximum: 1000000,
       ...automationsMeta('Automation runs kept in the run log (oldest dropped first).', {
         description_zh: '运行日志中保留多少次自动化运行（最旧的先删）。',
+      }),
+    }),
+    watch_config_file: Type.Boolean({
+      default: true,
+      ...automationsMeta(
+        'Reload the rules when the configuration file changes on disk (core.automations.rules only); a file that does not load keeps the running rules.',
+        {
+          description_zh: '配置文件在磁盘上改动时重新加载规则（仅 core.automations.rules）；改坏的文件不会替换正在运行的规则。',
+          requires_restart: true,
+        },
+      ),
+    }),
+    watch_debounce_ms: Type.Integer({
+      default: 300,
+      minimum: 20,
+      maximum: 10000,
+      ...automationsMeta('How long the configuration file must stay unchanged before it is read again (editors write in several steps).', {
+        description_zh: '配置文件保持不变多久之后才重新读取（编辑器会分几步写入）。',
+        requires_restart: true,
       }),
     }),
   },

@@ -271,6 +271,31 @@ export class SettingsRegistry implements Service {
     return this.#view(def);
   }
 
+  /**
+   * The configuration file changed on disk and now says `value` for `key` (undefined: it no longer
+   * sets it, so the default applies). The value is checked like the file's at start; a problem
+   * throws HA_ERR_SETTINGS_INVALID_VALUE naming it, and nothing changes. `changed`: the running
+   * value changed (settings.changed is emitted); `unchanged`: the file says what it said;
+   * `overridden`: the environment or a runtime change (`config set`) wins over the file, which is
+   * kept for when that goes (`config reset` falls back to the new file value).
+   */
+  reloadFromFile(key: string, value: unknown, file: string): 'changed' | 'unchanged' | 'overridden' {
+    const def = this.definition(key);
+    const loaded = this.#options.loaded;
+    if (loaded.sources.get(key)?.startsWith('env:')) return 'overridden';
+    const filled = value === undefined ? structuredClone(def.default) : withDefaults(def, value);
+    const problem = checkValue(def, filled) ?? this.#options.checks?.[key]?.(filled);
+    if (problem) throw new HomeAgentError('HA_ERR_SETTINGS_INVALID_VALUE', describeProblem(key, problem), { details: { key } });
+    if (isDeepStrictEqual(getByKey(loaded.config, key), filled)) return 'unchanged';
+    setByKey(loaded.config, key, filled);
+    loaded.sources.set(key, value === undefined ? 'default' : file);
+    this.#snapshot = undefined;
+    if (this.#overrides.has(key)) return 'overridden';
+    this.#options.logs.audit({ actor: 'config-file', action: 'settings.file_changed', key, file });
+    this.#options.events.emit('settings.changed', { key, actor: 'config-file', requires_restart: def.requires_restart, reset: false });
+    return 'changed';
+  }
+
   history(key?: string, limit = 100): HistoryEntry[] {
     const db = this.#requireDb();
     const rows =

@@ -5,6 +5,7 @@
  */
 
 import { AutomationEngine } from '../automation/automation-engine.js';
+import { AutomationFileWatch } from '../automation/automation-file-watch.js';
 import { registerAutomationMethods } from '../automation/automation-methods.js';
 import { registerEntityMethods } from '../home/entity-methods.js';
 import { EntityRegistry } from '../home/entity-registry.js';
@@ -83,6 +84,22 @@ export function composeAutomations(
     }
   });
   return automations;
+}
+
+/** The daemon notice of a configuration file whose automations do not load (cleared by one that does). */
+const FILE_NOTICE = 'automation.config_file';
+
+/** Automations follow the configuration file (docs/automations.md); started after the engine. */
+export function composeAutomationFileWatch(core: CoreParts): AutomationFileWatch {
+  const { loaded, settings, logs, status } = core;
+  return new AutomationFileWatch({
+    file: loaded.file,
+    settings,
+    log: logs.child('automation'),
+    clock: core.timerClock,
+    watchSettings: () => settings.config().core.automations,
+    problem: (text) => (text === undefined ? status.clearNotice(FILE_NOTICE) : status.notice('warning', FILE_NOTICE, text)),
+  });
 }
 
 export interface ListParts {

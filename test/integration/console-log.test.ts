@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { cleanEnv, emptyConfig, MAIN_JS, nodeCommand, tempDir } from '../helpers/daemon.js';
+import { cleanEnv, emptyConfig, type HelperTest, MAIN_JS, nodeCommand, tempDir } from '../helpers/daemon.js';
 import { requireTool } from '../helpers/tools.js';
 import { until } from '../helpers/until.js';
 
@@ -20,7 +20,7 @@ interface Run {
   stop: () => Promise<number | null>;
 }
 
-function start(t: Tap.Test, options: { terminal: boolean; format?: string }): Run {
+function start(t: HelperTest, options: { terminal: boolean; format?: string }): Run {
   const dataDir = tempDir(t);
   const env = cleanEnv({
     HOMEAGENT_CONFIG: emptyConfig(),
