@@ -165,7 +165,9 @@ export class I2cPlugin implements PluginInstance {
       parts.unshift('no sensors configured (plugin.i2c.sensors)');
       partsZh.unshift('没有配置传感器（plugin.i2c.sensors）');
     } else {
-      parts.unshift(`${sensors.length} sensor${sensors.length === 1 ? '' : 's'}, ${down.length} unavailable${down.length > 0 ? `: ${downList}` : ''}`);
+      parts.unshift(
+        `${sensors.length} sensor${sensors.length === 1 ? '' : 's'}, ${down.length} unavailable${down.length > 0 ? `: ${downList}` : ''}`,
+      );
       partsZh.unshift(`${sensors.length} 个传感器，${down.length} 个不可用${down.length > 0 ? `：${downListZh}` : ''}`);
     }
     for (const state of this.#buses.values()) {

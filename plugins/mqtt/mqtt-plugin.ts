@@ -43,8 +43,8 @@ import { Zigbee2MqttManagement } from './zigbee2mqtt-management.js';
 export type { MqttPublishResult, MqttSettings, MqttStatus };
 
 export const MQTT_OFF_DETAIL = 'MQTT off: no broker configured (plugin.mqtt.url)';
-/** The outbox journal's folder below the plugin's data folder. */
 export const MQTT_OFF_DETAIL_ZH = 'MQTT 已关闭：没有配置 broker（plugin.mqtt.url）';
+/** The outbox journal's folder below the plugin's data folder. */
 export const OUTBOX_DIR = 'outbox';
 /** The embedded broker's state below the plugin's data folder. */
 export const BROKER_DIR = 'broker';
@@ -346,20 +346,20 @@ export class MqttPlugin implements PluginInstance {
         detail_zh: `已连接 ${status.url}，客户端 id ${status.client_id}`,
       };
     }
+    const nextS = status.next_attempt_in_ms === null ? undefined : Math.ceil(status.next_attempt_in_ms / 1000);
     const why = status.last_error ?? 'connecting';
     const next = nextS === undefined ? '' : `; next attempt in ${nextS} s`;
     const kept = status.outbox.messages > 0 ? `; ${status.outbox.messages} message(s) kept for later` : '';
-    const nextS = status.next_attempt_in_ms === null ? undefined : Math.ceil(status.next_attempt_in_ms / 1000);
-    return {
-      ok: false,
-      detail: `not connected to ${status.url}: ${why}${next} (${status.failed_attempts} failed attempt(s))${kept}`,
     const whyZh = status.last_error ?? '正在连接';
     const nextZh = nextS === undefined ? '' : `；${nextS} s 后再试`;
     const keptZh = status.outbox.messages > 0 ? `；${status.outbox.messages} 条消息留待稍后发送` : '';
+    return {
+      ok: false,
+      detail: `not connected to ${status.url}: ${why}${next} (${status.failed_attempts} failed attempt(s))${kept}`,
+      detail_zh: `未连接 ${status.url}：${whyZh}${nextZh}（已失败 ${status.failed_attempts} 次）${keptZh}`,
     };
   }
 
-      detail_zh: `未连接 ${status.url}：${whyZh}${nextZh}（已失败 ${status.failed_attempts} 次）${keptZh}`,
   status(): MqttStatus {
     const connection = this.#connection?.status();
     return {

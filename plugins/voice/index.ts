@@ -13,7 +13,14 @@
 import { randomUUID } from 'node:crypto';
 import { Microphone, type MicrophoneStatus } from '../../devices/microphone/microphone.js';
 import { AplayPlayer } from '../../devices/speaker/aplay-player.js';
-import { CAPABILITY, definePlugin, HomeAgentError, type PluginContext, type PluginHealth, type PluginInstance } from '../../src/sdk/index.js';
+import {
+  CAPABILITY,
+  definePlugin,
+  HomeAgentError,
+  type PluginContext,
+  type PluginHealth,
+  type PluginInstance,
+} from '../../src/sdk/index.js';
 import { ActivationLog } from './activation/activation-log.js';
 import { KeyphraseSpotter, type KeyphraseSpotterOptions } from './activation/keyphrase-spotter.js';
 import { matchWakePhrase } from './activation/wake-phrase.js';
@@ -283,7 +290,8 @@ export class VoicePlugin implements PluginInstance {
         events: {
           onSpeechStart: () => pipeline.speechStarted(),
           onUtterance: (utterance) => void pipeline.utterance(utterance),
-          onError: (error) => this.#break('vad', `voice activity detection stopped: ${error.message}`, `语音活动检测停止了：${error.message}`),
+          onError: (error) =>
+            this.#break('vad', `voice activity detection stopped: ${error.message}`, `语音活动检测停止了：${error.message}`),
         },
       });
     } catch (error) {
@@ -444,9 +452,9 @@ export class VoicePlugin implements PluginInstance {
   #note(key: string, line: string, zh: string, level: 'info' | 'warn' = 'warn'): void {
     if (this.#notes.get(key) === line) return;
     this.#notes.set(key, line);
+    this.#notesZh.set(key, zh);
     this.#ctx.log[level](line);
   }
-    this.#notesZh.set(key, zh);
 
   #forgetNote(key: string): void {
     this.#notes.delete(key);
@@ -455,9 +463,9 @@ export class VoicePlugin implements PluginInstance {
 
   #break(key: string, line: string, zh: string): void {
     this.#broken.set(key, line);
+    this.#brokenZh.set(key, zh);
     this.#ctx.log.error(line);
   }
-    this.#brokenZh.set(key, zh);
 
   #mend(key: string): void {
     this.#broken.delete(key);

@@ -347,6 +347,12 @@ export interface PluginContext<T extends object = UntypedSettings> {
 export interface PluginHealth {
   ok: boolean;
   detail: string;
+  /**
+   * The detail in Chinese, shown where the health page or `homeagentctl health` speaks Chinese
+   * (the English detail otherwise). Every built-in plugin gives one: it declares its answer as
+   * `Required<PluginHealth>`.
+   */
+  detail_zh?: string;
 }
 
 export type PluginInstance = Omit<Service, 'name'> & {
@@ -356,12 +362,6 @@ export type PluginInstance = Omit<Service, 'name'> & {
 export type PluginFactory<T extends object = UntypedSettings> = (context: PluginContext<T>) => PluginInstance;
 
 export interface PluginModule {
-  /**
-   * The detail in Chinese, shown where the health page or `homeagentctl health` speaks Chinese
-   * (the English detail otherwise). Every built-in plugin gives one: it declares its answer as
-   * `Required<PluginHealth>`.
-   */
-  detail_zh?: string;
   readonly kind: 'homeagent-plugin';
   readonly create: PluginFactory;
 }

@@ -149,7 +149,8 @@ export function devicesComponent(inError: ReadonlyArray<{ id: string; detail: st
 /** The tracker is healthy by itself; it shows what is on trial. */
 export function trackerComponent(tracking: boolean, trial: TrialState | null): ComponentResult {
   if (!tracking) return { name: 'tracker', kind: 'kernel', status: 'ok', detail: 'change tracking is off', detail_zh: '改动跟踪已关闭' };
-  if (trial === null) return { name: 'tracker', kind: 'kernel', status: 'ok', detail: 'no change on trial', detail_zh: '没有试运行中的改动' };
+  if (trial === null)
+    return { name: 'tracker', kind: 'kernel', status: 'ok', detail: 'no change on trial', detail_zh: '没有试运行中的改动' };
   const ids = trial.change_set_ids.join(', ');
   const plugins = trial.plugins.join(', ');
   return {

@@ -27,7 +27,11 @@ export const probeUrl: Probe = (url, timeoutMs) => {
   }
   const request = target.protocol === 'https:' ? httpsRequest : target.protocol === 'http:' ? httpRequest : undefined;
   if (!request) {
-    return Promise.resolve({ reachable: false, detail: `cannot probe a ${target.protocol} URL`, detail_zh: `无法探测 ${target.protocol} URL` });
+    return Promise.resolve({
+      reachable: false,
+      detail: `cannot probe a ${target.protocol} URL`,
+      detail_zh: `无法探测 ${target.protocol} URL`,
+    });
   }
   return new Promise<ProbeResult>((resolve) => {
     const signal = AbortSignal.timeout(timeoutMs);
@@ -39,7 +43,8 @@ export const probeUrl: Probe = (url, timeoutMs) => {
       resolve({ reachable: true, detail: status, detail_zh: status });
     });
     req.on('error', (error: NodeJS.ErrnoException) => {
-      if (signal.aborted) resolve({ reachable: false, detail: `no answer within ${timeoutMs} ms`, detail_zh: `${timeoutMs} ms 内没有应答` });
+      if (signal.aborted)
+        resolve({ reachable: false, detail: `no answer within ${timeoutMs} ms`, detail_zh: `${timeoutMs} ms 内没有应答` });
       else {
         const why = describeError(error);
         resolve({ reachable: false, detail: why || (error.code ?? 'connection failed'), detail_zh: why || (error.code ?? '连接失败') });

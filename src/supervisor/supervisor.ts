@@ -295,7 +295,13 @@ export class Supervisor implements Service {
       sources = this.#o.llm();
     } catch (error) {
       const why = describeError(error);
-      return { name: 'llm', kind: 'kernel', status: 'degraded', detail: `could not list the sources: ${why}`, detail_zh: `无法列出来源：${why}` };
+      return {
+        name: 'llm',
+        kind: 'kernel',
+        status: 'degraded',
+        detail: `could not list the sources: ${why}`,
+        detail_zh: `无法列出来源：${why}`,
+      };
     }
     const key = JSON.stringify(sources.map((s) => [s.name, s.base_url]));
     const now = this.#o.clock.monotonic();
@@ -330,7 +336,13 @@ export class Supervisor implements Service {
       return memoryComponent(this.#memory(), settings.supervisor.memory_limit_mb);
     } catch (error) {
       const why = describeError(error);
-      return { name: 'memory', kind: 'kernel', status: 'degraded', detail: `could not read memory use: ${why}`, detail_zh: `无法读取内存用量：${why}` };
+      return {
+        name: 'memory',
+        kind: 'kernel',
+        status: 'degraded',
+        detail: `could not read memory use: ${why}`,
+        detail_zh: `无法读取内存用量：${why}`,
+      };
     }
   }
 
@@ -339,7 +351,13 @@ export class Supervisor implements Service {
       return devicesComponent(this.#o.devices());
     } catch (error) {
       const why = describeError(error);
-      return { name: 'devices', kind: 'kernel', status: 'degraded', detail: `could not list devices: ${why}`, detail_zh: `无法列出设备：${why}` };
+      return {
+        name: 'devices',
+        kind: 'kernel',
+        status: 'degraded',
+        detail: `could not list devices: ${why}`,
+        detail_zh: `无法列出设备：${why}`,
+      };
     }
   }
 

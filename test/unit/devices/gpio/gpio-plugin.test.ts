@@ -246,7 +246,11 @@ t.test('each pin becomes an entity with its domain, state and attributes', async
   t.match(entity(r, 'button.doorbell'), { services: [], attributes: { active_low: true } });
   t.match(entity(r, 'binary_sensor.hall_motion'), { device_class: 'motion' });
   t.equal(r.backend.control.level(27), 1, 'the doorbell pull-up holds the wire high: released');
-  t.same(r.plugin.health(), { ok: true, detail: 'simulated: chosen by the caller; 6 pin(s)', detail_zh: 'simulated：由调用方指定；6 个引脚' });
+  t.same(r.plugin.health(), {
+    ok: true,
+    detail: 'simulated: chosen by the caller; 6 pin(s)',
+    detail_zh: 'simulated：由调用方指定；6 个引脚',
+  });
 });
 
 t.test('states after start come from the pins: initial, active_low, an input held active', async (t) => {

@@ -292,7 +292,11 @@ t.test('a NACKing sensor: unavailable after unavailable_after failures with the 
   t.equal(back.attributes.error, null, 'the error is cleared');
   t.equal((await entity('sensor.kitchen_climate_humidity')).state, 60);
   t.match(sensorStatus(await call<I2cSensorsResult>('i2c.sensors'), 'kitchen_climate'), { state: 'available', failures: 0 });
-  t.same(plugin.health(), { ok: true, detail: '1 sensor, 0 unavailable; bus 1 simulated', detail_zh: '1 个传感器，0 个不可用；总线 1 为模拟' });
+  t.same(plugin.health(), {
+    ok: true,
+    detail: '1 sensor, 0 unavailable; bus 1 simulated',
+    detail_zh: '1 个传感器，0 个不可用；总线 1 为模拟',
+  });
 });
 
 t.test('a sensor that never answered since start is unavailable from its first failure', async (t) => {
@@ -480,7 +484,11 @@ t.test('backend auto without the real bus falls back to a simulation, said in th
 
 t.test('no sensors configured: healthy, nothing polled', async (t) => {
   const { plugin, call, clock } = await start(t, { sensors: [] });
-  t.same(plugin.health(), { ok: true, detail: 'no sensors configured (plugin.i2c.sensors)', detail_zh: '没有配置传感器（plugin.i2c.sensors）' });
+  t.same(plugin.health(), {
+    ok: true,
+    detail: 'no sensors configured (plugin.i2c.sensors)',
+    detail_zh: '没有配置传感器（plugin.i2c.sensors）',
+  });
   t.same(await call('i2c.sensors'), { buses: [], sensors: [] });
   t.equal(clock.pendingTimers, 0);
 });
