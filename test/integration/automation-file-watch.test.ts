@@ -77,7 +77,7 @@ t.test('edits of the file: a good one swaps the rules, a broken one keeps them a
   await t.test('a YAML syntax error: the running rules stay, the line is named, a notice stays', async (t) => {
     writeFileSync(file, `${configText([rule('hall')])}      - id: [broken\n`);
     const line = await next((l) => l.json?.level === 'error');
-    t.match(line.msg, /config\.yaml not reloaded, the running automations stay: .*line \d+/, line.msg);
+    t.match(line.msg, /config\.yaml not reloaded, the running automations stay: .*line \d+/, line.text);
     t.same(await ids(), ['hall', 'porch'], 'nothing changed');
     const [notice] = await notices();
     t.equal(notice?.level, 'warning', 'a warning notice: the house still runs');
