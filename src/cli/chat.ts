@@ -6,6 +6,14 @@ import { createInterface } from 'node:readline';
 import type { Receipt } from '../api/inputs.js';
 import type { RpcClient } from './rpc-client.js';
 
+/** Where a chat reads and writes: the terminal, or a test's streams. */
+export interface ChatIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  /** Piped text (one message), or a terminal (a conversation). */
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+}
+
 export interface ChatOptions {
   message: string | undefined;
   json: boolean;
@@ -13,15 +21,15 @@ export interface ChatOptions {
 }
 
 /** Sends one message; returns the exit code (0 answered, 1 failed). */
-async function say(client: RpcClient, text: string, options: ChatOptions): Promise<number> {
+async function say(client: RpcClient, text: string, options: ChatOptions, io: ChatIo): Promise<number> {
   const receipt = (await client.call('agent.chat', { text }, options.timeoutMs)) as Receipt;
   if (options.json) {
-    process.stdout.write(`${JSON.stringify(receipt)}\n`);
+    io.stdout.write(`${JSON.stringify(receipt)}\n`);
   } else if (receipt.status === 'done') {
-    process.stdout.write(`${receipt.text ?? ''}\n`);
+    io.stdout.write(`${receipt.text ?? ''}\n`);
   } else {
     const why = receipt.error?.message ?? receipt.reason ?? receipt.status;
-    process.stderr.write(`homeagentctl: ${receipt.status}: ${why}\n`);
+    io.stderr.write(`homeagentctl: ${receipt.status}: ${why}\n`);
   }
   return receipt.status === 'done' ? 0 : 1;
 }
@@ -32,20 +40,21 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function runChat(client: RpcClient, options: ChatOptions): Promise<number> {
-  if (options.message !== undefined) return say(client, options.message, options);
-  if (!process.stdin.isTTY) {
-    const text = (await readAll(process.stdin)).trim();
-    return text ? say(client, text, options) : 0;
+export async function runChat(client: RpcClient, options: ChatOptions, io: ChatIo): Promise<number> {
+  if (options.message !== undefined) return say(client, options.message, options, io);
+  if (!io.stdin.isTTY) {
+    const text = (await readAll(io.stdin)).trim();
+    return text ? say(client, text, options, io) : 0;
   }
-  process.stdout.write('Talking to HomeAgent. /exit or Ctrl-D ends the conversation.\n');
-  const lines = createInterface({ input: process.stdin, output: process.stdout, prompt: 'you> ', historySize: 1000 });
+  io.stdout.write('Talking to HomeAgent. /exit or Ctrl-D ends the conversation.\n');
+  const output = io.stdout as NodeJS.WritableStream;
+  const lines = createInterface({ input: io.stdin, output, prompt: 'you> ', historySize: 1000 });
   let code = 0;
   lines.prompt();
   for await (const line of lines) {
     const text = line.trim();
     if (text === '/exit' || text === '/quit') break;
-    if (text) code = await say(client, text, options);
+    if (text) code = await say(client, text, options, io);
     lines.prompt();
   }
   lines.close();

@@ -185,6 +185,8 @@ export interface CommandLine {
 export interface ReadOptions {
   /** Whether stdin is a terminal: `kb add NAME` without --file or --content reads stdin only when it is not. */
   stdinIsTty: boolean;
+  /** Relative paths (backup FILE, plugins install FILE, --out, --file, kb import DIR) resolve here; the process's by default. */
+  cwd?: string;
 }
 
 /**
@@ -264,6 +266,7 @@ function planCommand(
   options: ReadOptions,
 ): Plan {
   const [command, sub, ...rest] = args;
+  const cwd = options.cwd ?? process.cwd();
   const module = ALL_COMMANDS.find((c) => c.name === command);
   if (module) return { module, run: module.parse(args.slice(1), values) };
   const arity = (n: number, what: string) => {
@@ -275,6 +278,9 @@ function planCommand(
       return 'help';
     case 'version':
       return 'version';
+    case 'models':
+      // homeagentctl hands `models …` to its own parser only when it comes first (it takes no global flags).
+      throw new UsageError('models works without the daemon and reads its own options: put it first, homeagentctl models list|install …');
     case 'chat':
       if (sub !== undefined) throw new UsageError('chat takes its text with -m "TEXT" (or on stdin)');
       return 'chat';
@@ -292,7 +298,7 @@ function planCommand(
     case 'backup': {
       if (rest.length > 0) throw new UsageError('backup takes at most one file');
       const params: Record<string, unknown> = {};
-      if (sub !== undefined) params.path = resolve(sub);
+      if (sub !== undefined) params.path = resolve(cwd, sub);
       if (values.db !== undefined) params.database = values.db;
       return {
         method: 'backup',
@@ -304,11 +310,11 @@ function planCommand(
       };
     }
     case 'plugins':
-      return planPlugins(sub, rest);
+      return planPlugins(sub, rest, cwd);
     case 'memory':
-      return { memory: parseMemoryCommand(args.slice(1), values) };
+      return { memory: parseMemoryCommand(args.slice(1), values, cwd) };
     case 'kb':
-      return { kb: parseKbCommand(args.slice(1), values, { stdinIsTty: options.stdinIsTty }) };
+      return { kb: parseKbCommand(args.slice(1), values, { stdinIsTty: options.stdinIsTty, cwd }) };
     case 'config':
       switch (sub) {
         case 'list':
@@ -342,15 +348,17 @@ function planCommand(
             params: rest[0] === undefined ? {} : { key: rest[0] },
             render: (r) => formatHistory(r as Parameters<typeof formatHistory>[0]),
           };
+        case undefined:
+          throw new UsageError('config needs a command: list, get, set, reset or history');
         default:
-          throw new UsageError(`unknown config command ${sub ?? '(none)'}; use list, get, set, reset or history`);
+          throw new UsageError(`unknown config command ${sub}; use list, get, set, reset or history`);
       }
     default:
       throw new UsageError(`unknown command ${command}`);
   }
 }
 
-function planPlugins(sub: string | undefined, rest: string[]): Invocation {
+function planPlugins(sub: string | undefined, rest: string[], cwd: string): Invocation {
   const one = (what: string) => {
     if (rest.length !== 1) throw new UsageError(`plugins ${what} needs exactly one NAME`);
     return { name: rest[0] };
@@ -378,7 +386,7 @@ function planPlugins(sub: string | undefined, rest: string[]): Invocation {
       };
     case 'install':
       if (rest.length !== 1 || rest[0] === undefined) throw new UsageError('plugins install needs exactly one archive FILE');
-      return { method: 'plugins.install', params: { file: resolve(rest[0]) }, render: single };
+      return { method: 'plugins.install', params: { file: resolve(cwd, rest[0]) }, render: single };
     case 'health':
       return {
         method: 'plugins.health',

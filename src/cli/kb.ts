@@ -168,7 +168,8 @@ export interface KbRunOptions {
   io?: KbIo;
 }
 
-async function readStream(stream: NodeJS.ReadableStream): Promise<Uint8Array> {
+/** All of a stream's bytes (stdin for `kb add` without --file or --content). */
+export async function readStream(stream: NodeJS.ReadableStream): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
   return Buffer.concat(chunks);

@@ -37,7 +37,8 @@ export const webuiCommand = defineCommand<WebuiFlags>({
 /** Reads `webui credentials [--reset WHAT]` (positionals after `webui`). Throws WebuiUsageError. */
 export function parseWebuiCommand(positionals: readonly string[], flags: WebuiFlags): WebuiCommand {
   const [sub, ...rest] = positionals;
-  if (sub !== 'credentials') throw new WebuiUsageError(`unknown webui command ${sub ?? '(none)'}; use webui credentials`);
+  if (sub === undefined) throw new WebuiUsageError('webui needs a command: webui credentials');
+  if (sub !== 'credentials') throw new WebuiUsageError(`unknown webui command ${sub}; use webui credentials`);
   if (rest.length > 0) throw new WebuiUsageError('webui credentials takes no arguments (--reset password|api_key makes a new one)');
   if (flags.reset === undefined) return { command: 'credentials' };
   if (flags.reset !== 'password' && flags.reset !== 'api_key') {
