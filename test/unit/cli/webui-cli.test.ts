@@ -7,7 +7,7 @@ t.test('parseWebuiCommand reads credentials and --reset, and refuses what does n
   t.same(parseWebuiCommand(['credentials'], { reset: 'api_key' }), { command: 'credentials', reset: 'api_key' });
   t.same(parseWebuiCommand(['credentials'], { reset: 'password' }), { command: 'credentials', reset: 'password' });
   const refused: Array<[string[], { reset?: string }, RegExp]> = [
-    [[], {}, /^webui needs a command: webui credentials$/],
+    [[], {}, /webui needs a command: webui credentials$/],
     [['password'], {}, /unknown webui command password/],
     [['credentials', 'x'], {}, /takes no arguments/],
     [['credentials'], { reset: 'token' }, /--reset must be password or api_key, not "token"/],
