@@ -9,6 +9,7 @@
  * - In a fenced block, a line that starts with `homeagentctl `, `sudo homeagentctl ` or
  *   `npm run ctl -- ` (after an optional `$ ` prompt) is a command; it ends at a ` #` comment or at
  *   two spaces (the text of a command table). Other lines (output, shell pipes) are not checked.
+ *   A line whose comment says `# exits 64` shows a refusal on purpose: it must be refused.
  *   Inline code that starts with `homeagentctl ` is a command (it may run over a line break).
  * - Synopses are expanded: ` | ` between words separates alternatives (a later one that starts
  *   with a flag continues the words before the first flag, `memory forget --event ID`; one that
@@ -127,6 +128,8 @@ interface Quoted {
   text: string;
   /** Inline code in prose: it may name a command without its arguments. */
   inline: boolean;
+  /** Shown refused on purpose (`# exits 64`). */
+  refusedOnPurpose?: boolean;
 }
 
 interface Planned extends Quoted {
@@ -178,7 +181,10 @@ export function quotedCommands(file: string, text: string): Quoted[] {
     }
     prose.push('');
     const command = COMMAND_START.exec(line.trim())?.[1];
-    if (command !== undefined) found.push({ where: `${file}:${index + 1}`, text: endOfCommand(command), inline: false });
+    if (command === undefined) return;
+    const text = endOfCommand(command);
+    const refused = /#\s*exits 64\b/.test(command.slice(text.length));
+    found.push({ where: `${file}:${index + 1}`, text, inline: false, ...(refused && { refusedOnPurpose: true }) });
   });
   const joined = prose.join('\n');
   for (const match of joined.matchAll(/`([^`]+)`/g)) {
@@ -364,6 +370,7 @@ t.test('the synopsis rules expand a quoted line as documented', async (t) => {
   t.same(lines('config set core.agent.preauthorized_tools \'["cmd_run"]\''), ['config set core.agent.preauthorized_tools ["cmd_run"]']);
   t.same(lines('zigbee [status] | group ...'), ['zigbee', 'zigbee status']);
   t.same(lines('confirm approve K7QX2M | deny K7QX2M'), ['confirm approve K7QX2M', 'confirm deny K7QX2M']);
+  t.equal(quotedCommands('g.md', '```\nhomeagentctl frob   # exits 64\n```\n')[0]?.refusedOnPurpose, true, '# exits 64 marks a refusal');
   t.throws(() => lines('frob WIDGET'), { message: /placeholder WIDGET has no sample value/ });
   t.same(
     quotedCommands(
@@ -402,6 +409,13 @@ t.test('every homeagentctl line quoted in the docs is accepted by homeagentctl',
   t.ok(quoted.length >= 100, `found the quoted lines (${quoted.length}, ${planned.length} command lines)`);
 
   const refusals: string[] = [];
+  const onPurpose = planned.filter((p) => p.refusedOnPurpose === true);
+  for (const p of onPurpose) {
+    const r = await ctlInProcess(daemon.socketPath, daemon.dataDir, p.argv);
+    t.equal(r.code, USAGE_EXIT, `${p.where}: homeagentctl ${p.argv.join(' ')} is refused, as the doc says`);
+  }
+  t.ok(onPurpose.length > 0, 'the docs show a refusal, and it is seen as one');
+  planned.splice(0, planned.length, ...planned.filter((p) => p.refusedOnPurpose !== true));
   const parsedOnly = planned.filter((p) => parseOnly(p.argv));
   for (const p of parsedOnly) {
     try {
