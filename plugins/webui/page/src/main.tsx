@@ -9,7 +9,7 @@ import { api, onUnauthorized } from './api';
 import { Approvals } from './approvals';
 import { startChat } from './chat-store';
 import { connectEvents, disconnectEvents, useConnected } from './events';
-import { LANGUAGE, type StringKey, t } from './i18n';
+import { LANGUAGE, t } from './i18n';
 import { ChangesView } from './pages/changes';
 import { ChatView } from './pages/chat';
 import { HealthView } from './pages/health';
@@ -19,7 +19,8 @@ import { LoginView } from './pages/login';
 import { MemoryView } from './pages/memory';
 import { PluginsView } from './pages/plugins';
 import { SettingsView } from './pages/settings';
-import { href, type Route, useRoute, VIEWS } from './router';
+import { type Route, useRoute } from './router';
+import { TabBar } from './tab-bar';
 import type { SessionInfo } from './types';
 import { ActionButton } from './ui';
 import './styles.css';
@@ -66,18 +67,7 @@ function Shell({ onLogout }: { onLogout: () => void }) {
           {t('common.logout')}
         </ActionButton>
       </header>
-      <nav class="tabs" aria-label="main">
-        {VIEWS.map((view) => (
-          <a
-            key={view}
-            href={href(view)}
-            class={route.view === view ? 'active' : ''}
-            aria-current={route.view === view ? 'page' : undefined}
-          >
-            {t(`nav.${view}` as StringKey)}
-          </a>
-        ))}
-      </nav>
+      <TabBar active={route.view} />
       <main>
         <Approvals />
         <CurrentView route={route} />
