@@ -1,8 +1,11 @@
 /**
  * The timer plugin: timer_set, timer_list, timer_cancel, timer_cancel_all, timer_pause,
  * timer_resume and timer_adjust, the tools behind both the model and the intent engine's timer
- * intents. At expiry a timer raises an L3 interrupt on the channel the timer was set from, so the
- * agent says it where it was asked. Pending timers, paused ones included, are kept in
+ * intents. At expiry a timer raises an L3 interrupt on the channel the timer was set from when
+ * that channel can take a message then (a web page that is open, a chat app), so the agent says it
+ * where it was asked; otherwise (the CLI command that set it has long exited) on the first
+ * announcement channel that can (core.agent.announce_channels: the speaker, the web page), and the
+ * log says where it rang and why. Pending timers, paused ones included, are kept in
  * <plugin data>/timers.json after every change and survive restarts; one that expired while the
  * daemon was down fires right after start, saying how late it is. What a change does to a timer
  * is TimerBook's job; this file validates arguments, persists, and arms the wake-ups.
@@ -110,7 +113,7 @@ export class TimerPlugin implements PluginInstance {
       tools.register<{ duration: unknown; message: string; name?: string }>({
         name: 'timer_set',
         tier: 'act',
-        description: `Sets a timer; when it runs out you are interrupted with its message on this conversation's channel. At most ${formatSeconds(this.#ctx.settings.get('max_duration_s'))}.`,
+        description: `Sets a timer; when it runs out you are interrupted with its message on this conversation's channel, or on an announcement channel (the speaker) when this one cannot take a message then (the CLI); rings_on says which. At most ${formatSeconds(this.#ctx.settings.get('max_duration_s'))}.`,
         parameters: {
           type: 'object',
           properties: {
@@ -190,7 +193,7 @@ export class TimerPlugin implements PluginInstance {
   async #set(
     args: { duration: unknown; message: string; name?: string },
     context: ToolContext,
-  ): Promise<{ id: string; name?: string; fires_at: string; in_s: number }> {
+  ): Promise<{ id: string; name?: string; fires_at: string; in_s: number; rings_on?: string }> {
     const seconds = this.#checkedDuration(args.duration);
     const message = args.message.trim();
     if (message === '')
@@ -215,7 +218,15 @@ export class TimerPlugin implements PluginInstance {
     this.#arm(timer);
     await this.#persist();
     this.#ctx.log.info({ timer_id: timer.id, seconds, channel: timer.channel }, `timer ${timer.id} set for ${formatSeconds(seconds)}`);
-    return { id: timer.id, ...(name === undefined ? {} : { name }), fires_at: new Date(timer.fires_at).toISOString(), in_s: seconds };
+    // Where it would ring if it rang now: the person learns at once that a CLI timer rings on the speaker.
+    const target = this.#ctx.io.laterTarget?.({ source: timer.source, channel: timer.channel });
+    return {
+      id: timer.id,
+      ...(name === undefined ? {} : { name }),
+      fires_at: new Date(timer.fires_at).toISOString(),
+      in_s: seconds,
+      ...(target === undefined ? {} : { rings_on: target.detail }),
+    };
   }
 
   #checkedDuration(duration: unknown): number {
@@ -339,22 +350,38 @@ export class TimerPlugin implements PluginInstance {
       origin_source: timer.source,
     };
     if (lateBy >= LATE_REPORT_MS) meta.late_by_ms = lateBy;
-    this.#ctx.log.info({ timer_id: timer.id, channel: timer.channel, late_by_ms: lateBy }, `timer ${timer.id} fired`);
+    // Decided when it rings, from the channels' state then: the CLI command that set it is gone, a page may have been closed.
+    const target = this.#ctx.io.laterTarget?.({ source: timer.source, channel: timer.channel });
+    const channel = target?.channel ?? timer.channel;
+    if (target !== undefined) {
+      meta.origin_channel = timer.channel;
+      meta.delivery = target.via;
+    }
+    const where = target?.detail ?? `on ${channel}`;
+    const facts = { timer_id: timer.id, channel, origin_channel: timer.channel, delivery: target?.via, late_by_ms: lateBy };
+    if (target?.via === 'nowhere') this.#ctx.log.warn(facts, `timer ${timer.id} fired ${where}`);
+    else this.#ctx.log.info(facts, `timer ${timer.id} fired ${where}`);
     const payload = timer.name === undefined ? `timer: ${timer.message}` : `timer ${JSON.stringify(timer.name)}: ${timer.message}`;
     // The receipt arrives only when the agent has dealt with the interrupt; nothing waits for it.
     this.#ctx.io
       .injectInterrupt(
         {
           source: 'timer',
-          channel: timer.channel,
+          channel,
           sender: { trust: timer.trust, id: 'timer', proof: `a timer set from ${timer.source} on ${timer.channel}` },
           payload,
           meta,
         },
         TIMER_LEVEL,
       )
-      .catch((error: unknown) =>
-        this.#ctx.log.error({ err: error, timer_id: timer.id }, `timer ${timer.id} fired but its interrupt was not accepted`),
+      .then(
+        (receipt) =>
+          this.#ctx.log.info(
+            { timer_id: timer.id, channel, status: receipt.status, ...(receipt.error === undefined ? {} : { error: receipt.error }) },
+            `timer ${timer.id} rang ${where}: ${receipt.status}`,
+          ),
+        (error: unknown) =>
+          this.#ctx.log.error({ err: error, timer_id: timer.id }, `timer ${timer.id} fired but its interrupt was not accepted`),
       );
     void this.#persist();
   }

@@ -235,6 +235,8 @@ export class VoicePlugin implements PluginInstance {
         capabilities: CAPABILITY.TEXT | CAPABILITY.AUDIO,
         synchronous: false,
         answers: [ctx.settings.get('channel')],
+        // A speaker whose device does not open hears nothing: a later message (a timer) then goes to the next announcement channel.
+        listening: () => speaker.status().available,
         send: (event) => {
           // The answer of a streamed turn: only what was not spoken while the model wrote it.
           if (event.type === 'text' && typeof event.payload === 'string' && stream.follows(event.input_id)) {

@@ -25,6 +25,8 @@ export interface ChatRouteOptions {
   ring: EventRing;
   /** A fresh input id (8-64 characters of A-Z a-z 0-9 _ -). */
   newId?: () => string;
+  /** Whether a page is following the event stream now (the channel's OutputChannel.listening). */
+  listening?: () => boolean;
 }
 
 export interface ChatAnswer {
@@ -57,6 +59,7 @@ export function chatRoutes(app: FastifyInstance, deps: RouteDeps, options: ChatR
     capabilities: CAPABILITY.TEXT | CAPABILITY.IMAGE,
     synchronous: true,
     send: async (event: OutputEvent) => void options.ring.push(OUTPUT_EVENT, event),
+    ...(options.listening !== undefined && { listening: options.listening }),
   });
 
   app.post('/chat', async (request): Promise<{ ok: true; result: ChatAnswer }> => {

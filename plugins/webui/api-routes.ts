@@ -35,8 +35,14 @@ export function createApiRoutes(options: ApiRouteOptions = {}): RouteModule {
     await app.register(
       async (api) => {
         systemRoutes(api, deps);
-        chatRoutes(api, deps, { ring, ...(options.newInputId !== undefined && { newId: options.newInputId }) });
-        const streams = eventRoutes(api, deps, {
+        let streams: EventStreams | undefined;
+        chatRoutes(api, deps, {
+          ring,
+          // A page following the event stream sees what the agent says on its own (a timer ringing).
+          listening: () => (streams?.size ?? 0) > 0,
+          ...(options.newInputId !== undefined && { newId: options.newInputId }),
+        });
+        streams = eventRoutes(api, deps, {
           ring,
           ...(options.heartbeat !== undefined && { heartbeat: options.heartbeat }),
           ...(options.heartbeatMs !== undefined && { heartbeatMs: options.heartbeatMs }),

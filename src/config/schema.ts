@@ -514,9 +514,24 @@ const AgentSchema = Type.Object(
       default: 10000,
       minimum: 0,
       maximum: 600000,
-      ...agentMeta('The same input from the same source within this window is skipped (0 turns this off).', {
-        description_zh: '同一来源在这个时间窗口内的相同输入会被跳过（0 表示关闭）。',
-      }),
+      ...agentMeta(
+        'The same input from the same source within this window is skipped while the first is waiting or running and after it succeeded; after a failed attempt it runs again at once (0 turns this off).',
+        {
+          description_zh:
+            '同一来源在这个时间窗口内的相同输入会被跳过（前一个还在等待或运行，或已成功时）；前一次失败后重试会立即执行（0 表示关闭）。',
+        },
+      ),
+    }),
+    announce_channels: Type.Array(Type.String({ pattern: '^[a-z][a-z0-9_]{0,31}$' }), {
+      default: ['speaker', 'webui'],
+      maxItems: 16,
+      ...agentMeta(
+        'Where a later message (a timer ringing) goes when the conversation it belongs to cannot take one now (the CLI command that set it has ended): the first of these output channels that can, in this order.',
+        {
+          description_zh:
+            '稍后的消息（如定时器响起）在原会话无法接收时（设置它的 CLI 命令早已结束）发往这些输出通道中第一个能接收的，按此顺序。',
+        },
+      ),
     }),
     ready_queue_size: Type.Integer({
       default: 256,

@@ -77,6 +77,13 @@ export interface OutputChannel {
   answers?: readonly string[];
   owner: string;
   send(event: OutputEvent): Promise<void>;
+  /**
+   * Whether someone would get a message nobody is waiting for right now (a timer ringing): a web
+   * page following the event stream, a connected chat app. Absent: an asynchronous channel is
+   * taken to deliver what is sent (a speaker), a synchronous one not (the CLI answers only the
+   * request that waits). See later-delivery.ts.
+   */
+  listening?(): boolean;
 }
 
 /**

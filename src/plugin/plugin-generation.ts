@@ -20,6 +20,7 @@ import type { EventBus, EventMap, EventName } from '../events/event-bus.js';
 import type { EntityRegistry } from '../home/entity-registry.js';
 import type { InputScheduler } from '../io/input-scheduler.js';
 import type { IoManager } from '../io/io-manager.js';
+import { laterTarget } from '../io/later-delivery.js';
 import type { InputEvent, Level, OutputChannel } from '../io/types.js';
 import type { KnowledgeBase } from '../knowledge/types.js';
 import type { LanguageModel } from '../llm/spec/index.js';
@@ -472,7 +473,13 @@ export class PluginGeneration {
         },
         injectInput: (input) => inject(input, 0),
         injectInterrupt: (input, level) => inject(input, level),
-        ...(external ? {} : { cancelInput: (inputId: string, reason: string) => kernel.scheduler.cancelRunning(inputId, reason, name) }),
+        ...(external
+          ? {}
+          : {
+              cancelInput: (inputId: string, reason: string) => kernel.scheduler.cancelRunning(inputId, reason, name),
+              laterTarget: (origin: { source: string; channel: string }) =>
+                laterTarget(kernel.io, origin, kernel.settings.config().core.agent.announce_channels),
+            }),
       },
       tools: {
         register: (definition) => {

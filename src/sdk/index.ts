@@ -31,6 +31,7 @@ export {
   type OutputType,
   type Receipt,
 } from '../io/types.js';
+export type { LaterTarget } from '../io/later-delivery.js';
 export type { ChatMessage, Usage } from '../llm/spec/index.js';
 export type { Logger } from '../log/logger.js';
 export { offeredTokens, randomToken, TokenCheck, WEAK_TOKEN_CHARS } from '../shared/access-token.js';

@@ -17,6 +17,7 @@ import type { Stage, StageHandler, StageScope } from '../agent/types.js';
 import type { KnowledgeHit, KnowledgeTreeItem, KnowledgeTreeNode } from '../api/knowledge.js';
 import type { EventMap, EventName } from '../events/event-bus.js';
 import type { Area, EntityDefinition, EntityFilter, EntityHandle, EntityInfo, StateHistoryRow } from '../home/types.js';
+import type { LaterTarget } from '../io/later-delivery.js';
 import type { InputType, Level, OutputChannel, Receipt } from '../io/types.js';
 import type { ChatMessage, Usage } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
@@ -125,6 +126,14 @@ export interface PluginIo {
    * queued, or another plugin's). Built-in plugins only; absent in external plugins' contexts.
    */
   cancelInput?(inputId: string, reason: string): boolean;
+  /**
+   * Where a message this plugin raises later for a conversation should go (a timer ringing for the
+   * conversation that set it): that conversation when its channel can take a message now, else the
+   * first of core.agent.announce_channels that can (src/io/later-delivery.ts). Raise the input on
+   * the returned `channel`; `detail` says where and why, for the log and the receipt. Built-in
+   * plugins only; absent in external plugins' contexts.
+   */
+  laterTarget?(origin: { source: string; channel: string }): LaterTarget;
 }
 
 export interface PluginTools {

@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import t from 'tap';
 import { TIMER_FILE, TIMER_LEVEL, TimerPlugin } from '../../../../plugins/timer/index.js';
 import type { StoredTimer } from '../../../../plugins/timer/timer-file.js';
+import { IoManager } from '../../../../src/io/io-manager.js';
+import { laterTarget } from '../../../../src/io/later-delivery.js';
+import { CAPABILITY, type OutputChannel } from '../../../../src/io/types.js';
+import type { PluginIo } from '../../../../src/sdk/plugin.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
 import { captureLogs, type Teardown, tempDir } from '../../fixtures/support.js';
 
@@ -19,10 +23,11 @@ interface Running {
 async function startTimer(
   t: Teardown,
   dataDir: string,
-  options: { settings?: Record<string, unknown>; log?: ReturnType<typeof captureLogs> } = {},
+  options: { settings?: Record<string, unknown>; log?: ReturnType<typeof captureLogs>; io?: Partial<PluginIo> } = {},
 ): Promise<Running> {
   const tc = createTestPluginContext({ name: 'timer', dataDir, settings: { ...DEFAULTS, ...options.settings } });
-  const context = options.log ? { ...tc.context, log: options.log.logs.child('plugin.timer') } : tc.context;
+  const logged = options.log ? { ...tc.context, log: options.log.logs.child('plugin.timer') } : tc.context;
+  const context = options.io ? { ...logged, io: { ...logged.io, ...options.io } } : logged;
   const plugin = new TimerPlugin(context);
   await plugin.start();
   let stopped = false;
@@ -99,6 +104,41 @@ t.test('set, list and cancel', async (t) => {
     'the cancel is on disk',
   );
   await t.rejects(tc.call('timer_cancel', { id: set.id }), { name: 'ToolError', info: { reason: 'not_found', field: 'id' } });
+});
+
+t.test('a timer set from the CLI rings on the first announcement channel; one set from a chat app stays there', async (t) => {
+  const io = new IoManager();
+  const channel = (name: string, synchronous: boolean): OutputChannel => ({
+    name,
+    description: name,
+    capabilities: CAPABILITY.TEXT,
+    synchronous,
+    owner: 'test',
+    send: async () => {},
+  });
+  // The CLI answers only a waiting request; the speaker and the chat app deliver what is sent.
+  for (const c of [channel('cli', true), channel('speaker', false), channel('qq', false)]) io.registerChannel(c);
+  const log = captureLogs();
+  const { tc } = await startTimer(t, tempDir(t), {
+    log,
+    io: { laterTarget: (origin) => laterTarget(io, origin, ['speaker', 'webui']) },
+  });
+  const rang = tc.nextInjected();
+  const set = (await tc.call('timer_set', { duration: '1s', message: 'tea' }, { channel: 'cli', source: 'cli' })) as { rings_on: string };
+  t.equal(set.rings_on, 'on speaker: cli cannot take a message now (it answers only a waiting request)', 'the person is told at once');
+  const { input } = await rang;
+  t.equal(input.channel, 'speaker', 'raised on the announcement channel');
+  t.match(input.meta, { origin_channel: 'cli', delivery: 'announcement', origin_source: 'cli', timer_message: 'tea' });
+  t.match(log.text(), /timer t\w+ fired on speaker: cli cannot take a message now/);
+
+  const kept = tc.nextInjected();
+  const chat = (await tc.call('timer_set', { duration: '1s', message: 'eggs' }, { channel: 'qq', source: 'onebot' })) as {
+    rings_on: string;
+  };
+  t.equal(chat.rings_on, 'on qq, where it was set');
+  const second = await kept;
+  t.equal(second.input.channel, 'qq', 'the chat app can take it: it rings where it was set');
+  t.match(second.input.meta, { origin_channel: 'qq', delivery: 'origin' });
 });
 
 t.test('an expired timer interrupts on the channel it was set from, and is removed', async (t) => {
