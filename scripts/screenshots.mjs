@@ -1,27 +1,60 @@
 #!/usr/bin/env node
 /**
- * Writes docs/screenshots/{chat,home,knowledge,memory,settings}.png: the web page of a real daemon
- * with a simulated home, driven by Debian's chromium, set up exactly as the browser tests set it up
- * (test/helpers/browser.ts, loaded through tap's TypeScript loader). Chat and home are taken on a
- * phone (390x844), the others on a laptop (1280x800). The conversation is scripted (the scripted
- * LLM server answers), so the pictures show real rendering of real daemon data, not mock-ups.
+ * Writes docs/screenshots/*.png: the web page of a real daemon with a simulated home, driven by
+ * Debian's chromium, set up as the browser tests set it up (test/helpers/browser.ts, loaded through
+ * the tests' TypeScript loader). Home (a sensor's chart open), memory, settings and health are
+ * taken on a laptop (1280x800) and on a 375 px phone, in English and in Chinese
+ * (<page>-<en|zh>-<desktop|phone>.png); chat (phone) and knowledge (laptop) in English.
+ *
+ * The conversation is scripted (the scripted LLM server answers), so the pictures show real
+ * rendering of real daemon data, not mock-ups. The one thing made up is the lounge's past week:
+ * readings every 10 minutes are written into the daemon's home database beside it (as the registry
+ * writes them, raw rows), with a 6-hour stop of the daemon three days ago and a sensor unavailable
+ * for 40 minutes this morning, so the charts show their gaps; the last minutes are live reports.
+ *
+ * The Chinese pictures need a font with Chinese characters (apt-get install fonts-wqy-microhei);
+ * without one chromium draws boxes, so the script refuses to start.
  *
  *   npm run build && node scripts/screenshots.mjs [output folder]
  */
-import { mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = resolve(process.argv[2] ?? join(root, 'docs', 'screenshots'));
+const Database = createRequire(import.meta.url)('better-sqlite3');
 
 // The helpers are TypeScript; the tests' loader (test/helpers/swc-register.mjs) runs them as the tests do.
 await import(join(root, 'test', 'helpers', 'swc-register.mjs'));
 const helpers = await import(join(root, 'test', 'helpers', 'browser.ts'));
-const { addKnowledge, chromiumMissing, LAPTOP, launchChromium, login, PHONE, startWebuiHome, streamedAnswer, toolCall } = helpers;
+const { addKnowledge, chromiumMissing, LAPTOP, launchChromium, login, startWebuiHome, streamedAnswer, toolCall } = helpers;
 
-const missing = chromiumMissing();
+const PHONE = { width: 375, height: 812 };
+const LANGUAGES = [
+  { lang: 'en', locale: 'en-GB' },
+  { lang: 'zh', locale: 'zh-CN' },
+];
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** A picture larger than this is reported (docs/ should stay light). */
+const MAX_BYTES = 300 * 1024;
+
+function chineseFontMissing() {
+  try {
+    return execFileSync('fc-list', [':lang=zh'], { encoding: 'utf8' }).trim() === ''
+      ? 'no font with Chinese characters (apt-get install fonts-wqy-microhei): the Chinese pictures would show boxes'
+      : undefined;
+  } catch (error) {
+    return `fc-list failed (${error.message}): cannot tell whether a Chinese font is installed`;
+  }
+}
+
+const missing = chromiumMissing() ?? chineseFontMissing();
 if (missing) {
   console.error(missing);
   process.exit(1);
@@ -44,28 +77,63 @@ async function until(what, probe, timeoutMs = 20_000) {
 async function shoot(page, name) {
   // Fonts and the chart settle after the data arrives.
   await page.evaluate('document.fonts.ready');
-  await sleep(300);
+  await sleep(400);
   const file = join(out, `${name}.png`);
   await page.screenshot({ path: file });
-  console.log(`wrote ${file}`);
+  const size = statSync(file).size;
+  console.log(`wrote ${file} (${Math.round(size / 1024)} KB)${size > MAX_BYTES ? ' — larger than 300 KB' : ''}`);
+}
+
+/** The daemon's home database (where the registry keeps entities and their history). */
+function homeDatabase(dataDir) {
+  const name = readdirSync(dataDir).find((file) => /^home.*\.db$/.test(file));
+  if (name === undefined) throw new Error(`no home database in ${dataDir}`);
+  return join(dataDir, name);
+}
+
+/**
+ * A week of lounge temperatures before `until`: a daily swing with some noise, every 10 minutes,
+ * stored as the registry stores reports (JSON text, raw rows). The daemon was stopped for 6 hours
+ * three days ago (after it the sensor starts unknown, as an I2C sensor does), and the sensor was
+ * unavailable for 40 minutes this morning.
+ */
+function seedHistory(file, until) {
+  const db = new Database(file);
+  db.pragma('busy_timeout = 5000');
+  const insert = db.prepare('INSERT INTO state_history (entity_id, at, state, period_ms) VALUES (?, ?, ?, 0)');
+  const stopped = [until - 3 * DAY, until - 3 * DAY + 6 * HOUR];
+  const away = [until - 5 * HOUR, until - 5 * HOUR + 40 * MINUTE];
+  let noise = 0;
+  db.transaction(() => {
+    for (let at = until - 7 * DAY; at < until; at += 10 * MINUTE) {
+      if (at >= stopped[0] && at < stopped[1]) continue;
+      if (at >= away[0] && at < away[1]) continue;
+      noise = noise * 0.8 + (Math.sin(at / 7_919) + Math.sin(at / 3_307)) * 0.08;
+      const hour = new Date(at).getHours() + new Date(at).getMinutes() / 60;
+      const value = 21.5 + 1.6 * Math.sin(((hour - 9) / 24) * 2 * Math.PI) + noise;
+      insert.run('sensor.lounge_temperature', at, JSON.stringify(Math.round(value * 10) / 10));
+    }
+    insert.run('sensor.lounge_temperature', stopped[1], 'null');
+    insert.run('sensor.lounge_temperature', away[0], JSON.stringify('unavailable'));
+  })();
+  db.close();
 }
 
 try {
   mkdirSync(out, { recursive: true });
   const home = await startWebuiHome(t);
   await addKnowledge(home);
-
-  // A climate history worth a chart: the simulated BME280 is polled every second.
-  const temperatures = [20.5, 20.8, 21.2, 21.9, 22.4, 22.6, 22.3, 21.8, 21.5, 21.7, 22.1, 22.8, 23.4, 23.1, 22.7, 22.2];
-  for (const temperature of temperatures) {
-    await home.call('i2c.simulate', { sensor: 'lounge', values: { temperature, humidity: 40 + temperature, pressure: 1012 } });
+  seedHistory(homeDatabase(home.daemon.dataDir), Date.now() - 5 * MINUTE);
+  // The last minutes: live reports of the simulated BME280.
+  for (const temperature of [21.4, 21.6, 21.7]) {
+    await home.call('i2c.simulate', { sensor: 'lounge', values: { temperature, humidity: 45, pressure: 1012 } });
     await sleep(1100);
   }
 
   const browser = await launchChromium(t);
 
   // Chat on a phone: a fact remembered through a tool, then a device switched.
-  const phone = await browser.newContext({ viewport: PHONE, locale: 'en-US' });
+  const phone = await browser.newContext({ viewport: PHONE, locale: 'en-GB' });
   const page = await phone.newPage();
   await login(page, home);
   home.llm.enqueue(
@@ -91,17 +159,17 @@ try {
   await send('Alice lives in Paris since last spring. She works as a nurse there.', 1);
   await send('Turn on the hall light, please.', 2);
   await page.locator('[data-testid=tool-call] summary').last().click();
-  await shoot(page, 'chat');
-
-  // Home on a phone, with the lounge temperature's history open.
-  await page.getByRole('link', { name: 'Home' }).click();
-  await page.locator('li[data-entity="switch.hall_relay"][data-state=on]').waitFor();
-  await page.locator('li[data-entity="sensor.lounge_temperature"] button').click();
-  await page.locator('[data-testid=history-chart] canvas').waitFor();
-  await shoot(page, 'home');
+  await shoot(page, 'chat-en-phone');
+  await until('memory to know Alice', async () => {
+    try {
+      return (await home.api('GET', '/memory/entities/Alice')).current.length >= 2;
+    } catch {
+      return false;
+    }
+  });
 
   // Knowledge on a laptop: scoped to recipes/soup, a search in it and the entry it found.
-  const laptop = await browser.newContext({ viewport: LAPTOP, locale: 'en-US' });
+  const laptop = await browser.newContext({ viewport: LAPTOP, locale: 'en-GB' });
   const wide = await laptop.newPage();
   await login(wide, home);
   await wide.goto(`${home.url}#/knowledge`);
@@ -112,29 +180,53 @@ try {
   await wide.getByRole('button', { name: 'Search' }).click();
   await wide.locator('button[data-entry="recipes/soup/tomato_soup"]').click();
   await wide.locator('[data-testid=kb-entry] pre.content').waitFor();
-  await shoot(wide, 'knowledge');
+  await shoot(wide, 'knowledge-en-desktop');
+  await laptop.close();
+  await phone.close();
 
-  // Memory on a laptop: Alice's facts with where one came from.
-  await until('memory to know Alice', async () => {
-    try {
-      return (await home.api('GET', '/memory/entities/Alice')).current.length >= 2;
-    } catch {
-      return false;
+  for (const { lang, locale } of LANGUAGES) {
+    for (const [form, viewport] of [
+      ['desktop', LAPTOP],
+      ['phone', PHONE],
+    ]) {
+      const context = await browser.newContext({ viewport, locale });
+      const p = await context.newPage();
+      await login(p, home);
+      const name = (view) => `${view}-${lang}-${form}`;
+
+      // Home with the lounge temperature's chart: the week (statistics) on a laptop, the day on a phone.
+      await p.goto(`${home.url}#/home`);
+      await p.locator('li[data-entity="switch.hall_relay"][data-state=on]').waitFor();
+      await p.locator('li[data-entity="sensor.lounge_temperature"] button').click();
+      await p.locator('[data-testid=history-chart][data-source=raw] canvas').waitFor();
+      if (form === 'desktop') {
+        await p.locator('button[data-span=week]').click();
+        await p.locator('[data-testid=history-chart][data-source=statistics] canvas').waitFor();
+      }
+      await shoot(p, name('home'));
+
+      // Memory: Alice's facts with where one came from.
+      await p.goto(`${home.url}#/memory/Alice`);
+      const fact = p.locator('.facts .fact', { has: p.locator('.sources button') }).first();
+      await fact.locator('details.provenance summary').click();
+      await fact.locator('.sources button').first().click();
+      await p.locator('[data-testid=memory-event]', { hasText: 'Alice lives in Paris' }).waitFor();
+      await shoot(p, name('memory'));
+
+      // Settings: the web server's own settings.
+      await p.goto(`${home.url}#/settings`);
+      await p.locator('input[type=search]').first().fill('plugin.webui');
+      await p.locator('.field[data-key="plugin.webui.chat_timeout_ms"]').waitFor();
+      await shoot(p, name('settings'));
+
+      // Health: checks, status and the recent log.
+      await p.goto(`${home.url}#/health`);
+      await p.locator('[data-testid=health-state]').waitFor();
+      await p.locator('[data-testid=log-lines] li').first().waitFor();
+      await shoot(p, name('health'));
+      await context.close();
     }
-  });
-  await wide.goto(`${home.url}#/memory/Alice`);
-  // A fact whose evidence names the input it came from (the turn's own sentence).
-  const fact = wide.locator('.facts .fact', { has: wide.locator('.sources button') }).first();
-  await fact.locator('details.provenance summary').click();
-  await fact.locator('.sources button').first().click();
-  await wide.locator('[data-testid=memory-event]', { hasText: 'Alice lives in Paris' }).waitFor();
-  await shoot(wide, 'memory');
-
-  // Settings on a laptop: the web server's own settings.
-  await wide.goto(`${home.url}#/settings`);
-  await wide.getByPlaceholder('Filter settings').fill('plugin.webui');
-  await wide.locator('.field[data-key="plugin.webui.chat_timeout_ms"]').waitFor();
-  await shoot(wide, 'settings');
+  }
 } finally {
   for (const cleanup of cleanups.reverse()) {
     try {

@@ -89,7 +89,8 @@ function chartOptions(UPlot: typeof uPlot, element: HTMLElement, series: ChartSe
         ...axis,
         label: t('chart.time'),
         labelSize: 20,
-        values: (_, splits) => splits.map((seconds) => timeTick(seconds * 1000, spanMs)),
+        values: (_, splits) =>
+          splits.map((seconds, i) => timeTick(seconds * 1000, spanMs, i > 0 ? (splits[i - 1] as number) * 1000 : undefined)),
       },
       {
         ...axis,

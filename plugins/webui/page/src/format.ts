@@ -45,9 +45,14 @@ export function dayAndTime(ms: number): string {
   return dayTimeFormat.format(ms);
 }
 
-/** A time axis tick: hours and minutes within a day, the day and month on longer spans. */
-export function timeTick(ms: number, spanMs: number): string {
-  return spanMs <= 36 * 3_600_000 ? timeFormat.format(ms) : dayMonthFormat.format(ms);
+/**
+ * A time axis tick: hours and minutes within a day; on longer spans the day and month where the
+ * day changes from the tick before (`previousMs`), the time of day between.
+ */
+export function timeTick(ms: number, spanMs: number, previousMs?: number): string {
+  if (spanMs <= 36 * 3_600_000) return timeFormat.format(ms);
+  const sameDay = previousMs !== undefined && new Date(previousMs).toDateString() === new Date(ms).toDateString();
+  return sameDay ? timeFormat.format(ms) : dayMonthFormat.format(ms);
 }
 
 /** A number in the locale's digits grouping and decimal sign, at most `fractionDigits` decimals. */

@@ -271,7 +271,7 @@ const zh: Record<StringKey, string> = {
   'chart.max': '最高',
   'chart.axis_unit': '{name}（{unit}）',
   'chart.raw_note': '每个存储的数值，保持到下一个；线一直画到现在，表示当前状态。空白：没有数值（不可用、未知或未运行）。',
-  'chart.statistics_note': '每 {period} 的平均值，阴影为最低到最高；线一直画到现在，表示当前状态。空白：没有数值（不可用、未知或未运行）。',
+  'chart.statistics_note': '每{period}的平均值，阴影为最低到最高；线一直画到现在，表示当前状态。空白：没有数值（不可用、未知或未运行）。',
   'chart.empty': '这段时间内没有存储的数值。',
   'chart.text': '该传感器报告文本，最近的值：',
   'home.changed': '{time} 变化',

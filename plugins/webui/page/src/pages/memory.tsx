@@ -6,7 +6,7 @@
  */
 import { useState } from 'preact/hooks';
 import { api } from '../api';
-import { dateTime, t } from '../i18n';
+import { dateTime, formatNumber, t } from '../i18n';
 import { navigate } from '../router';
 import type { EntityListResult, EntityRelationView, EntityView, EventView, MemorySearchResult } from '../types';
 import { ActionButton, ErrorLine, Show, useLoad, useSubmit } from '../ui';
@@ -57,7 +57,7 @@ function Recall() {
                 <span class="badge">{item.kind}</span> {item.line ?? item.text}
                 {item.facts && item.facts.length > 0 && <div class="small">{item.facts.join(' · ')}</div>}
                 <div class="muted small">
-                  {item.score.toFixed(2)} · {dateTime(item.at)}
+                  {formatNumber(item.score)} · {dateTime(item.at)}
                   {item.superseded && ` · ${t('mem.superseded')}`}
                 </div>
                 {item.sources.length > 0 && <Sources ids={item.sources} />}
@@ -207,7 +207,7 @@ function Fact({ relation: r, onChanged }: { relation: EntityRelationView; onChan
         </div>
       )}
       <div class="muted small">
-        {t('mem.confidence', { value: r.confidence.toFixed(2) })} · {dateTime(r.valid_from)}
+        {t('mem.confidence', { value: formatNumber(r.confidence) })} · {dateTime(r.valid_from)}
         {r.valid_to && ` – ${dateTime(r.valid_to)}`}
       </div>
       {r.provenance.length > 0 && (
