@@ -231,7 +231,7 @@ export function readCommandLine(argv: readonly string[], options: ReadOptions): 
 export function usageErrorText(error: unknown, argv: readonly string[]): string {
   const word = commandWord(argv);
   const usage = word === undefined ? undefined : commandUsage(word);
-  const parts = [`homeagentctl: ${usageMessage(error)}`];
+  const parts = [`homeagentctl: ${usageMessage(error, word)}`];
   if (usage !== undefined) parts.push(`\nusage / 用法:\n${usage}`);
   else if (word !== undefined) parts.push(`commands / 命令: ${COMMAND_WORDS.join(', ')}`);
   parts.push(`\n${SEE_HELP}`);
@@ -240,15 +240,31 @@ export function usageErrorText(error: unknown, argv: readonly string[]): string 
 
 export const SEE_HELP = 'see homeagentctl --help for every command / 全部命令见 homeagentctl --help';
 
-/** parseArgs' own messages are long and suggest `--`; the refusal itself is what helps. */
-function usageMessage(error: unknown): string {
+/** The flags each built-in command takes besides the global ones (the catalogued commands declare theirs). */
+const BUILT_IN_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  backup: ['db'],
+  memory: Object.keys(MEMORY_OPTIONS),
+  kb: Object.keys(KB_OPTIONS),
+  chat: ['message'],
+};
+
+const GLOBAL_FLAGS = '--socket, --json, --timeout';
+
+/**
+ * parseArgs' own messages are long and suggest `--`; the refusal and the flags the command does
+ * take are what help.
+ */
+function usageMessage(error: unknown, word: string | undefined): string {
   const code = (error as { code?: unknown } | null)?.code;
   const message = describeError(error);
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    const option = /'([^']+)'/.exec(message)?.[1];
-    if (option !== undefined) return `unknown option ${option}`;
-  }
-  return message;
+  if (code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return message;
+  const option = /'([^']+)'/.exec(message)?.[1];
+  if (option === undefined) return message;
+  if (word === undefined || commandUsage(word) === undefined) return `unknown option ${option}; every command takes ${GLOBAL_FLAGS}`;
+  const module = ALL_COMMANDS.find((c) => c.name === word);
+  const flags = module !== undefined ? Object.keys(module.options) : (BUILT_IN_FLAGS[word] ?? []);
+  const own = flags.length === 0 ? 'no options of its own' : flags.map((f) => `--${f}`).join(', ');
+  return `unknown option ${option}; ${word} takes ${own} (and ${GLOBAL_FLAGS})`;
 }
 
 /** The command word of a command line parseArgs may have refused: its first positional. */

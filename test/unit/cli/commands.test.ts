@@ -101,7 +101,12 @@ t.test('homeagentctl takes a flag with its own command, and its help holds every
 t.test('a usage error shows the problem, only its command lines and where the help is; --help stays whole', async (t) => {
   const socket = join(tempDir(t), 'none.sock');
   const cases: Array<{ args: string[]; message: RegExp; usage?: string; commands?: boolean }> = [
-    { args: ['i2c', 'simulate', 'living_room', '--temp', '26.5'], message: /^homeagentctl: unknown option --temp\n/, usage: 'i2c' },
+    {
+      args: ['i2c', 'simulate', 'living_room', '--temp', '26.5'],
+      message:
+        /^homeagentctl: unknown option --temp; i2c takes --temperature, --humidity, --pressure, --illuminance, --offline, --online \(and --socket, --json, --timeout\)\n/,
+      usage: 'i2c',
+    },
     {
       args: ['config', 'bogus'],
       message: /^homeagentctl: unknown config command bogus; use list, get, set, reset or history\n/,
@@ -110,7 +115,8 @@ t.test('a usage error shows the problem, only its command lines and where the he
     { args: ['gpio'], message: /^homeagentctl: gpio needs a command: pins, read, write or simulate\n/, usage: 'gpio' },
     { args: ['memory', 'search'], message: /^homeagentctl: memory search needs/, usage: 'memory' },
     { args: ['frobnicate'], message: /^homeagentctl: unknown command frobnicate\n/, commands: true },
-    { args: ['--bogus'], message: /^homeagentctl: unknown option --bogus\n/ },
+    { args: ['--bogus'], message: /^homeagentctl: unknown option --bogus; every command takes --socket, --json, --timeout\n/ },
+    { args: ['status', '--bogus'], message: /^homeagentctl: unknown option --bogus; status takes no options of its own/, usage: 'status' },
   ];
   const [help, ...results] = await Promise.all([runCtlSource(socket, ['--help']), ...cases.map((c) => runCtlSource(socket, c.args))]);
   t.equal(help?.code, 0);
