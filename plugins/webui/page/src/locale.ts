@@ -26,8 +26,9 @@ export function pickLocale(languages: readonly string[]): string {
   }
 }
 
-const browserLanguages: readonly string[] =
-  typeof navigator === 'undefined' ? [] : navigator.languages?.length ? navigator.languages : [navigator.language];
+// Read through globalThis so the unit tests (Node, no DOM types) can import the pure functions above.
+const browser = (globalThis as { navigator?: { languages?: readonly string[]; language?: string } }).navigator;
+const browserLanguages: readonly string[] = browser?.languages?.length ? browser.languages : browser?.language ? [browser.language] : [];
 
 export const LANGUAGE = pickLanguage(browserLanguages);
 export const LOCALE = pickLocale(browserLanguages);
