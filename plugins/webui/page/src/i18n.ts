@@ -4,6 +4,7 @@
  * typed against the English one, so a key missing in either fails the build. Dates and numbers
  * are format.ts's; the views import its formatters from here too, beside t().
  */
+import { formatNumber } from './format';
 import { LANGUAGE } from './locale';
 
 export { bytes, dateOnly, dateTime, dayAndTime, duration, formatNumber, relativeTime, timeOfDay, timeTick } from './format';
@@ -412,5 +413,10 @@ const table: Record<StringKey, string> = LANGUAGE === 'zh' ? zh : en;
 export function t(key: StringKey, vars: Record<string, string | number> = {}): string {
   const forms = table[key].split('|');
   const text = (forms.length === 2 && vars.count === 1 ? forms[0] : forms.at(-1)) ?? '';
-  return text.replace(/\{(\w+)\}/g, (whole, name: string) => (name in vars ? String(vars[name]) : whole));
+  // A count is a quantity, written in the locale's digits (12,345 tokens); other numbers (a pid, a version) are ids.
+  return text.replace(/\{(\w+)\}/g, (whole, name: string) => {
+    const value = vars[name];
+    if (value === undefined) return whole;
+    return name === 'count' && typeof value === 'number' ? formatNumber(value) : String(value);
+  });
 }
