@@ -10,7 +10,18 @@
  * local ones are. Alarm panels have no HomeAgent domain and are left to HA: arming and disarming a
  * house is not something to reach through a generic switch.
  */
-import { DOMAIN_SERVICES, type EntityDomain, type EntityState, HomeAgentError, STATE_UNAVAILABLE, slugify } from '../../src/sdk/index.js';
+import {
+  DOMAIN_SERVICES,
+  ENTITY_CATEGORIES,
+  type EntityCategory,
+  type EntityDomain,
+  type EntityState,
+  HomeAgentError,
+  STATE_CLASSES,
+  STATE_UNAVAILABLE,
+  type StateClass,
+  slugify,
+} from '../../src/sdk/index.js';
 import type { HaArea, HaDevice, HaEntityEntry, HaState } from './protocol.js';
 import type { HomeassistantSettings } from './settings-schema.js';
 
@@ -64,6 +75,7 @@ const NOT_ATTRIBUTES: ReadonlySet<string> = new Set([
   'friendly_name',
   'unit_of_measurement',
   'device_class',
+  'state_class',
   'icon',
   'entity_picture',
   'attribution',
@@ -126,6 +138,10 @@ export interface HaEntityPlan {
   device: string | null;
   unit: string | null;
   device_class: string | null;
+  /** From HA's entity registry: its diagnostic and config entities stay that here. */
+  entity_category: EntityCategory | null;
+  /** HA's `state_class` attribute (sensors); null when HA gives none. */
+  state_class: StateClass | null;
   services: string[];
 }
 
@@ -162,8 +178,15 @@ export function planEntity(state: HaState, registries: HaRegistries): HaEntityPl
     device: entry?.device_id ? `homeassistant:${entry.device_id}`.slice(0, 128) : null,
     unit: clean(state.attributes.unit_of_measurement, 32) ?? null,
     device_class: clean(state.attributes.device_class, 64) ?? null,
+    entity_category: oneOf(entry?.entity_category, ENTITY_CATEGORIES),
+    state_class: kind.domain === 'sensor' ? oneOf(state.attributes.state_class, STATE_CLASSES) : null,
     services: reportsOnly ? [] : servicesOf(kind.domain),
   };
+}
+
+/** The value when it is one of `allowed` (what HA sends is not trusted to be), else null. */
+function oneOf<T extends string>(value: unknown, allowed: readonly T[]): T | null {
+  return typeof value === 'string' && (allowed as readonly string[]).includes(value) ? (value as T) : null;
 }
 
 /** HA's object id, kept when it fits; a longer one is cut and told apart by a hash of the whole. */

@@ -389,6 +389,8 @@ export class HomeassistantPlugin implements PluginInstance {
       device: plan.device,
       unit: plan.unit,
       device_class: plan.device_class,
+      entity_category: plan.entity_category,
+      state_class: plan.state_class,
       services: plan.services,
       attributes: attributesOf(state),
       initial_state: value,

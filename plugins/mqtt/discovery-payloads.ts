@@ -62,6 +62,9 @@ export type PublishedDomain = (typeof PUBLISHED_DOMAINS)[number];
 export const HA_COMPONENTS = [...PUBLISHED_DOMAINS, 'notify'] as const;
 export type HaComponent = (typeof HA_COMPONENTS)[number];
 
+/** Components that only report a state: Home Assistant allows them `entity_category: diagnostic`, never `config`. */
+const REPORT_ONLY_COMPONENTS: readonly HaComponent[] = ['sensor', 'binary_sensor'];
+
 /** Whether entities of this domain appear in Home Assistant (see {@link PUBLISHED_DOMAINS}). */
 export function isPublishedDomain(domain: string): domain is PublishedDomain {
   return (PUBLISHED_DOMAINS as readonly string[]).includes(domain);
@@ -413,16 +416,25 @@ export function entityDiscovery(entity: EntityInfo, node: DiscoveryNode, areaNam
           : { state_topic: stateTopic, payload_on: 'on', payload_off: 'off' },
       );
       break;
-    case 'sensor':
+    case 'sensor': {
       payload.state_topic = stateTopic;
-      if (entity.unit !== null) Object.assign(payload, { unit_of_measurement: entity.unit, state_class: 'measurement' });
+      if (entity.unit !== null) payload.unit_of_measurement = entity.unit;
+      // The entity's own class (a meter is total_increasing); a number shown as a sensor has none, and measures.
+      const stateClass = entity.domain === 'sensor' ? entity.state_class : entity.unit === null ? null : 'measurement';
+      if (stateClass !== null) payload.state_class = stateClass;
       break;
+    }
     case 'notify':
       break;
   }
   const deviceClass = entity.device_class;
   if (payload.device_class === undefined && deviceClass !== null && HA_DEVICE_CLASSES[component]?.includes(deviceClass)) {
     payload.device_class = deviceClass;
+  }
+  // Home Assistant refuses `config` on a component that only reports: such an entity goes out as a primary one.
+  const category = entity.entity_category;
+  if (category === 'diagnostic' || (category === 'config' && !REPORT_ONLY_COMPONENTS.includes(component))) {
+    payload.entity_category = category;
   }
   return {
     topic: discoveryTopic(node.discovery_prefix, component, node.node_id, objectId),

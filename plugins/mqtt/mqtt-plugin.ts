@@ -16,6 +16,7 @@ import { Type } from '@sinclair/typebox';
 import type { MqttPublishResult, MqttStatus } from '../../src/sdk/api.js';
 import {
   type Caller,
+  HOMEAGENT_VERSION,
   HomeAgentError,
   isHomeAgentError,
   type PluginContext,
@@ -113,6 +114,8 @@ export const MQTT_FEATURES: readonly MqttFeatureFactory[] = [
     create: (f) =>
       new HaDiscovery({
         ...f,
+        // docs/mqtt.md promises the version as the device's firmware and in the origin block.
+        version: HOMEAGENT_VERSION,
         removalGraceMs: f.settings().discovery_removal_grace_ms,
         staleGraceMs: f.settings().discovery_stale_grace_ms,
       }),

@@ -21,12 +21,16 @@
  */
 import {
   DOMAIN_SERVICES,
+  ENTITY_CATEGORIES,
+  type EntityCategory,
   type EntityDomain,
   type EntityHandle,
   type EntityState,
   HomeAgentError,
   type PluginContext,
+  STATE_CLASSES,
   STATE_UNAVAILABLE,
+  type StateClass,
 } from '../../src/sdk/index.js';
 import {
   entityOfTopicObjectId,
@@ -69,6 +73,8 @@ interface RemoteConfig {
   area: string | null;
   unit: string | null;
   device_class: string | null;
+  entity_category: EntityCategory | null;
+  state_class: StateClass | null;
   state_topic: string | undefined;
   attributes_topic: string | undefined;
   command_topic: string | undefined;
@@ -206,6 +212,9 @@ export class RemoteNodes {
       area: text64(payload.device.suggested_area) ?? null,
       unit: text64(payload.unit_of_measurement) ?? null,
       device_class: text64(payload.device_class) ?? null,
+      entity_category: oneOf(payload.entity_category, ENTITY_CATEGORIES),
+      // A satellite's sensor says its class; without one (a number shown as a sensor) it has none here.
+      state_class: oneOf(payload.state_class, STATE_CLASSES),
       state_topic: topicOf(payload.state_topic),
       attributes_topic: topicOf(payload.json_attributes_topic),
       command_topic: topicOf(payload.command_topic),
@@ -235,6 +244,8 @@ export class RemoteNodes {
         area: config.area,
         unit: config.unit,
         device_class: config.device_class,
+        entity_category: config.entity_category,
+        ...(config.domain === 'sensor' && { state_class: config.state_class }),
         // A new remote entity starts from its last stored state until the retained state arrives.
         ...(existing === undefined ? {} : { initial_state: existing.state }),
         // Without a command topic the satellite takes no calls for it.
@@ -377,6 +388,11 @@ export class RemoteNodes {
       this.#options.ctx.log.warn({ err: error, entity_id: remote.handle.entity_id }, 'remote entity update refused');
     }
   }
+}
+
+/** The value when it is one of `allowed`, else null (a field this node does not know is left out). */
+function oneOf<T extends string>(value: unknown, allowed: readonly T[]): T | null {
+  return typeof value === 'string' && (allowed as readonly string[]).includes(value) ? (value as T) : null;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

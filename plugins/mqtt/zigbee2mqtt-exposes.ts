@@ -13,6 +13,12 @@
  * l2, hence two entities) and per generic expose that is published, except the noise: link
  * quality, settings (`category: config`), composites and lists. docs/mqtt.md ("Zigbee2MQTT")
  * holds the full table; keep the two in step.
+ *
+ * Exposes Z2M marks `category: diagnostic`, and the battery and the device's own temperature, are
+ * entities of category `diagnostic`: about the device, not the home (the page shows them under
+ * Diagnostics, the model's list leaves them out). Settings stay out altogether rather than coming
+ * in as `config` entities: they would be switches and numbers the agent could flip (a power-on
+ * behaviour, a child lock), and Zigbee2MQTT's own front end is the place to configure a device.
  */
 import {
   type EntityDefinition,
@@ -183,6 +189,9 @@ const BINARY_CLASSES: Readonly<Record<string, string>> = {
   sos: 'safety',
   noise_detected: 'sound',
 };
+
+/** Exposes about the device itself, whatever their category says (older converters leave it out). */
+const DIAGNOSTIC_NAMES: ReadonlySet<string> = new Set(['battery', 'battery_low', 'device_temperature']);
 
 /** The registry's limit for names, aliases and areas. */
 const MAX_NAME_CHARS = 128;
@@ -499,7 +508,7 @@ function planSensor(device: DeviceContext, expose: Z2mExpose, property: string, 
   if (deviceClass === 'illuminance' && unit !== 'lx') deviceClass = null;
   return {
     key: `sensor:${property}`,
-    definition: { ...definition(device, 'sensor', property, label, []), unit, device_class: deviceClass },
+    definition: { ...definition(device, 'sensor', property, label, []), unit, device_class: deviceClass, ...category(expose, name) },
     properties: [property],
     read: (message) => reading(numberState(message[property])),
   };
@@ -539,7 +548,11 @@ function planBinarySensor(device: DeviceContext, expose: Z2mExpose, property: st
   const states = name === 'contact' && expose.value_on === undefined ? { ...expose, value_on: false, value_off: true } : expose;
   return {
     key: `binary_sensor:${property}`,
-    definition: { ...definition(device, 'binary_sensor', property, label, []), device_class: BINARY_CLASSES[name] ?? null },
+    definition: {
+      ...definition(device, 'binary_sensor', property, label, []),
+      device_class: BINARY_CLASSES[name] ?? null,
+      ...category(expose, name),
+    },
     properties: [property],
     read: (message) => reading(binaryState(states, message[property])),
   };
@@ -550,7 +563,7 @@ function planTextSensor(device: DeviceContext, expose: Z2mExpose, property: stri
   const options = Array.isArray(expose.values) ? { options: [...expose.values] } : {};
   return {
     key: `sensor:${property}`,
-    definition: { ...base, attributes: { ...base.attributes, ...options } },
+    definition: { ...base, attributes: { ...base.attributes, ...options }, ...category(expose, expose.name ?? property) },
     properties: [property],
     read: (message) => reading(textState(message[property])),
   };
@@ -574,6 +587,11 @@ function planAction(device: DeviceContext, expose: Z2mExpose, property: string, 
 }
 
 // ---- helpers ----
+
+/** `entity_category: 'diagnostic'` for an expose about the device (see the file comment), else nothing. */
+function category(expose: Z2mExpose, name: string): { entity_category?: 'diagnostic' } {
+  return expose.category === 'diagnostic' || DIAGNOSTIC_NAMES.has(name) ? { entity_category: 'diagnostic' } : {};
+}
 
 function definition(
   device: DeviceContext,

@@ -1,8 +1,8 @@
 /**
  * The house over /api/v1: entities (list, one with its recent states, a service call, the history
- * and per-period statistics a chart needs), areas and automations. A service call and a manual
- * automation run change the house: the control methods audit them with the request's caller as
- * actor.
+ * and per-period statistics a chart needs, the owner's name, area and aliases of one), areas and
+ * automations. A service call, an edit of an entity and a manual automation run change the house:
+ * the control methods audit them with the request's caller as actor.
  */
 import type { FastifyInstance } from 'fastify';
 import { bodyObject, callMethod, noQuery, pathText, QueryParams } from './api-params.js';
@@ -47,6 +47,19 @@ export function homeRoutes(app: FastifyInstance, deps: RouteDeps): void {
       entity: entityRef(request.params.id),
       service: serviceName(request.params.service),
       data: body.data,
+    });
+  });
+
+  // The page's edit dialog: the owner's name, area and aliases over the driver's (owner only, audited by the method).
+  app.patch<EntityParams>('/entities/:id', async (request) => {
+    noQuery(request.query);
+    const body = bodyObject(request.body, ['name', 'area', 'reset_area', 'aliases']);
+    return callMethod(deps, request, 'entities.customize', {
+      entity: entityRef(request.params.id),
+      name: body.name,
+      area: body.area,
+      reset_area: body.reset_area,
+      aliases: body.aliases,
     });
   });
 

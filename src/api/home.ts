@@ -30,6 +30,40 @@ export type EntityDomain = (typeof ENTITY_DOMAINS)[number];
 
 export type EntityState = string | number | null;
 
+/**
+ * Home Assistant's entity categories: `diagnostic` (a battery level, link quality, signal strength,
+ * last seen) and `config` (a device's settings) are about the device, not the home; the page shows
+ * them under "Diagnostics" and the model's entity list leaves them out unless asked. null: a
+ * primary entity.
+ */
+export const ENTITY_CATEGORIES = ['diagnostic', 'config'] as const;
+export type EntityCategory = (typeof ENTITY_CATEGORIES)[number];
+
+/**
+ * Home Assistant's sensor state classes: `measurement` (a temperature now), `total` (a value that
+ * may go up and down, a net energy meter) and `total_increasing` (a counter that only grows but
+ * for a reset to 0: an energy or water meter). Long-term statistics and Home Assistant's energy
+ * dashboard read them. null: not a statistic (text, or undeclared).
+ */
+export const STATE_CLASSES = ['measurement', 'total', 'total_increasing'] as const;
+export type StateClass = (typeof STATE_CLASSES)[number];
+
+/**
+ * What the owner changed of an entity (homeagentctl entities rename|area|alias, the page's edit
+ * dialog). Stored apart from what the driver registers, so it survives restarts and rediscovery;
+ * the driver's values stay the defaults underneath.
+ */
+export interface EntityOverrides {
+  /** The owner's name, instead of the driver's. */
+  name?: string;
+  /** The owner's area id (null: no area), instead of the driver's. */
+  area?: string | null;
+  /** Aliases the owner added, beside the driver's. */
+  aliases_added?: string[];
+  /** The driver's aliases the owner removed. */
+  aliases_removed?: string[];
+}
+
 /** An entity as everyone reads it. */
 export interface EntityInfo {
   /** `<domain>.<object_id>`, e.g. `switch.kitchen_light`; lowercase letters, digits and `_`. */
@@ -59,6 +93,12 @@ export interface EntityInfo {
   critical: boolean;
   /** Services it accepts now (its domain's, or fewer when the driver declared fewer). */
   services: string[];
+  /** `diagnostic` or `config` for entities about the device rather than the home; null for the rest. */
+  entity_category: EntityCategory | null;
+  /** How a sensor's number accumulates (see {@link STATE_CLASSES}), or null. */
+  state_class: StateClass | null;
+  /** What the owner changed (name, area, aliases override the driver's); absent when nothing. */
+  overrides?: EntityOverrides;
 }
 
 /** A room or zone. */

@@ -1,7 +1,9 @@
 /**
  * Control methods for the home's entities (`entities.list`, `entities.get`, `entities.call`,
  * `entities.history`, `entities.statistics`, `entities.areas`), used by `homeagentctl entities` and `homeagentctl
- * sensors`. A call is audited here with the caller as actor (the registry audits nothing; the
+ * sensors`, and the owner's `entities.rename`, `entities.set_area`, `entities.aliases` and
+ * `entities.customize` (the page's edit dialog). A call
+ * or an owner's change is audited here with the caller as actor (the registry audits nothing; the
  * control registry neither), also when it fails.
  */
 import { Type } from '@sinclair/typebox';
@@ -9,7 +11,7 @@ import type { EntitiesGetResult, EntitiesHistoryResult, EntitiesStatisticsResult
 import type { AuditRecord } from '../log/logger.js';
 import type { ControlMethodRegistrar } from '../shared/control-method.js';
 import { describeError } from '../shared/errors.js';
-import { DEFAULT_HISTORY_LIMIT, type EntityRegistry, MAX_HISTORY_LIMIT } from './entity-registry.js';
+import { DEFAULT_HISTORY_LIMIT, type EntityCustomization, type EntityRegistry, MAX_HISTORY_LIMIT } from './entity-registry.js';
 import { type Area, ENTITY_DOMAINS, type EntityInfo } from './types.js';
 
 export type { EntitiesGetResult, EntitiesHistoryResult, EntitiesStatisticsResult };
@@ -120,6 +122,92 @@ export function registerEntityMethods(control: ControlMethodRegistrar, registry:
       const start = from ?? end - DAY_MS;
       return { entity_id: entityId, from: start, to: end, ...registry.statistics(entityId, { from: start, to: end }) };
     },
+  });
+
+  // The owner's changes to names, areas and aliases: stored as overrides over the driver's (entity-registry.ts).
+  const customize = (method: string, entity: string, change: EntityCustomization, caller: { actor: string }): EntityInfo => {
+    const audit = { actor: caller.actor, action: method, entity, change };
+    try {
+      const after = registry.customize(entity, change, caller.actor);
+      options.logs.audit({ ...audit, entity_id: after.entity_id, name: after.name, area: after.area, aliases: after.aliases });
+      return after;
+    } catch (error) {
+      options.logs.audit({ ...audit, error: describeError(error) });
+      throw error;
+    }
+  };
+  const Name = Type.String({ minLength: 1, maxLength: 128 });
+
+  control.register({
+    name: 'entities.rename',
+    description:
+      "Owner only: give an entity the owner's name (kept over restarts and the driver's rediscovery); without name, the driver's name again.",
+    owner_only: true,
+    params: Type.Object({ entity: Reference, name: Type.Optional(Name) }),
+    handler: ({ entity, name }, caller): EntityInfo => customize('entities.rename', entity, { name: name ?? null }, caller),
+  });
+
+  control.register({
+    name: 'entities.set_area',
+    description:
+      "Owner only: put an entity in an area (id, name or alias; a new name makes a new area), or in none with area null; without area, the driver's area again.",
+    owner_only: true,
+    params: Type.Object({
+      entity: Reference,
+      area: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Null()])),
+    }),
+    handler: ({ entity, area }, caller): EntityInfo =>
+      customize('entities.set_area', entity, area === undefined ? { reset_area: true } : { area }, caller),
+  });
+
+  control.register({
+    name: 'entities.aliases',
+    description:
+      "Owner only: add and/or remove aliases of an entity (other names people use for it; kept over restarts and rediscovery); reset: true for the driver's aliases again.",
+    owner_only: true,
+    params: Type.Object({
+      entity: Reference,
+      add: Type.Optional(Type.Array(Name, { maxItems: 16 })),
+      remove: Type.Optional(Type.Array(Name, { maxItems: 16 })),
+      reset: Type.Optional(Type.Boolean()),
+    }),
+    handler: ({ entity, add, remove, reset }, caller): EntityInfo =>
+      customize(
+        'entities.aliases',
+        entity,
+        {
+          ...(add !== undefined && { add_aliases: add }),
+          ...(remove !== undefined && { remove_aliases: remove }),
+          ...(reset === true && { reset_aliases: true }),
+        },
+        caller,
+      ),
+  });
+
+  control.register({
+    name: 'entities.customize',
+    description:
+      "Owner only: the web page's edit dialog in one change: name (null: the driver's), area (null: none; reset_area: the driver's) and the whole list of aliases.",
+    owner_only: true,
+    params: Type.Object({
+      entity: Reference,
+      name: Type.Optional(Type.Union([Name, Type.Null()])),
+      area: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 128 }), Type.Null()])),
+      reset_area: Type.Optional(Type.Boolean()),
+      aliases: Type.Optional(Type.Array(Name, { maxItems: 16 })),
+    }),
+    handler: ({ entity, name, area, reset_area, aliases }, caller): EntityInfo =>
+      customize(
+        'entities.customize',
+        entity,
+        {
+          ...(name !== undefined && { name }),
+          ...(area !== undefined && { area }),
+          ...(reset_area === true && { reset_area: true }),
+          ...(aliases !== undefined && { aliases }),
+        },
+        caller,
+      ),
   });
 
   control.register({

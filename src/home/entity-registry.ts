@@ -14,6 +14,12 @@
  *
  * A report that changes nothing only touches last_updated in memory (written with the next
  * change, a removal or the registry's stop), so a sensor repeating its value writes nothing.
+ *
+ * The owner may rename an entity, move it to another area and add or remove aliases
+ * ({@link EntityRegistry.customize}). Those overrides live in their own table and are applied over
+ * whatever the driver registers, at every registration: the driver's values stay the defaults, and
+ * clearing an override brings the driver's value back. They are written at once (not behind):
+ * they are rare, and an owner's edit must not be lost to a crash.
  */
 import type { EventBus } from '../events/event-bus.js';
 import type { Logger } from '../log/logger.js';
@@ -37,15 +43,21 @@ import {
   type Area,
   CRITICAL_DOMAINS,
   DOMAIN_SERVICES,
+  defaultStateClass,
+  ENTITY_CATEGORIES,
   ENTITY_DOMAINS,
+  type EntityCategory,
   type EntityContext,
   type EntityDefinition,
   type EntityDomain,
   type EntityFilter,
   type EntityHandle,
   type EntityInfo,
+  type EntityOverrides,
   type EntityState,
+  STATE_CLASSES,
   STATE_UNAVAILABLE,
+  type StateClass,
   type StateHistoryRow,
 } from './types.js';
 
@@ -84,9 +96,47 @@ const OBJECT_ID = /^[a-z0-9_]{1,64}$/;
 const MAX_NAME_CHARS = 128;
 const MAX_ALIASES = 16;
 
+/**
+ * A change the owner makes to an entity. Each field absent leaves that part as it is; `name: null`
+ * and `area: undefined` with `reset_area` bring the driver's value back.
+ */
+export interface EntityCustomization {
+  /** A new name, or null for the driver's again. */
+  name?: string | null;
+  /** A new area (id, name or alias of a configured one, or a new name), or null for none. */
+  area?: string | null;
+  /** The driver's area again (wins over `area`). */
+  reset_area?: boolean;
+  add_aliases?: string[];
+  remove_aliases?: string[];
+  /** Back to the driver's aliases (before add/remove of the same change). */
+  reset_aliases?: boolean;
+  /** Exactly these aliases (the page's dialog sends the whole list); applied before add/remove. */
+  aliases?: string[];
+}
+
+/** An owner override as stored; see home-schema.ts. */
+interface StoredOverride {
+  name: string | null;
+  /** undefined: the driver's area. */
+  area: string | null | undefined;
+  aliases_added: string[];
+  aliases_removed: string[];
+}
+
+/** What the driver registered of the parts the owner may override. */
+interface DriverNaming {
+  name: string;
+  aliases: string[];
+  area: string | null;
+}
+
 interface Statements {
   stored: SqlStatement;
   history: SqlStatement;
+  overrides: SqlStatement;
+  saveOverride: SqlStatement;
+  dropOverride: SqlStatement;
   /** Writes the queue in one transaction. */
   write: (entities: readonly QueuedEntity[], history: readonly PendingHistory[]) => void;
 }
@@ -98,6 +148,8 @@ interface LiveEntity extends QueuedEntity {
   context: EntityContext | null;
   /** Identifies the call whose context is pending, so an earlier call ending does not clear a later one's. */
   callToken: object | null;
+  /** The driver's name, aliases and area, under the owner's overrides. */
+  readonly driver: DriverNaming;
 }
 
 export class EntityRegistry implements Service {
@@ -107,6 +159,8 @@ export class EntityRegistry implements Service {
   /** Names of areas that entities named but core.home.areas does not list, by id. */
   readonly #namedAreas = new Map<string, string>();
   readonly #writes: EntityWriteQueue;
+  /** The owner's overrides by entity id, read once from entity_overrides. */
+  readonly #overrides = new Map<string, StoredOverride>();
   #db: SqlDatabase | undefined;
   #sql: Statements | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -159,12 +213,15 @@ export class EntityRegistry implements Service {
     const storedState = stored?.state ?? null;
     const state = checked.initial_state !== undefined ? checked.initial_state : storedState;
     const sameAsStored = stored !== undefined && storedState === state;
-    const info: EntityInfo = {
-      entity_id: entityId,
-      domain: checked.domain,
+    const driver: DriverNaming = {
       name: checked.name,
       aliases: checked.aliases,
       area: checked.area === null ? null : this.#areaId(checked.area),
+    };
+    const info: EntityInfo = {
+      entity_id: entityId,
+      domain: checked.domain,
+      ...named(driver, this.#overrides.get(entityId)),
       device: checked.device,
       state,
       attributes: checked.attributes,
@@ -175,8 +232,10 @@ export class EntityRegistry implements Service {
       owner,
       critical: checked.critical,
       services: checked.services,
+      entity_category: checked.entity_category,
+      state_class: checked.state_class,
     };
-    const live: LiveEntity = { info, handler: checked.call, context: null, callToken: null, touched: false };
+    const live: LiveEntity = { info, handler: checked.call, context: null, callToken: null, touched: false, driver };
     this.#live.set(entityId, live);
     // A first state or one different from the stored state is a change worth a history row.
     this.#writes.add(live, (stored === undefined ? state !== null : !sameAsStored) ? now : undefined);
@@ -221,6 +280,97 @@ export class EntityRegistry implements Service {
   /** Like {@link find}, but HA_ERR_ENTITY_NOT_FOUND / HA_ERR_ENTITY_AMBIGUOUS (listing the candidates) instead of undefined. */
   resolve(reference: string): EntityInfo {
     return copy(this.#resolveLive(reference).info);
+  }
+
+  /**
+   * Applies the owner's change to a registered entity's name, area or aliases and stores it as an
+   * override (see the file comment); returns the entity after it. The entity is announced as
+   * registered again, so the intents learn the new names and MQTT discovery republishes it.
+   * Auditing is the caller's job.
+   */
+  customize(reference: string, change: EntityCustomization, actor: string): EntityInfo {
+    const live = this.#resolveLive(reference);
+    const entityId = live.info.entity_id;
+    const current = this.#overrides.get(entityId) ?? { name: null, area: undefined, aliases_added: [], aliases_removed: [] };
+    const next: StoredOverride = { ...current, aliases_added: [...current.aliases_added], aliases_removed: [...current.aliases_removed] };
+    if (change.name !== undefined) {
+      next.name = change.name === null ? null : overrideText(entityId, 'name', change.name);
+      // The driver's own name is no override: it would outlive a rename in the driver.
+      if (next.name === live.driver.name) next.name = null;
+    }
+    if (change.reset_area === true) next.area = undefined;
+    else if (change.area !== undefined) next.area = change.area === null ? null : this.#areaId(overrideText(entityId, 'area', change.area));
+    if (next.area === live.driver.area) next.area = undefined;
+    if (change.reset_aliases === true || change.aliases !== undefined) {
+      next.aliases_added = [];
+      next.aliases_removed = [];
+    }
+    if (change.aliases !== undefined) {
+      const wanted = change.aliases.map((a) => overrideText(entityId, 'alias', a));
+      next.aliases_removed = live.driver.aliases.filter((a) => !wanted.some((w) => sameName(w, a)));
+      for (const alias of wanted) {
+        if (!live.driver.aliases.some((a) => sameName(a, alias)) && !next.aliases_added.some((a) => sameName(a, alias))) {
+          next.aliases_added.push(alias);
+        }
+      }
+    }
+    for (const alias of change.add_aliases ?? []) {
+      const text = overrideText(entityId, 'alias', alias);
+      next.aliases_removed = next.aliases_removed.filter((a) => !sameName(a, text));
+      if (!live.driver.aliases.some((a) => sameName(a, text)) && !next.aliases_added.some((a) => sameName(a, text))) {
+        next.aliases_added.push(text);
+      }
+    }
+    for (const alias of change.remove_aliases ?? []) {
+      const text = overrideText(entityId, 'alias', alias);
+      const known = [...live.driver.aliases, ...next.aliases_added].some((a) => sameName(a, text));
+      if (!known) {
+        throw new HomeAgentError(
+          'HA_ERR_ENTITY_OVERRIDE',
+          `${entityId} has no alias ${JSON.stringify(text)}; its aliases: ${live.info.aliases.join(', ') || '(none)'}`,
+          {
+            details: { field: 'alias', aliases: [...live.info.aliases] },
+          },
+        );
+      }
+      next.aliases_added = next.aliases_added.filter((a) => !sameName(a, text));
+      if (live.driver.aliases.some((a) => sameName(a, text)) && !next.aliases_removed.some((a) => sameName(a, text))) {
+        next.aliases_removed.push(text);
+      }
+    }
+    const naming = named(live.driver, next);
+    if (naming.aliases.length > MAX_ALIASES) {
+      throw new HomeAgentError(
+        'HA_ERR_ENTITY_OVERRIDE',
+        `${entityId} would have ${naming.aliases.length} aliases; at most ${MAX_ALIASES}`,
+        {
+          details: { field: 'alias' },
+        },
+      );
+    }
+    const sql = this.#statements();
+    const now = this.#options.clock.now();
+    if (isEmptyOverride(next)) {
+      sql.dropOverride.run(entityId);
+      this.#overrides.delete(entityId);
+    } else {
+      sql.saveOverride.run(
+        entityId,
+        next.name,
+        next.area === undefined ? 0 : 1,
+        next.area ?? null,
+        JSON.stringify(next.aliases_added),
+        JSON.stringify(next.aliases_removed),
+        now,
+        actor,
+      );
+      this.#overrides.set(entityId, next);
+    }
+    Object.assign(live.info, naming);
+    if (live.info.overrides === undefined) delete live.info.overrides;
+    this.#writes.add(live, undefined);
+    this.#options.events.emit('entity.registered', { entity_id: entityId, domain: live.info.domain, owner: live.info.owner });
+    return copy(live.info);
   }
 
   /**
@@ -427,13 +577,14 @@ export class EntityRegistry implements Service {
     if (this.#sql !== undefined) return this.#sql;
     const db = openHomeDatabase(this.#options.database());
     const upsert = db.prepare(`
-        INSERT INTO entities (entity_id, domain, name, aliases, area, device, unit, device_class, attributes, state, last_changed, last_updated, owner)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO entities (entity_id, domain, name, aliases, area, device, unit, device_class, attributes, state, last_changed, last_updated, owner, entity_category, state_class)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (entity_id) DO UPDATE SET
           domain = excluded.domain, name = excluded.name, aliases = excluded.aliases, area = excluded.area,
           device = excluded.device, unit = excluded.unit, device_class = excluded.device_class,
           attributes = excluded.attributes, state = excluded.state, last_changed = excluded.last_changed,
-          last_updated = excluded.last_updated, owner = excluded.owner`);
+          last_updated = excluded.last_updated, owner = excluded.owner, entity_category = excluded.entity_category,
+          state_class = excluded.state_class`);
     const appendHistory = db.prepare('INSERT INTO state_history (entity_id, at, state, period_ms) VALUES (?, ?, ?, 0)');
     // The whole row from memory: it is what the entity is now, whatever reports came in between.
     const writeRows = (entities: readonly QueuedEntity[], history: readonly PendingHistory[]) => {
@@ -452,21 +603,83 @@ export class EntityRegistry implements Service {
           info.last_changed,
           info.last_updated,
           info.owner,
+          info.entity_category,
+          info.state_class,
         );
       }
       for (const row of history) appendHistory.run(row.entity_id, row.at, JSON.stringify(row.state));
     };
     const sql: Statements = {
       stored: db.prepare('SELECT state, last_changed FROM entities WHERE entity_id = ?'),
+      overrides: db.prepare('SELECT entity_id, name, area_set, area, aliases_added, aliases_removed FROM entity_overrides'),
+      saveOverride: db.prepare(`
+        INSERT INTO entity_overrides (entity_id, name, area_set, area, aliases_added, aliases_removed, updated_at, actor)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (entity_id) DO UPDATE SET
+          name = excluded.name, area_set = excluded.area_set, area = excluded.area, aliases_added = excluded.aliases_added,
+          aliases_removed = excluded.aliases_removed, updated_at = excluded.updated_at, actor = excluded.actor`),
+      dropOverride: db.prepare('DELETE FROM entity_overrides WHERE entity_id = ?'),
       history: db.prepare(
         'SELECT at, state, period_ms, min, mean, max FROM state_history WHERE entity_id = ? AND at >= ? AND at <= ? ORDER BY at DESC, rowid DESC LIMIT ?',
       ),
       write: (entities, history) => db.transaction(() => writeRows(entities, history))(),
     };
+    for (const row of sql.overrides.all() as StoredOverrideRow[]) this.#overrides.set(row.entity_id, readOverride(row));
     this.#db = db;
     this.#sql = sql;
     return sql;
   }
+}
+
+interface StoredOverrideRow {
+  entity_id: string;
+  name: string | null;
+  area_set: number;
+  area: string | null;
+  aliases_added: string;
+  aliases_removed: string;
+}
+
+function readOverride(row: StoredOverrideRow): StoredOverride {
+  return {
+    name: row.name,
+    area: row.area_set === 1 ? row.area : undefined,
+    aliases_added: JSON.parse(row.aliases_added) as string[],
+    aliases_removed: JSON.parse(row.aliases_removed) as string[],
+  };
+}
+
+function isEmptyOverride(o: StoredOverride): boolean {
+  return o.name === null && o.area === undefined && o.aliases_added.length === 0 && o.aliases_removed.length === 0;
+}
+
+/** The name, aliases and area an entity shows: the driver's, with the owner's overrides over them. */
+function named(driver: DriverNaming, override: StoredOverride | undefined): Pick<EntityInfo, 'name' | 'aliases' | 'area' | 'overrides'> {
+  if (override === undefined || isEmptyOverride(override)) return { name: driver.name, aliases: [...driver.aliases], area: driver.area };
+  const name = override.name ?? driver.name;
+  const aliases = driver.aliases.filter((a) => !override.aliases_removed.some((r) => sameName(r, a)));
+  for (const added of override.aliases_added) if (!aliases.some((a) => sameName(a, added))) aliases.push(added);
+  const overrides: EntityOverrides = {
+    ...(override.name !== null && { name: override.name }),
+    ...(override.area !== undefined && { area: override.area }),
+    ...(override.aliases_added.length > 0 && { aliases_added: [...override.aliases_added] }),
+    ...(override.aliases_removed.length > 0 && { aliases_removed: [...override.aliases_removed] }),
+  };
+  return { name, aliases, area: override.area === undefined ? driver.area : override.area, overrides };
+}
+
+function sameName(a: string, b: string): boolean {
+  return a.trim().toLowerCase() === b.trim().toLowerCase();
+}
+
+function overrideText(entityId: string, field: string, value: string): string {
+  const text = typeof value === 'string' ? value.trim() : '';
+  if (text === '' || text.length > MAX_NAME_CHARS) {
+    throw new HomeAgentError('HA_ERR_ENTITY_OVERRIDE', `${entityId}: the ${field} must be 1-${MAX_NAME_CHARS} characters`, {
+      details: { field },
+    });
+  }
+  return text;
 }
 
 interface StoredHistoryRow {
@@ -495,6 +708,8 @@ interface CheckedDefinition {
   device: string | null;
   unit: string | null;
   device_class: string | null;
+  entity_category: EntityCategory | null;
+  state_class: StateClass | null;
   attributes: Record<string, unknown>;
   initial_state: EntityState | undefined;
   critical: boolean;
@@ -533,6 +748,16 @@ function checkDefinition(definition: EntityDefinition): CheckedDefinition {
     throw invalidDefinition(`${where}: attributes must be an object`);
   }
   if (definition.initial_state !== undefined) checkState(where, definition.initial_state);
+  const category = definition.entity_category ?? null;
+  if (category !== null && !(ENTITY_CATEGORIES as readonly unknown[]).includes(category)) {
+    throw invalidDefinition(`${where}: entity_category ${JSON.stringify(category)} is not one of ${ENTITY_CATEGORIES.join(', ')} or null`);
+  }
+  const stateClass = definition.state_class;
+  if (stateClass !== undefined && stateClass !== null && !(STATE_CLASSES as readonly unknown[]).includes(stateClass)) {
+    throw invalidDefinition(`${where}: state_class ${JSON.stringify(stateClass)} is not one of ${STATE_CLASSES.join(', ')} or null`);
+  }
+  const unit = optionalText(where, 'unit', definition.unit);
+  const deviceClass = optionalText(where, 'device_class', definition.device_class);
   if (definition.call !== undefined && typeof definition.call !== 'function') throw invalidDefinition(`${where}: call must be a function`);
   return {
     domain,
@@ -541,8 +766,10 @@ function checkDefinition(definition: EntityDefinition): CheckedDefinition {
     aliases: aliases.map((a) => a.trim()),
     area: optionalText(where, 'area', definition.area),
     device: optionalText(where, 'device', definition.device),
-    unit: optionalText(where, 'unit', definition.unit),
-    device_class: optionalText(where, 'device_class', definition.device_class),
+    unit,
+    device_class: deviceClass,
+    entity_category: category,
+    state_class: stateClass === undefined ? defaultStateClass(domain, deviceClass, unit) : stateClass,
     attributes: { ...attributes },
     initial_state: definition.initial_state,
     critical: definition.critical ?? CRITICAL_DOMAINS.includes(domain),
@@ -596,5 +823,12 @@ function mergeAttributes(current: Record<string, unknown>, report: Record<string
 }
 
 function copy(info: EntityInfo): EntityInfo {
-  return { ...info, aliases: [...info.aliases], services: [...info.services], attributes: structuredClone(info.attributes) };
+  const out: EntityInfo = {
+    ...info,
+    aliases: [...info.aliases],
+    services: [...info.services],
+    attributes: structuredClone(info.attributes),
+  };
+  if (info.overrides !== undefined) out.overrides = structuredClone(info.overrides);
+  return out;
 }

@@ -8,6 +8,10 @@
  * are two tools: `entity_call` (act) refuses a critical entity with `confirmation_required` and
  * points to `entity_call_critical` (dangerous), which the gate holds until the owner confirms on
  * their own channel. The model can thus ask for the garage door to open, never open it alone.
+ *
+ * entity_list leaves out diagnostic and config entities (battery levels, link quality, device
+ * settings) unless the model asks for them with include_diagnostic: they are about the devices,
+ * and listing them with the house would double the list for nothing a person asks about.
  */
 
 import { describeError, HomeAgentError } from '../shared/errors.js';
@@ -16,7 +20,7 @@ import { optionalText, requiredText, type ToolArgs } from '../shared/tool-args.j
 import type { EntityRegistry } from './entity-registry.js';
 import { findArea } from './entity-resolver.js';
 import { serviceFields } from './entity-services.js';
-import { DOMAIN_SERVICES, ENTITY_DOMAINS, type EntityDomain, type EntityInfo } from './types.js';
+import { DOMAIN_SERVICES, ENTITY_DOMAINS, type EntityDomain, type EntityInfo, isPrimaryEntity } from './types.js';
 
 export const ENTITY_TOOL_OWNER = 'core';
 /** History rows entity_get returns with the entity. */
@@ -70,12 +74,18 @@ export function entityTools(registry: EntityRegistry, options: EntityToolOptions
       tier: 'read',
       parallel_safe: true,
       no_memory: true,
-      description: "List the home's devices and sensors (entities) with their current state; optionally only one domain or area.",
+      description:
+        "List the home's devices and sensors (entities) with their current state; optionally only one domain or area. " +
+        'Diagnostic entities (battery, signal, link quality, device settings) only with include_diagnostic.',
       parameters: {
         type: 'object',
         properties: {
           domain: { type: 'string', enum: [...ENTITY_DOMAINS], description: 'Only this kind (light, switch, sensor, ...).' },
           area: { type: 'string', minLength: 1, maxLength: 64, description: 'Only this area (id, name or alias).' },
+          include_diagnostic: {
+            type: 'boolean',
+            description: 'Also the diagnostic and config entities (battery levels, signal strength, device settings); default false.',
+          },
         },
         additionalProperties: false,
       },
@@ -91,9 +101,13 @@ export function entityTools(registry: EntityRegistry, options: EntityToolOptions
             hint: known.length === 0 ? 'no areas are set up; leave area out' : `areas: ${known.join(', ')}`,
           });
         }
-        const entities = registry.list({ ...(domain !== undefined && { domain }), ...(area !== undefined && { area }) });
+        const includeDiagnostic = args.include_diagnostic === true;
+        const all = registry.list({ ...(domain !== undefined && { domain }), ...(area !== undefined && { area }) });
+        const entities = includeDiagnostic ? all : all.filter(isPrimaryEntity);
+        const hidden = all.length - entities.length;
         return {
           count: entities.length,
+          ...(hidden > 0 && { diagnostic_hidden: hidden }),
           entities: entities.slice(0, LIST_LIMIT).map(compact),
           ...(entities.length > LIST_LIMIT && { truncated: true, hint: 'filter by domain or area to see the rest' }),
         };
@@ -187,7 +201,14 @@ function domainArg(args: ToolArgs): EntityDomain | undefined {
 }
 
 function compact(entity: EntityInfo) {
-  return { entity_id: entity.entity_id, name: entity.name, area: entity.area, state: entity.state, unit: entity.unit };
+  return {
+    entity_id: entity.entity_id,
+    name: entity.name,
+    area: entity.area,
+    state: entity.state,
+    unit: entity.unit,
+    ...(entity.entity_category !== null && { entity_category: entity.entity_category }),
+  };
 }
 
 function guarded<T>(run: () => T): T {

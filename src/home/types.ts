@@ -4,9 +4,33 @@
  * local intents, automations, MQTT and the web page read and change device state; device drivers
  * and plugins register entities through the SDK (`ctx.entities`) and report their state there.
  */
-import { type Area, ENTITY_DOMAINS, type EntityDomain, type EntityInfo, type EntityState, type StateHistoryRow } from '../api/home.js';
+import {
+  type Area,
+  ENTITY_CATEGORIES,
+  ENTITY_DOMAINS,
+  type EntityCategory,
+  type EntityDomain,
+  type EntityInfo,
+  type EntityOverrides,
+  type EntityState,
+  STATE_CLASSES,
+  type StateClass,
+  type StateHistoryRow,
+} from '../api/home.js';
 
-export { type Area, ENTITY_DOMAINS, type EntityDomain, type EntityInfo, type EntityState, type StateHistoryRow };
+export {
+  type Area,
+  ENTITY_CATEGORIES,
+  ENTITY_DOMAINS,
+  type EntityCategory,
+  type EntityDomain,
+  type EntityInfo,
+  type EntityOverrides,
+  type EntityState,
+  STATE_CLASSES,
+  type StateClass,
+  type StateHistoryRow,
+};
 
 /**
  * The services each domain offers (`entity_call` and automations use these names). A sensor, a
@@ -102,6 +126,18 @@ export interface EntityDefinition {
   device?: string | null;
   unit?: string | null;
   device_class?: string | null;
+  /**
+   * `diagnostic` (battery, link quality, signal strength, last seen, a hub device's own
+   * temperature) or `config` (a setting of the device): kept out of the page's main view and the
+   * model's entity list. Absent: null, a primary entity.
+   */
+  entity_category?: EntityCategory | null;
+  /**
+   * How a sensor's number accumulates: `measurement`, `total`, or `total_increasing` (a meter).
+   * Absent: `total_increasing` for the meter classes energy, gas and water, `measurement` for
+   * another numeric sensor with a unit, else null (see {@link defaultStateClass}).
+   */
+  state_class?: StateClass | null;
   attributes?: Record<string, unknown>;
   /** The state right after registration; absent: the last state stored for this entity, else null. */
   initial_state?: EntityState;
@@ -124,6 +160,27 @@ export interface EntityHandle {
   update(state: EntityState, attributes?: Record<string, unknown>): void;
   /** Removes the entity (its history stays). */
   remove(): void;
+}
+
+/** Device classes whose sensors are meters: their value only grows (until the meter is reset). */
+export const METER_DEVICE_CLASSES: readonly string[] = ['energy', 'gas', 'water'];
+
+/**
+ * The state class a sensor gets when its driver declares none: meters (energy, gas, water) count
+ * up, any other sensor or number with a unit is a measurement; the rest (text, no unit) is none.
+ */
+export function defaultStateClass(domain: EntityDomain, deviceClass: string | null, unit: string | null): StateClass | null {
+  if (domain !== 'sensor') return null;
+  if (deviceClass !== null && METER_DEVICE_CLASSES.includes(deviceClass)) return 'total_increasing';
+  return unit === null ? null : 'measurement';
+}
+
+/**
+ * Whether an entity belongs in the main view and the model's entity list: diagnostic and config
+ * entities (a battery level, link quality, a device setting) are about the device, not the home.
+ */
+export function isPrimaryEntity(entity: Pick<EntityInfo, 'entity_category'>): boolean {
+  return entity.entity_category === null || entity.entity_category === undefined;
 }
 
 export interface EntityFilter {

@@ -4,6 +4,7 @@
  * falling back to English at run time. Texts take already-phrased parts (device lists, durations)
  * made by the helpers below, which know each language's way of joining and counting.
  */
+import { type StateKind, statePhrase } from '../api/state-words.js';
 import type { IntentLanguage } from './intent-sentences.js';
 
 export interface AnswerParts {
@@ -196,57 +197,20 @@ export function sayDuration(language: IntentLanguage, totalSeconds: number): str
   return said.map(([n, en]) => `${n} ${en}${n === 1 ? '' : 's'}`).join(' ');
 }
 
-/** Entity states in words; unknown states are said as they are. */
-const STATE_WORDS: Record<IntentLanguage, Record<string, string>> = {
-  en: {
-    on: 'on',
-    off: 'off',
-    open: 'open',
-    closed: 'closed',
-    opening: 'opening',
-    closing: 'closing',
-    locked: 'locked',
-    unlocked: 'unlocked',
-    home: 'home',
-    not_home: 'away',
-    playing: 'playing',
-    paused: 'paused',
-    idle: 'idle',
-    cleaning: 'cleaning',
-    docked: 'docked',
-    returning: 'returning to its dock',
-    unavailable: 'unavailable',
-  },
-  zh: {
-    on: '开着',
-    off: '关着',
-    open: '开着',
-    closed: '关着',
-    opening: '正在打开',
-    closing: '正在关闭',
-    locked: '锁着',
-    unlocked: '没锁',
-    home: '在家',
-    not_home: '不在家',
-    playing: '在播放',
-    paused: '暂停了',
-    idle: '空闲',
-    cleaning: '在清扫',
-    docked: '在充电座上',
-    returning: '正在回充电座',
-    unavailable: '连不上',
-  },
-};
-
-export function sayState(language: IntentLanguage, state: string | number | null, unit?: string | null): string {
-  if (state === null) return language === 'zh' ? '状态未知' : 'unknown';
+/**
+ * An entity's state as a reply says it. With the entity's kind (domain and device class) a door
+ * contact's `on` is "open" / "开着" and a motion sensor's "detected" (src/api/state-words.ts, the
+ * words the CLI and the page show too); without one (the state a question asked about) the word's
+ * plain meaning. Unknown states are said as they are.
+ */
+export function sayState(language: IntentLanguage, state: string | number | null, unit?: string | null, kind: StateKind = {}): string {
   if (typeof state === 'number') {
     const text = `${state}${unit ? (language === 'zh' || unit.startsWith('°') || unit === '%' ? unit : ` ${unit}`) : ''}`;
     return language === 'zh' ? `是${text}` : text;
   }
-  const word = STATE_WORDS[language][state];
+  const word = statePhrase(language, kind, state);
   if (word !== undefined) return word;
-  return language === 'zh' ? `是${state}` : state;
+  return language === 'zh' ? `是${state}` : String(state);
 }
 
 /** Weather conditions Home Assistant's weather entities report. */

@@ -7,6 +7,8 @@
  * records, change tracking and owner confirmation (a lock or a garage door is held for `/confirm`)
  * as the model's own calls. Reading (states, temperatures, time, weather) is done here directly.
  */
+
+import { stateMatches } from '../api/state-words.js';
 import { findArea } from '../home/entity-resolver.js';
 import type { Area, EntityInfo } from '../home/types.js';
 import type { ToolErrorInfo } from '../shared/tool.js';
@@ -251,14 +253,15 @@ export class IntentExecutor {
     if (!Array.isArray(targets)) return targets;
     const single = query.name !== undefined && query.name !== ALL_NAMES && targets.length === 1 ? targets[0] : undefined;
     if (single !== undefined) {
-      const state = sayState(run.lang, single.state, single.unit);
+      const state = sayState(run.lang, single.state, single.unit, single);
       const what = this.#name(run, single);
       if (wanted === undefined) return run.say('state_is', { what, state });
       return run.say(matchesState(single, wanted) ? 'state_yes' : 'state_no', { what, state });
     }
     if (wanted === undefined) {
       const list = targets.map(
-        (entity) => `${this.#label(run, targets, entity)}${run.lang === 'zh' ? '' : ' '}${sayState(run.lang, entity.state, entity.unit)}`,
+        (entity) =>
+          `${this.#label(run, targets, entity)}${run.lang === 'zh' ? '' : ' '}${sayState(run.lang, entity.state, entity.unit, entity)}`,
       );
       return run.say('state_list', { what: joinNames(run.lang, list, 8) });
     }
@@ -306,7 +309,7 @@ export class IntentExecutor {
     const source = configured === '' ? entities.find((e) => e.domain === 'weather') : entities.find((e) => e.entity_id === configured);
     if (source === undefined || source.state === null) return run.say('no_weather');
     if (source.domain !== 'weather')
-      return run.say('weather_is', { state: `${this.#name(run, source)} ${sayState(run.lang, source.state, source.unit)}` });
+      return run.say('weather_is', { state: `${this.#name(run, source)} ${sayState(run.lang, source.state, source.unit, source)}` });
     const temperature = source.attributes.temperature;
     const unit = typeof source.attributes.temperature_unit === 'string' ? source.attributes.temperature_unit : '°';
     return run.say('weather_is', {
@@ -656,7 +659,8 @@ function timerSeconds(slots: Readonly<Record<string, SlotValue>>, prefix: string
 
 /** Whether an entity is in the state a question asks about ("is the door locked", "any light on"). */
 function matchesState(entity: EntityInfo, wanted: string): boolean {
-  if (entity.state === wanted) return true;
+  // A door contact's `on` is open (the state words of its device class).
+  if (stateMatches(entity, entity.state, wanted)) return true;
   // A cover half open is open; a person in a named zone is not home.
   if (wanted === 'open')
     return entity.state === 'opening' || (typeof entity.attributes.current_position === 'number' && entity.attributes.current_position > 0);

@@ -8,7 +8,9 @@ export {
   type Area,
   CRITICAL_DOMAINS,
   DOMAIN_SERVICES,
+  ENTITY_CATEGORIES,
   ENTITY_DOMAINS,
+  type EntityCategory,
   type EntityContext,
   type EntityDefinition,
   type EntityDomain,
@@ -16,9 +18,12 @@ export {
   type EntityHandle,
   type EntityInfo,
   type EntityState,
+  isPrimaryEntity,
+  STATE_CLASSES,
   STATE_OFF,
   STATE_ON,
   STATE_UNAVAILABLE,
+  type StateClass,
   type StateHistoryRow,
 } from '../home/types.js';
 export {
@@ -44,6 +49,8 @@ export { type AddressScope, addressScope, checkListenHost, urlHost } from '../sh
 export { type Admitted, LogThrottle, type LogThrottleOptions } from '../shared/log-throttle.js';
 export type { Service, ServiceState } from '../shared/service.js';
 export { slugify } from '../shared/slug.js';
+/** HomeAgent's version (package.json), e.g. for the firmware a bridge announces. */
+export { VERSION as HOMEAGENT_VERSION } from '../shared/version.js';
 export {
   type JsonSchema,
   TOOL_TIERS,

@@ -123,6 +123,7 @@ const KERNEL_ERROR_CODES = {
   HA_ERR_ENTITY_DEFINITION: 'the entity definition is invalid or its id is taken by another owner',
   HA_ERR_ENTITY_SERVICE: 'the entity does not offer that service, or its data is invalid',
   HA_ERR_ENTITY_UNAVAILABLE: 'the entity is unavailable (its device does not answer)',
+  HA_ERR_ENTITY_OVERRIDE: 'the new name, area or alias of an entity is invalid (empty, too long, or too many aliases)',
   HA_ERR_LIST_INVALID: 'a list name or item is empty, too long or has control characters',
   HA_ERR_LIST_FULL: 'the list, or the number of lists, is at its limit (core.lists.max_items_per_list, core.lists.max_lists)',
   HA_ERR_LIST_NOT_FOUND: 'no list has that name, or the list has no such item',

@@ -44,6 +44,8 @@ export function effectHome(home: IntentHome): EffectHome {
     owner: 'fixture',
     critical: false,
     services: [],
+    entity_category: null,
+    state_class: null,
   }));
   const shopping = home.entities.find(
     (e) => e.domain === 'todo' && [e.name, ...(e.aliases ?? [])].some((n) => SHOPPING.test(n.toLowerCase())),

@@ -56,6 +56,8 @@ export class FakeEntities implements AutomationEntities {
       owner: 'test',
       critical: false,
       services: [],
+      entity_category: null,
+      state_class: null,
     });
     this.#events.emit('entity.registered', { entity_id, domain, owner: 'test' });
   }

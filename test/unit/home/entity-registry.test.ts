@@ -436,7 +436,7 @@ t.test('start runs no maintenance at once; stop clears the timer and can run twi
   const home = openHome(t);
   const controller = new AbortController();
   await home.registry.start(controller.signal);
-  t.equal(home.database.schemaVersion('home'), 1, 'migrated at start');
+  t.equal(home.database.schemaVersion('home'), 2, 'migrated at start (categories, state classes and owner overrides are version 2)');
   await home.registry.stop();
   await home.registry.stop();
   t.pass('stopped twice');

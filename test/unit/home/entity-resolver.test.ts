@@ -22,6 +22,8 @@ function entity(entityId: string, name: string, area: string | null = null, alia
     owner: 'test',
     critical: false,
     services: [],
+    entity_category: null,
+    state_class: null,
   };
 }
 

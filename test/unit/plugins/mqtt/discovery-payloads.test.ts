@@ -51,6 +51,8 @@ function entity(domain: EntityDomain, objectId: string, extra: Partial<EntityInf
     owner: 'plugin:gpio',
     critical: false,
     services: [...DOMAIN_SERVICES[domain]],
+    entity_category: null,
+    state_class: null,
     ...extra,
   };
 }
@@ -216,11 +218,39 @@ t.test('commands use the forms the command topic takes; states read HomeAgent wo
   t.match(number, { min: -3, max: 3 });
   t.notOk('step' in number, 'a step that is not a number is left out');
   t.match(discover(entity('siren', 's'), NODE).payload, { command_template: '{{ value }}', support_duration: false });
-  t.match(discover(entity('sensor', 't', { unit: 'hPa' }), NODE).payload, {
+  t.match(discover(entity('sensor', 't', { unit: 'hPa', state_class: 'measurement' }), NODE).payload, {
     unit_of_measurement: 'hPa',
     state_class: 'measurement',
   });
-  t.notOk('state_class' in discover(entity('sensor', 'txt'), NODE).payload, 'a sensor without unit is not a measurement');
+  t.notOk('state_class' in discover(entity('sensor', 'txt'), NODE).payload, 'a sensor without a state class has none');
+  t.match(
+    discover(entity('sensor', 'meter', { unit: 'kWh', device_class: 'energy', state_class: 'total_increasing' }), NODE).payload,
+    { unit_of_measurement: 'kWh', device_class: 'energy', state_class: 'total_increasing' },
+    'an energy counter is published as total_increasing, not measurement',
+  );
+  t.match(
+    discover(entity('number', 'ro', { unit: '°C', services: [] }), NODE).payload,
+    { state_class: 'measurement' },
+    'a number shown as a sensor measures',
+  );
+});
+
+t.test('entity categories: diagnostic for every component, config only where Home Assistant allows it', async (t) => {
+  const battery = discover(entity('sensor', 'battery', { unit: '%', device_class: 'battery', entity_category: 'diagnostic' }), NODE);
+  t.equal(battery.payload.entity_category, 'diagnostic');
+  t.ok(validators.get('sensor')?.(battery.payload), 'the sensor schema takes it');
+  t.equal(discover(entity('switch', 'led', { entity_category: 'config' }), NODE).payload.entity_category, 'config');
+  t.notOk(
+    'entity_category' in discover(entity('sensor', 'x', { entity_category: 'config' }), NODE).payload,
+    'HA refuses config on a sensor',
+  );
+  t.notOk('entity_category' in discover(entity('switch', 'plain'), NODE).payload, 'a primary entity has none');
+});
+
+t.test("sw_version: the device and the origin carry HomeAgent's version", async (t) => {
+  const payload = discover(entity('switch', 'a'), NODE).payload as { device: { sw_version?: string }; origin: { sw_version?: string } };
+  t.equal(payload.device.sw_version, '0.1.0');
+  t.equal(payload.origin.sw_version, '0.1.0');
 });
 
 t.test('availability: the node and the entity, both required', async (t) => {

@@ -516,6 +516,8 @@ function infoOf(definition: { domain: EntityDomain; object_id: string; name: str
     owner: GPIO,
     critical: false,
     services: [...DOMAIN_SERVICES[definition.domain]],
+    entity_category: null,
+    state_class: null,
   };
 }
 
