@@ -13,6 +13,9 @@ import type {
 import { summarizeTrigger } from '../automation/automation-store.js';
 import type { AutomationRunRecord } from '../automation/types.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage, stateWord } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 
@@ -114,28 +117,28 @@ function integer(text: string, flag: string, min: number, max: number): number {
 
 /** Runs a parsed command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
 export async function runAutomations(command: AutomationsCommand, options: CommandRunOptions): Promise<number> {
+  const language = runLanguage(options);
   return withDaemon(options, undefined, async ({ call, print }) => {
     switch (command.command) {
       case 'list':
-        return print((await call('automations.list', {})) as AutomationsListResult, formatAutomationList);
+        return print((await call('automations.list', {})) as AutomationsListResult, (r) => formatAutomationList(r, language));
       case 'run': {
         const params = { id: command.id, ...(command.skip_conditions && { skip_conditions: true }) };
         const result = (await call('automations.run', params)) as AutomationsRunResult;
-        print(result, formatRunResult);
+        print(result, (r) => formatRunResult(r, language));
         return result.outcome === 'started' || result.outcome === 'queued' ? EXIT_CODES.OK : EXIT_CODES.FAILURE;
       }
       case 'enable':
       case 'disable':
-        return print(
-          (await call(`automations.${command.command}`, { id: command.id })) as AutomationsEnableResult,
-          (r) => `${r.id} ${r.enabled ? 'enabled' : 'disabled'}`,
+        return print((await call(`automations.${command.command}`, { id: command.id })) as AutomationsEnableResult, (r) =>
+          WORDS[language].switched(r.id, r.enabled),
         );
       case 'runs': {
         const params = {
           ...(command.id !== undefined && { id: command.id }),
           ...(command.limit !== undefined && { limit: command.limit }),
         };
-        return print((await call('automations.runs', params)) as AutomationsRunsResult, (r) => formatRuns(r, command.id));
+        return print((await call('automations.runs', params)) as AutomationsRunsResult, (r) => formatRuns(r, command.id, language));
       }
     }
   });
@@ -150,51 +153,97 @@ export function localTime(ms: number): string {
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }
 
-export function formatAutomationList(r: AutomationsListResult): string {
-  if (r.automations.length === 0) return 'no automations (write them in core.automations.rules; see docs/automations.md)';
+/** Every word the automations command prints around the daemon's values, in both languages. */
+const WORDS = {
+  en: {
+    none: 'no automations (write them in core.automations.rules; see docs/automations.md)',
+    enabled: (on: boolean) => (on ? 'enabled' : 'disabled'),
+    switched: (id: string, on: boolean) => `${id} ${on ? 'enabled' : 'disabled'}`,
+    by: (who: string) => ` (by ${who})`,
+    mode: (mode: string) => `mode ${mode}`,
+    on: (trigger: string) => `  on ${trigger}`,
+    now: (running: number, queued: number) => `  now: ${running} running${queued > 0 ? `, ${queued} waiting` : ''}`,
+    never: '  last run: never',
+    last: (status: string, at: string, trigger: string, error: string | null) =>
+      `  last run: ${status} at ${at} (${trigger})${error === null ? '' : `: ${error}`}`,
+    problem: (p: string) => `  problem: ${p}`,
+    started: (id: string, run: string | null) => `started ${id} (run ${run}); homeagentctl automations runs ${id} shows how it ends`,
+    queued: (id: string, reason: string | null) => `queued ${id}: ${reason}`,
+    notRun: (id: string, reason: string | null) => `${id} did not run: ${reason}`,
+    noRuns: 'no automation runs yet',
+    notYet: (id: string) => `${id} has not run yet`,
+    error: (e: string) => `\n  error: ${e}`,
+    step: (n: number, type: string, detail: string, status: string, ms: number, error: string | undefined) =>
+      `  ${n}. ${type} ${detail}: ${status}, ${ms} ms${error === undefined ? '' : ` (${error})`}`,
+    ms: (ms: number) => `${ms} ms`,
+  },
+  zh: {
+    none: '没有自动化（写在 core.automations.rules 里；见 docs/automations.md）',
+    enabled: (on: boolean) => (on ? '已启用' : '已停用'),
+    switched: (id: string, on: boolean) => `${id} ${on ? '已启用' : '已停用'}`,
+    by: (who: string) => `（由 ${who}）`,
+    mode: (mode: string) => `模式 ${mode}`,
+    on: (trigger: string) => `  触发：${trigger}`,
+    now: (running: number, queued: number) => `  当前：${running} 个运行中${queued > 0 ? `，${queued} 个等待中` : ''}`,
+    never: '  上次运行：从未',
+    last: (status: string, at: string, trigger: string, error: string | null) =>
+      `  上次运行：${status}，${at}（${trigger}）${error === null ? '' : `：${error}`}`,
+    problem: (p: string) => `  问题：${p}`,
+    started: (id: string, run: string | null) => `已启动 ${id}（运行 ${run}）；homeagentctl automations runs ${id} 可查看结果`,
+    queued: (id: string, reason: string | null) => `${id} 已排队：${reason}`,
+    notRun: (id: string, reason: string | null) => `${id} 没有运行：${reason}`,
+    noRuns: '还没有自动化运行过',
+    notYet: (id: string) => `${id} 还没有运行过`,
+    error: (e: string) => `\n  错误：${e}`,
+    step: (n: number, type: string, detail: string, status: string, ms: number, error: string | undefined) =>
+      `  ${n}. ${type} ${detail}：${status}，${ms} 毫秒${error === undefined ? '' : `（${error}）`}`,
+    ms: (ms: number) => `${ms} 毫秒`,
+  },
+} as const;
+
+export function formatAutomationList(r: AutomationsListResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (r.automations.length === 0) return w.none;
   const lines: string[] = [];
   for (const a of r.automations) {
-    const by = a.enabled_by === 'config' ? '' : ` (by ${a.enabled_by})`;
+    const by = a.enabled_by === 'config' ? '' : w.by(a.enabled_by);
     const name = a.name === '' ? '' : `  ${JSON.stringify(a.name)}`;
-    lines.push(`${a.id}  ${a.enabled ? 'enabled' : 'disabled'}${by}  mode ${a.mode}${name}`);
-    for (const t of a.triggers) lines.push(`  on ${t}`);
-    if (a.running > 0 || a.queued > 0) lines.push(`  now: ${a.running} running${a.queued > 0 ? `, ${a.queued} waiting` : ''}`);
+    lines.push(`${a.id}  ${w.enabled(a.enabled)}${by}  ${w.mode(a.mode)}${name}`);
+    for (const t of a.triggers) lines.push(w.on(t));
+    if (a.running > 0 || a.queued > 0) lines.push(w.now(a.running, a.queued));
     const last = a.last_run;
-    lines.push(
-      last === null
-        ? '  last run: never'
-        : `  last run: ${last.status} at ${localTime(last.started_at)} (${last.trigger})${last.error === null ? '' : `: ${last.error}`}`,
-    );
-    for (const p of a.problems) lines.push(`  problem: ${p}`);
+    lines.push(last === null ? w.never : w.last(stateWord(last.status, language), localTime(last.started_at), last.trigger, last.error));
+    for (const p of a.problems) lines.push(w.problem(p));
   }
   return lines.join('\n');
 }
 
-export function formatRunResult(r: AutomationsRunResult): string {
+export function formatRunResult(r: AutomationsRunResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   switch (r.outcome) {
     case 'started':
-      return `started ${r.automation_id} (run ${r.run_id}); homeagentctl automations runs ${r.automation_id} shows how it ends`;
+      return w.started(r.automation_id, r.run_id);
     case 'queued':
-      return `queued ${r.automation_id}: ${r.reason}`;
+      return w.queued(r.automation_id, r.reason);
     default:
-      return `${r.automation_id} did not run: ${r.reason}`;
+      return w.notRun(r.automation_id, r.reason);
   }
 }
 
-export function formatRuns(r: AutomationsRunsResult, id: string | undefined): string {
-  if (r.runs.length === 0) return id === undefined ? 'no automation runs yet' : `${id} has not run yet`;
-  return r.runs.map(formatRun).join('\n');
+export function formatRuns(r: AutomationsRunsResult, id: string | undefined, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (r.runs.length === 0) return id === undefined ? w.noRuns : w.notYet(id);
+  return r.runs.map((run) => formatRun(run, language)).join('\n');
 }
 
-function formatRun(run: AutomationRunRecord): string {
+function formatRun(run: AutomationRunRecord, language: Language): string {
+  const w = WORDS[language];
   const ms = run.finished_at - run.started_at;
   const lines = [
-    `${localTime(run.started_at)}  ${run.automation_id}  ${run.status}  ${ms} ms  ${summarizeTrigger(run.trigger)}${run.error === null ? '' : `\n  error: ${run.error}`}`,
+    `${localTime(run.started_at)}  ${run.automation_id}  ${stateWord(run.status, language)}  ${w.ms(ms)}  ${summarizeTrigger(run.trigger)}${run.error === null ? '' : w.error(run.error)}`,
   ];
   for (const step of run.steps) {
-    lines.push(
-      `  ${step.index + 1}. ${step.type} ${step.detail}: ${step.status}, ${step.ms} ms${step.error === undefined ? '' : ` (${step.error})`}`,
-    );
+    lines.push(w.step(step.index + 1, step.type, step.detail, stateWord(step.status, language), step.ms, step.error));
   }
   return lines.join('\n');
 }

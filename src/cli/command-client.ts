@@ -5,6 +5,7 @@
  * running" — the daemon only has a plugin's control methods while the plugin runs.
  */
 import { EXIT_CODES } from '../shared/exit-codes.js';
+import type { Language } from '../shared/language.js';
 import { RemoteError } from './rpc-client.js';
 
 /** What a command needs of a connection (RpcClient fits; tests pass fakes). */
@@ -22,6 +23,8 @@ export interface CommandRunOptions {
   stdout?: { write(text: string): unknown };
   /** Epoch ms for ages and retry times ("changed 5m ago", "retry in 40 s"); Date.now by default. */
   now?: () => number;
+  /** The language of the readable output; the terminal's (cli-language.ts) by default. --json is the same in both. */
+  language?: Language;
 }
 
 /** The plugin that owns a command's methods, and any set-up besides enabling it. */

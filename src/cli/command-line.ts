@@ -12,6 +12,7 @@ import type { HealthAnswer } from '../api/health.js';
 import type { PluginStatus } from '../api/plugins.js';
 import { describeError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
+import type { Language } from '../shared/language.js';
 import { type CataloguedCommand, type CommandRunner, formatUsage, type ParsedFlags, type UsageLine } from './command-module.js';
 import { AGENT_COMMANDS, ALL_COMMANDS, DAEMON_COMMANDS, HOME_COMMANDS } from './commands.js';
 import {
@@ -156,7 +157,8 @@ const OPTIONS = {
 export interface Invocation {
   method: string;
   params: Record<string, unknown>;
-  render: (result: unknown) => string;
+  /** The answer as text in `language` (the terminal's, as run-homeagentctl reads it). */
+  render: (result: unknown, language: Language) => string;
   exitCode?: (result: unknown) => number;
 }
 
@@ -302,13 +304,13 @@ function planCommand(
       return 'chat';
     case 'status':
       if (sub !== undefined) throw new UsageError('status takes no arguments');
-      return { method: 'status', params: {}, render: (r) => formatStatus(r as Parameters<typeof formatStatus>[0]) };
+      return { method: 'status', params: {}, render: (r, language) => formatStatus(r as Parameters<typeof formatStatus>[0], language) };
     case 'health':
       if (sub !== undefined) throw new UsageError('health takes no arguments');
       return {
         method: 'health',
         params: {},
-        render: (r) => formatHealthAnswer(r as HealthAnswer),
+        render: (r, language) => formatHealthAnswer(r as HealthAnswer, language),
         exitCode: (r) => healthExitCode(r as HealthAnswer),
       };
     case 'backup': {
@@ -319,9 +321,11 @@ function planCommand(
       return {
         method: 'backup',
         params,
-        render: (r) => {
+        render: (r, language) => {
           const b = r as { database: string; file: string; bytes: number; duration_ms: number };
-          return `backed up ${b.database} database to ${b.file} (${b.bytes} bytes, ${b.duration_ms} ms)`;
+          return language === 'zh'
+            ? `已将 ${b.database} 数据库备份到 ${b.file}（${b.bytes} 字节，${b.duration_ms} 毫秒）`
+            : `backed up ${b.database} database to ${b.file} (${b.bytes} bytes, ${b.duration_ms} ms)`;
         },
       };
     }
@@ -338,31 +342,35 @@ function planCommand(
           return {
             method: 'config.list',
             params: rest[0] === undefined ? {} : { prefix: rest[0] },
-            render: (r) => formatSettingList(r as Parameters<typeof formatSettingList>[0]),
+            render: (r, language) => formatSettingList(r as Parameters<typeof formatSettingList>[0], language),
           };
         case 'get':
           arity(1, 'config get needs a KEY');
-          return { method: 'config.get', params: { key: rest[0] }, render: (r) => formatSetting(r as Parameters<typeof formatSetting>[0]) };
+          return {
+            method: 'config.get',
+            params: { key: rest[0] },
+            render: (r, language) => formatSetting(r as Parameters<typeof formatSetting>[0], language),
+          };
         case 'set':
           arity(2, 'config set needs a KEY and a VALUE');
           return {
             method: 'config.set',
             params: { key: rest[0], value: rest[1] },
-            render: (r) => formatSetting(r as Parameters<typeof formatSetting>[0]),
+            render: (r, language) => formatSetting(r as Parameters<typeof formatSetting>[0], language),
           };
         case 'reset':
           arity(1, 'config reset needs a KEY');
           return {
             method: 'config.reset',
             params: { key: rest[0] },
-            render: (r) => formatSetting(r as Parameters<typeof formatSetting>[0]),
+            render: (r, language) => formatSetting(r as Parameters<typeof formatSetting>[0], language),
           };
         case 'history':
           if (rest.length > 1) throw new UsageError('config history takes at most one KEY');
           return {
             method: 'config.history',
             params: rest[0] === undefined ? {} : { key: rest[0] },
-            render: (r) => formatHistory(r as Parameters<typeof formatHistory>[0]),
+            render: (r, language) => formatHistory(r as Parameters<typeof formatHistory>[0], language),
           };
         case undefined:
           throw new UsageError('config needs a command: list, get, set, reset or history');
@@ -383,22 +391,30 @@ function planPlugins(sub: string | undefined, rest: string[], cwd: string): Invo
     if (rest.length > 1) throw new UsageError(`plugins ${what} takes at most one NAME`);
     return rest[0] === undefined ? {} : { name: rest[0] };
   };
-  const single = (r: unknown) => formatPlugin(r as PluginStatus);
+  const single = (r: unknown, language: Language) => formatPlugin(r as PluginStatus, language);
   switch (sub) {
     case undefined:
     case 'list':
       if (rest.length > 0) throw new UsageError('plugins list takes no arguments');
-      return { method: 'plugins.list', params: {}, render: (r) => formatPluginList(r as Parameters<typeof formatPluginList>[0]) };
+      return {
+        method: 'plugins.list',
+        params: {},
+        render: (r, language) => formatPluginList(r as Parameters<typeof formatPluginList>[0], language),
+      };
     case 'enable':
     case 'disable':
       return { method: `plugins.${sub}`, params: one(sub), render: single };
     case 'uninstall':
-      return { method: 'plugins.uninstall', params: one(sub), render: () => `uninstalled ${rest[0]}` };
+      return {
+        method: 'plugins.uninstall',
+        params: one(sub),
+        render: (_r, language) => (language === 'zh' ? `已卸载 ${rest[0]}` : `uninstalled ${rest[0]}`),
+      };
     case 'reload':
       return {
         method: 'plugins.reload',
         params: optional(sub),
-        render: (r) => (r as { plugins: PluginStatus[] }).plugins.map(formatPlugin).join('\n'),
+        render: (r, language) => (r as { plugins: PluginStatus[] }).plugins.map((p) => formatPlugin(p, language)).join('\n'),
       };
     case 'install':
       if (rest.length !== 1 || rest[0] === undefined) throw new UsageError('plugins install needs exactly one archive FILE');
@@ -407,7 +423,7 @@ function planPlugins(sub: string | undefined, rest: string[], cwd: string): Invo
       return {
         method: 'plugins.health',
         params: optional(sub),
-        render: (r) => formatPluginHealth(r as Parameters<typeof formatPluginHealth>[0]),
+        render: (r, language) => formatPluginHealth(r as Parameters<typeof formatPluginHealth>[0], language),
         exitCode: (r) => ((r as { plugins: Array<{ ok: boolean }> }).plugins.every((p) => p.ok) ? EXIT_CODES.OK : EXIT_CODES.FAILURE),
       };
     default:

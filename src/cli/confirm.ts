@@ -7,6 +7,9 @@
  */
 import type { ConfirmationRequest } from '../events/event-bus.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage, stateWord } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { AGENT_TURN_TIMEOUT_MS, defineCommand, type NoFlags } from './command-module.js';
 
@@ -55,41 +58,70 @@ interface ApproveAnswer {
 
 export async function runConfirm(command: ConfirmCommand, options: CommandRunOptions): Promise<number> {
   const now = options.now ?? Date.now;
+  const language = runLanguage(options);
   return withDaemon(options, undefined, async ({ call, print }) => {
     switch (command.command) {
       case 'list':
-        return print((await call('confirm.list', {})) as { pending: ConfirmationRequest[] }, (r) => formatPending(r.pending, now()));
+        return print((await call('confirm.list', {})) as { pending: ConfirmationRequest[] }, (r) =>
+          formatPending(r.pending, now(), language),
+        );
       case 'approve': {
         const answer = (await call('confirm.approve', { code: command.code, channel: 'cli' })) as ApproveAnswer;
-        print(answer, formatApproved);
+        print(answer, (a) => formatApproved(a, language));
         return answer.receipt.status === 'done' ? EXIT_CODES.OK : EXIT_CODES.FAILURE;
       }
       case 'deny':
-        return print(
-          (await call('confirm.deny', { code: command.code })) as { code: string; tool: string },
-          (r) => `refused ${r.code}: ${r.tool} will not run`,
+        return print((await call('confirm.deny', { code: command.code })) as { code: string; tool: string }, (r) =>
+          WORDS[language].refused(r.code, r.tool),
         );
     }
   });
 }
 
-export function formatPending(pending: readonly ConfirmationRequest[], now: number): string {
-  if (pending.length === 0) return 'nothing waits for your approval';
+/** Every sentence the confirm command prints around the request, in both languages. */
+const WORDS = {
+  en: {
+    nothing: 'nothing waits for your approval',
+    read: (sources: string[]) => `; it had read ${sources.join(', ')}`,
+    asked: (channel: string, sender: string, trust: string, proof: string, read: string) =>
+      `asked on ${channel} by ${sender} (${trust}: ${proof})${read}`,
+    expires: (seconds: number, code: string) => `expires in ${seconds} s; homeagentctl confirm approve ${code} | deny ${code}`,
+    ran: (tool: string) => `${tool} ran`,
+    status: (status: string) => status,
+    refused: (code: string, tool: string) => `refused ${code}: ${tool} will not run`,
+  },
+  zh: {
+    nothing: '没有等待你批准的操作',
+    read: (sources: string[]) => `；它读过 ${sources.join('、')}`,
+    asked: (channel: string, sender: string, trust: string, proof: string, read: string) =>
+      `由 ${sender} 在 ${channel} 上请求（${trust}：${proof}）${read}`,
+    expires: (seconds: number, code: string) => `${seconds} 秒后过期；homeagentctl confirm approve ${code} | deny ${code}`,
+    ran: (tool: string) => `${tool} 已执行`,
+    status: (status: string) => stateWord(status, 'zh'),
+    refused: (code: string, tool: string) => `已拒绝 ${code}：${tool} 不会执行`,
+  },
+} as const;
+
+export function formatPending(pending: readonly ConfirmationRequest[], now: number, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (pending.length === 0) return w.nothing;
   return pending
     .map((p) => {
       const sender = p.origin.sender;
-      const read = p.trust.lowered_by.length > 0 ? `; it had read ${p.trust.lowered_by.join(', ')}` : '';
+      const read = p.trust.lowered_by.length > 0 ? w.read(p.trust.lowered_by) : '';
       return [
         `${p.code}  ${p.tool} ${p.arguments}`,
-        `        asked on ${p.origin.channel} by ${sender.id} (${sender.trust}: ${sender.proof})${read}`,
-        `        expires in ${Math.max(0, Math.round((p.expires_at - now) / 1000))} s; homeagentctl confirm approve ${p.code} | deny ${p.code}`,
+        `        ${w.asked(p.origin.channel, sender.id, sender.trust, sender.proof, read)}`,
+        `        ${w.expires(Math.max(0, Math.round((p.expires_at - now) / 1000)), p.code)}`,
       ].join('\n');
     })
     .join('\n');
 }
 
-function formatApproved(answer: ApproveAnswer): string {
+function formatApproved(answer: ApproveAnswer, language: Language): string {
   const { receipt } = answer;
-  if (receipt.status === 'done') return receipt.text ?? `${answer.tool} ran`;
-  return `${answer.tool}: ${receipt.status}${receipt.error ? `: ${receipt.error.message}` : receipt.reason ? `: ${receipt.reason}` : ''}`;
+  const w = WORDS[language];
+  if (receipt.status === 'done') return receipt.text ?? w.ran(answer.tool);
+  const why = receipt.error ? receipt.error.message : receipt.reason;
+  return `${answer.tool}: ${w.status(receipt.status)}${why ? `${language === 'zh' ? '：' : ': '}${why}` : ''}`;
 }

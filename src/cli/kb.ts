@@ -10,7 +10,10 @@ import type { KbAddResult, KbRemoveResult, KbSearchResult } from '../api/knowled
 import type { KbImportResult, KbReindexResult, KbStatsResult, KbTreeResult } from '../knowledge/knowledge-methods.js';
 import type { TreeNode } from '../knowledge/types.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
-import { bytes } from './format.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage, stateWord } from './cli-words.js';
+import { bytes, displayWidth } from './format.js';
 import { RemoteError } from './rpc-client.js';
 
 /** homeagentctl's option table entries for kb (merged into its parseArgs options; --limit is shared with memory). */
@@ -165,6 +168,8 @@ export interface KbRunOptions {
   connect: () => Promise<KbClient>;
   json: boolean;
   timeoutMs: number;
+  /** The language of the readable output; the terminal's by default. */
+  language?: Language;
   io?: KbIo;
 }
 
@@ -182,6 +187,8 @@ function processIo(): KbIo {
 /** Runs a parsed kb command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
 export async function runKb(command: KbCommand, options: KbRunOptions): Promise<number> {
   const io = options.io ?? processIo();
+  const language = runLanguage(options);
+  const w = WORDS[language];
   // The text is read first: a missing file should not cost a connection, and fails as usage.
   let content: string | undefined;
   if (command.command === 'add') {
@@ -206,7 +213,7 @@ export async function runKb(command: KbCommand, options: KbRunOptions): Promise<
           ...(command.depth !== undefined && { depth: command.depth }),
           ...(command.items && { items: true }),
         };
-        return print((await call('kb.tree', params)) as KbTreeResult, formatTree);
+        return print((await call('kb.tree', params)) as KbTreeResult, (r) => formatTree(r, language));
       }
       case 'search': {
         const params = {
@@ -214,25 +221,25 @@ export async function runKb(command: KbCommand, options: KbRunOptions): Promise<
           ...(command.category !== undefined && { category: command.category }),
           ...(command.limit !== undefined && { limit: command.limit }),
         };
-        return print((await call('kb.search', params)) as KbSearchResult, formatSearch);
+        return print((await call('kb.search', params)) as KbSearchResult, (r) => formatSearch(r, language));
       }
       case 'add':
         return print(
           (await call('kb.add', { name: command.name, content, ...(command.overwrite && { overwrite: true }) })) as KbAddResult,
-          formatAdd,
+          (r) => formatAdd(r, language),
         );
       case 'rm':
-        return print((await call('kb.rm', { name: command.name })) as KbRemoveResult, (r) => `removed ${r.name}`);
+        return print((await call('kb.rm', { name: command.name })) as KbRemoveResult, (r) => w.removed(r.name));
       case 'import': {
         const params = { dir: command.dir, ...(command.category !== undefined && { category: command.category }) };
-        return print((await call('kb.import', params)) as KbImportResult, formatImport);
+        return print((await call('kb.import', params)) as KbImportResult, (r) => formatImport(r, language));
       }
       case 'reindex':
-        return print((await call('kb.reindex', {})) as KbReindexResult, formatReindex);
+        return print((await call('kb.reindex', {})) as KbReindexResult, (r) => formatReindex(r, language));
       case 'stats':
-        return print((await call('kb.stats', {})) as KbStatsResult, formatStats);
+        return print((await call('kb.stats', {})) as KbStatsResult, (r) => formatStats(r, language));
       case 'token':
-        return print((await tokenCall(call)) as TokenResult, formatToken);
+        return print((await tokenCall(call)) as TokenResult, (r) => formatToken(r, language));
     }
   } finally {
     client.close();
@@ -246,9 +253,10 @@ interface TokenResult {
   source?: 'random' | 'configured';
 }
 
-export function formatToken(r: TokenResult): string {
-  const source = r.source === 'random' ? ' (random for this run)' : r.source === 'configured' ? ' (plugin.kbtree.token)' : '';
-  return `token  ${r.token}${source}\nurl    ${r.url}\nsend it as X-API-Key: TOKEN, Authorization: Bearer TOKEN, or ?token=TOKEN`;
+export function formatToken(r: TokenResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const source = r.source === 'random' ? w.randomToken : r.source === 'configured' ? w.configuredToken : '';
+  return `token  ${r.token}${source}\nurl    ${r.url}\n${w.sendToken}`;
 }
 
 async function tokenCall(call: (method: string, params: object) => Promise<unknown>): Promise<unknown> {
@@ -302,29 +310,100 @@ function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' / ').trim();
 }
 
+/** A count in Chinese: the number, then the measure word and the noun ("3 个附件"). */
+const count = (n: number, noun: string): string => `${n} ${noun}`;
+
+/** Every sentence the kb command prints around the library's contents, in both languages. */
+const WORDS = {
+  en: {
+    removed: (name: string) => `removed ${name}`,
+    randomToken: ' (random for this run)',
+    configuredToken: ' (plugin.kbtree.token)',
+    sendToken: 'send it as X-API-Key: TOKEN, Authorization: Bearer TOKEN, or ?token=TOKEN',
+    library: 'knowledge library',
+    entries: (n: number) => plural(n, 'entry', 'entries'),
+    here: (n: number) => ` (${n} here)`,
+    attachments: (n: number) => `  [${plural(n, 'attachment')}]`,
+    empty: '  (empty: add entries with homeagentctl kb add or kb import)',
+    noMatch: (where: string | null, query: string) => `no entries${where === null ? '' : ` in ${where}`} match ${query}`,
+    added: (r: KbAddResult) =>
+      `${r.replaced ? 'replaced' : 'added'} ${r.name} (${bytes(r.bytes)}${r.media > 0 ? `, ${plural(r.media, 'attachment')} kept` : ''})`,
+    imported: (r: KbImportResult) =>
+      `imported ${plural(r.imported.length, 'file')}${r.category === null ? '' : ` into ${r.category}`} from ${r.dir} in ${(r.ms / 1000).toFixed(1)} s` +
+      (r.skipped.length > 0 ? `, skipped ${r.skipped.length}:` : ''),
+    more: (n: number) => `  ... and ${n} more (--json lists them all)`,
+    reindexed: (r: KbReindexResult, skipped: number) =>
+      `reindexed: ${plural(r.indexed, 'entry', 'entries')} indexed, ${r.removed} removed, in ${r.ms} ms` +
+      (skipped > 0 ? `; skipped ${skipped}:` : ''),
+    statRows: (s: KbStatsResult): Array<[string, string]> => [
+      ['entries', String(s.entries)],
+      ['categories', String(s.categories)],
+      ['media', `${plural(s.media.files, 'file')}, ${bytes(s.media.bytes)}`],
+      ['index', `${s.index.state}, ${s.index.indexed} indexed`],
+      [
+        'vectors',
+        s.dense.enabled ? `${s.dense.ready ? 'ready' : 'not ready'}, ${s.dense.total} of ${s.entries}` : 'off (no embedder: words only)',
+      ],
+    ],
+    statsHead: 'knowledge library:',
+  },
+  zh: {
+    removed: (name: string) => `已删除 ${name}`,
+    randomToken: '（本次运行随机生成）',
+    configuredToken: '（plugin.kbtree.token）',
+    sendToken: '以 X-API-Key: TOKEN、Authorization: Bearer TOKEN 或 ?token=TOKEN 发送',
+    library: '知识库',
+    entries: (n: number) => count(n, '个条目'),
+    here: (n: number) => `（本层 ${n} 个）`,
+    attachments: (n: number) => `  [${count(n, '个附件')}]`,
+    empty: '  （空的：用 homeagentctl kb add 或 kb import 添加条目）',
+    noMatch: (where: string | null, query: string) => `${where === null ? '' : `${where} 里`}没有条目匹配 ${query}`,
+    added: (r: KbAddResult) =>
+      `${r.replaced ? '已替换' : '已添加'} ${r.name}（${bytes(r.bytes)}${r.media > 0 ? `，保留 ${count(r.media, '个附件')}` : ''}）`,
+    imported: (r: KbImportResult) =>
+      `已从 ${r.dir} 导入 ${count(r.imported.length, '个文件')}${r.category === null ? '' : `到 ${r.category}`}，用时 ${(r.ms / 1000).toFixed(1)} 秒` +
+      (r.skipped.length > 0 ? `，跳过 ${r.skipped.length} 个：` : ''),
+    more: (n: number) => `  ……还有 ${n} 个（--json 会全部列出）`,
+    reindexed: (r: KbReindexResult, skipped: number) =>
+      `已重建索引：索引 ${count(r.indexed, '个条目')}，移除 ${r.removed} 个，用时 ${r.ms} 毫秒` +
+      (skipped > 0 ? `；跳过 ${skipped} 个：` : ''),
+    statRows: (s: KbStatsResult): Array<[string, string]> => [
+      ['条目', String(s.entries)],
+      ['分类', String(s.categories)],
+      ['媒体', `${count(s.media.files, '个文件')}，${bytes(s.media.bytes)}`],
+      ['索引', `${stateWord(s.index.state, 'zh')}，已索引 ${s.index.indexed}`],
+      [
+        '向量',
+        s.dense.enabled ? `${s.dense.ready ? '就绪' : '未就绪'}，${s.dense.total} / ${s.entries}` : '关闭（没有嵌入模型：只按词检索）',
+      ],
+    ],
+    statsHead: '知识库：',
+  },
+} as const;
+
 /** An indented tree: each category with its entry count (and those directly in it when some are), items under it. */
-export function formatTree(root: TreeNode): string {
-  const lines = [`${root.path === '' ? 'knowledge library' : root.path}: ${plural(root.total_count, 'entry', 'entries')}`];
+export function formatTree(root: TreeNode, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const lines = [`${root.path === '' ? w.library : root.path}${language === 'zh' ? '：' : ': '}${w.entries(root.total_count)}`];
   const walk = (node: TreeNode, indent: string) => {
     for (const child of node.children) {
-      const here = child.item_count > 0 && child.item_count !== child.total_count ? ` (${child.item_count} here)` : '';
+      const here = child.item_count > 0 && child.item_count !== child.total_count ? w.here(child.item_count) : '';
       lines.push(`${indent}${child.name}/  ${child.total_count}${here}`);
       walk(child, `${indent}  `);
     }
     for (const item of node.items ?? []) {
-      const media = item.media > 0 ? `  [${plural(item.media, 'attachment')}]` : '';
+      const media = item.media > 0 ? w.attachments(item.media) : '';
       const preview = oneLine(item.preview);
       lines.push(`${indent}- ${item.name}${preview === '' ? '' : `  ${preview}`}${media}`);
     }
   };
   walk(root, '  ');
-  if (root.total_count === 0) lines.push('  (empty: add entries with homeagentctl kb add or kb import)');
+  if (root.total_count === 0) lines.push(w.empty);
   return lines.join('\n');
 }
 
-export function formatSearch(r: KbSearchResult): string {
-  const where = r.category === null ? '' : ` in ${r.category}`;
-  if (r.hits.length === 0) return `no entries${where} match ${JSON.stringify(r.query)}`;
+export function formatSearch(r: KbSearchResult, language: Language = cliLanguage()): string {
+  if (r.hits.length === 0) return WORDS[language].noMatch(r.category, JSON.stringify(r.query));
   const lines: string[] = [];
   r.hits.forEach((hit, i) => {
     lines.push(`${i + 1}. ${hit.name}  ${hit.score.toFixed(3)}`);
@@ -334,47 +413,33 @@ export function formatSearch(r: KbSearchResult): string {
   return lines.join('\n');
 }
 
-function formatAdd(r: KbAddResult): string {
-  const media = r.media > 0 ? `, ${plural(r.media, 'attachment')} kept` : '';
-  return `${r.replaced ? 'replaced' : 'added'} ${r.name} (${bytes(r.bytes)}${media})`;
+function formatAdd(r: KbAddResult, language: Language): string {
+  return WORDS[language].added(r);
 }
 
 /** Skip reasons listed at most in readable output (--json has them all). */
 const SKIPS_SHOWN = 50;
 
-export function formatImport(r: KbImportResult): string {
-  const into = r.category === null ? '' : ` into ${r.category}`;
-  const lines = [
-    `imported ${plural(r.imported.length, 'file')}${into} from ${r.dir} in ${(r.ms / 1000).toFixed(1)} s` +
-      (r.skipped.length > 0 ? `, skipped ${r.skipped.length}:` : ''),
-  ];
+export function formatImport(r: KbImportResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const lines = [w.imported(r)];
   for (const skip of r.skipped.slice(0, SKIPS_SHOWN)) lines.push(`  ${skip.file}: ${skip.reason}`);
-  if (r.skipped.length > SKIPS_SHOWN) lines.push(`  ... and ${r.skipped.length - SKIPS_SHOWN} more (--json lists them all)`);
+  if (r.skipped.length > SKIPS_SHOWN) lines.push(w.more(r.skipped.length - SKIPS_SHOWN));
   return lines.join('\n');
 }
 
-export function formatReindex(r: KbReindexResult): string {
+export function formatReindex(r: KbReindexResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   const skipped = r.skipped ?? [];
-  const lines = [
-    `reindexed: ${plural(r.indexed, 'entry', 'entries')} indexed, ${r.removed} removed, in ${r.ms} ms` +
-      (skipped.length > 0 ? `; skipped ${skipped.length}:` : ''),
-  ];
+  const lines = [w.reindexed(r, skipped.length)];
   for (const skip of skipped.slice(0, SKIPS_SHOWN)) lines.push(`  ${skip.file}: ${skip.reason}`);
-  if (skipped.length > SKIPS_SHOWN) lines.push(`  ... and ${skipped.length - SKIPS_SHOWN} more (--json lists them all)`);
+  if (skipped.length > SKIPS_SHOWN) lines.push(w.more(skipped.length - SKIPS_SHOWN));
   return lines.join('\n');
 }
 
-export function formatStats(s: KbStatsResult): string {
-  const rows: Array<[string, string]> = [
-    ['entries', String(s.entries)],
-    ['categories', String(s.categories)],
-    ['media', `${plural(s.media.files, 'file')}, ${bytes(s.media.bytes)}`],
-    ['index', `${s.index.state}, ${s.index.indexed} indexed`],
-    [
-      'vectors',
-      s.dense.enabled ? `${s.dense.ready ? 'ready' : 'not ready'}, ${s.dense.total} of ${s.entries}` : 'off (no embedder: words only)',
-    ],
-  ];
-  const width = Math.max(...rows.map(([k]) => k.length));
-  return ['knowledge library:', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
+export function formatStats(s: KbStatsResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const rows = w.statRows(s);
+  const width = Math.max(...rows.map(([k]) => displayWidth(k)));
+  return [w.statsHead, ...rows.map(([k, v]) => `  ${k}${' '.repeat(width - displayWidth(k))}  ${v}`)].join('\n');
 }

@@ -7,9 +7,11 @@
  */
 import type { ListsShowResult } from '../lists/list-methods.js';
 import { type AddResult, describeList, type ListChange, type ListItem, type ListSummary } from '../lists/list-store.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { agoIn, runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
-import { age } from './entities.js';
 import { table } from './format.js';
 
 /** homeagentctl's option table entries for lists (merged into its parseArgs options). */
@@ -113,48 +115,75 @@ function words(rest: readonly string[]): string {
  */
 export async function runLists(command: ListsCommand, options: CommandRunOptions): Promise<number> {
   const now = (options.now ?? Date.now)();
+  const language = runLanguage(options);
+  const w = WORDS[language];
   return withDaemon(options, undefined, async ({ call, print }) => {
     const list = 'list' in command && command.list !== undefined ? { list: command.list } : {};
     switch (command.command) {
       case 'list':
-        return print((await call('lists.list', {})) as ListSummary[], formatListSummaries);
+        return print((await call('lists.list', {})) as ListSummary[], (r) => formatListSummaries(r, language));
       case 'show':
         return print((await call('lists.show', { ...list, include_done: command.include_done })) as ListsShowResult, (r) =>
-          formatListItems(r, now, command.include_done),
+          formatListItems(r, now, command.include_done, language),
         );
       case 'add':
-        return print((await call('lists.add', { ...list, item: command.item })) as AddResult, formatAdded);
+        return print((await call('lists.add', { ...list, item: command.item })) as AddResult, (r) => formatAdded(r, language));
       case 'done':
-        return print(
-          (await call('lists.complete', { ...list, item: command.item })) as ListChange,
-          (r) => `ticked off ${r.item.text} on ${describeList(r.list)}`,
-        );
+        return print((await call('lists.complete', { ...list, item: command.item })) as ListChange, (r) => w.ticked(r.item.text, r.list));
       case 'remove':
-        return print(
-          (await call('lists.remove', { ...list, item: command.item })) as ListChange,
-          (r) => `removed ${r.item.text} from ${describeList(r.list)}`,
-        );
+        return print((await call('lists.remove', { ...list, item: command.item })) as ListChange, (r) => w.removed(r.item.text, r.list));
     }
   });
 }
 
 // ---- readable output ----
 
-export function formatListSummaries(lists: ListSummary[]): string {
-  return table([['LIST', 'OPEN', 'DONE'], ...lists.map((l) => [l.name, String(l.open), String(l.done)])], '');
+/** "the shopping list" in English; a Chinese list's name ends in 清单 or 列表 already, else 清单 is added. */
+function listName(name: string, language: Language): string {
+  if (language === 'en') return describeList(name);
+  return /(?:清单|列表|\blist)$/iu.test(name) ? `“${name}”` : `“${name}”清单`;
+}
+
+/** Every sentence the lists command prints, in both languages. */
+const WORDS = {
+  en: {
+    header: ['LIST', 'OPEN', 'DONE'],
+    empty: (list: string, includeDone: boolean) => `${listName(list, 'en')} has no ${includeDone ? '' : 'open '}items`,
+    doneAgo: (ago: string) => `done ${ago}`,
+    added: (item: string, list: string) => `added ${item} to ${listName(list, 'en')}`,
+    already: (item: string, list: string) => `${item} is already on ${listName(list, 'en')}`,
+    ticked: (item: string, list: string) => `ticked off ${item} on ${listName(list, 'en')}`,
+    removed: (item: string, list: string) => `removed ${item} from ${listName(list, 'en')}`,
+  },
+  zh: {
+    header: ['清单', '未完成', '已完成'],
+    empty: (list: string, includeDone: boolean) => `${listName(list, 'zh')}里没有${includeDone ? '' : '未完成的'}条目`,
+    doneAgo: (ago: string) => `${ago}完成`,
+    added: (item: string, list: string) => `已把${item}加到${listName(list, 'zh')}`,
+    already: (item: string, list: string) => `${item}已经在${listName(list, 'zh')}里了`,
+    ticked: (item: string, list: string) => `已在${listName(list, 'zh')}勾掉${item}`,
+    removed: (item: string, list: string) => `已从${listName(list, 'zh')}删除${item}`,
+  },
+} as const;
+
+export function formatListSummaries(lists: ListSummary[], language: Language = cliLanguage()): string {
+  return table([[...WORDS[language].header], ...lists.map((l) => [l.name, String(l.open), String(l.done)])], '');
 }
 
 /** The list's name, then one line per item: "☐ milk", "☑ eggs (done 2h ago)". */
-export function formatListItems(r: ListsShowResult, now: number, includeDone: boolean): string {
-  if (r.items.length === 0) return `${describeList(r.list)} has no ${includeDone ? '' : 'open '}items`;
-  return [`${r.list}:`, ...r.items.map((item) => `  ${itemLine(item, now)}`)].join('\n');
+export function formatListItems(r: ListsShowResult, now: number, includeDone: boolean, language: Language = cliLanguage()): string {
+  if (r.items.length === 0) return WORDS[language].empty(r.list, includeDone);
+  return [`${r.list}${language === 'zh' ? '：' : ':'}`, ...r.items.map((item) => `  ${itemLine(item, now, language)}`)].join('\n');
 }
 
-export function itemLine(item: ListItem, now: number): string {
+export function itemLine(item: ListItem, now: number, language: Language = cliLanguage()): string {
   if (!item.done) return `☐ ${item.text}`;
-  return item.done_at === null ? `☑ ${item.text}` : `☑ ${item.text} (done ${age(item.done_at, now)})`;
+  if (item.done_at === null) return `☑ ${item.text}`;
+  const done = WORDS[language].doneAgo(agoIn(item.done_at, now, language));
+  return language === 'zh' ? `☑ ${item.text}（${done}）` : `☑ ${item.text} (${done})`;
 }
 
-export function formatAdded(r: AddResult): string {
-  return r.added ? `added ${r.item.text} to ${describeList(r.list)}` : `${r.item.text} is already on ${describeList(r.list)}`;
+export function formatAdded(r: AddResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  return r.added ? w.added(r.item.text, r.list) : w.already(r.item.text, r.list);
 }

@@ -11,7 +11,10 @@ import { createInterface } from 'node:readline';
 import type { EntityView as EntityResult, EntityRelationView as RelationView } from '../api/memory.js';
 import type { ForgetResult, MemoryStats as StatsResult } from '../memory/memory-methods.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
-import { bytes } from './format.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage } from './cli-words.js';
+import { bytes, displayWidth } from './format.js';
 
 /** homeagentctl's option table entries for memory (merged into its parseArgs options). */
 export const MEMORY_OPTIONS = {
@@ -126,6 +129,8 @@ export interface MemoryRunOptions {
   connect: () => Promise<MemoryClient>;
   json: boolean;
   timeoutMs: number;
+  /** The language of the readable output and the --hard question; the terminal's by default. */
+  language?: Language;
   io?: MemoryIo;
 }
 
@@ -149,8 +154,9 @@ function processIo(): MemoryIo {
 /** Runs a parsed memory command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
 export async function runMemory(command: MemoryCommand, options: MemoryRunOptions): Promise<number> {
   const io = options.io ?? processIo();
+  const language = runLanguage(options);
   if (command.command === 'forget' && command.hard && !command.yes) {
-    const refusal = await confirmHard(command.target, io);
+    const refusal = await confirmHard(command.target, io, language);
     if (refusal !== undefined) return refusal;
   }
   const client = await options.connect();
@@ -162,23 +168,23 @@ export async function runMemory(command: MemoryCommand, options: MemoryRunOption
           query: command.query,
           ...(command.limit && { limit: command.limit }),
         })) as SearchResult;
-        io.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatSearch(result)}\n`);
+        io.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatSearch(result, language)}\n`);
         return EXIT_CODES.OK;
       }
       case 'stats': {
         const result = (await call('memory.stats', {})) as StatsResult;
-        io.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatStats(result)}\n`);
+        io.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatStats(result, language)}\n`);
         return EXIT_CODES.OK;
       }
       case 'entity': {
         const result = (await call('memory.entity', { name: command.name })) as EntityResult;
-        io.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatEntity(result)}\n`);
+        io.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatEntity(result, language)}\n`);
         return EXIT_CODES.OK;
       }
       case 'forget': {
         const params = { ...command.target, ...('entity' in command.target && { hard: command.hard }) };
         const result = (await call('memory.forget', params)) as ForgetResult;
-        io.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatForget(result)}\n`);
+        io.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatForget(result, language)}\n`);
         return EXIT_CODES.OK;
       }
       case 'export': {
@@ -189,7 +195,7 @@ export async function runMemory(command: MemoryCommand, options: MemoryRunOption
           return EXIT_CODES.OK;
         }
         const summary = await exportToFile(pages, command.out);
-        io.stdout.write(`${options.json ? JSON.stringify({ ok: true, ...summary }, null, 2) : formatExportSummary(summary)}\n`);
+        io.stdout.write(`${options.json ? JSON.stringify({ ok: true, ...summary }, null, 2) : formatExportSummary(summary, language)}\n`);
         return EXIT_CODES.OK;
       }
     }
@@ -198,18 +204,17 @@ export async function runMemory(command: MemoryCommand, options: MemoryRunOption
   }
 }
 
-async function confirmHard(target: ForgetTarget, io: MemoryIo): Promise<number | undefined> {
+async function confirmHard(target: ForgetTarget, io: MemoryIo, language: Language): Promise<number | undefined> {
   const name = 'entity' in target ? target.entity : '';
+  const w = WORDS[language];
   if (!io.interactive) {
-    io.stderr.write(
-      `homeagentctl: memory forget --hard deletes ${JSON.stringify(name)} and all its relations for good; ` +
-        'stdin is not a terminal, so add --yes to confirm\n',
-    );
+    io.stderr.write(`homeagentctl: ${w.hardNeedsYes(JSON.stringify(name))}\n`);
     return EXIT_CODES.USAGE;
   }
-  const answer = await io.ask(`Delete ${JSON.stringify(name)} with all its relations and their history for good? [y/N] `);
-  if (/^\s*y(es)?\s*$/i.test(answer)) return undefined;
-  io.stderr.write('homeagentctl: nothing was forgotten\n');
+  const answer = await io.ask(w.hardQuestion(JSON.stringify(name)));
+  // y/yes in either language's habit: 是 and 确定 too.
+  if (/^\s*(y(es)?|是|确定)\s*$/i.test(answer)) return undefined;
+  io.stderr.write(`homeagentctl: ${w.nothingForgotten}\n`);
   return EXIT_CODES.FAILURE;
 }
 
@@ -329,29 +334,32 @@ function plural(n: number, word: string, many = `${word}s`): string {
 
 const PLURALS: Record<string, string> = { entity: 'entities' };
 
-export function formatSearch(r: SearchResult): string {
-  const lines: string[] = [];
-  if (r.abstain || r.items.length === 0) lines.push('no record: nothing in memory relates to this (the prompt would say so)');
-  r.items.forEach((item, i) => {
-    // The prompt's own line (speaker, when, what) when the daemon gives it.
-    const text = item.line ?? `${when(item.at)}  ${item.text.replace(/\s*\n\s*/g, ' / ')}`;
-    lines.push(`${i + 1}. [${item.kind}] ${item.score.toFixed(2)}  ${text}`);
-    if (item.sources.length > 0) lines.push(`   from ${item.sources.join(', ')}`);
-  });
-  return lines.join('\n');
-}
+/** A count in Chinese: the number, then the measure word and the noun ("3 条事实"). */
+const count = (n: number, noun: string): string => `${n} ${noun}`;
 
-function pairs(rows: Array<[string, string]>): string[] {
-  const width = Math.max(...rows.map(([k]) => k.length));
-  return rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`);
-}
+/** The record types of an export, as the Chinese summary names them; others keep their own name. */
+const RECORD_TYPES_ZH: Record<string, string> = {
+  entity: '个实体',
+  relation: '条关系',
+  sentence: '个句子',
+  event: '个事件',
+  document: '份文档',
+};
 
-export function formatStats(s: StatsResult): string {
-  const stale = (n: number) => (n > 0 ? `, ${n} waiting for vectors` : '');
-  const minutes = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${(ms / 1000).toFixed(0)} s`);
-  const lines = [
-    'memory:',
-    ...pairs([
+/** Every sentence the memory command prints around what memory holds, in both languages. */
+const WORDS = {
+  en: {
+    hardNeedsYes: (name: string) =>
+      `memory forget --hard deletes ${name} and all its relations for good; stdin is not a terminal, so add --yes to confirm`,
+    hardQuestion: (name: string) => `Delete ${name} with all its relations and their history for good? [y/N] `,
+    nothingForgotten: 'nothing was forgotten',
+    noRecord: 'no record: nothing in memory relates to this (the prompt would say so)',
+    from: (sources: string[]) => `   from ${sources.join(', ')}`,
+    memory: 'memory:',
+    waiting: (n: number) => `, ${n} waiting for vectors`,
+    minutes: (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${(ms / 1000).toFixed(0)} s`),
+    every: (loop: string, interval: string) => `${loop} every ${interval}`,
+    statRows: (s: StatsResult, stale: (n: number) => string): Array<[string, string]> => [
       ['window', `${s.window.events} of ${s.window.max_size} events`],
       ['documents', `${s.documents.total}${stale(s.documents.vectors_stale)}`],
       ['entities', `${s.entities.total} (${plural(s.entities.aliases, 'alias', 'aliases')})${stale(s.entities.vectors_stale)}`],
@@ -359,79 +367,189 @@ export function formatStats(s: StatsResult): string {
       ['sentences', String(s.sentences)],
       ['no-merge marks', String(s.no_merge_marks)],
       ['embedder', `${s.embedder.fingerprint} (${s.embedder.dim} dims)`],
-      [
-        'maintenance',
-        Object.entries(s.maintenance_intervals_ms)
-          .map(([loop, ms]) => `${loop} every ${minutes(ms)}`)
-          .join(', '),
-      ],
-      ['database', bytes(s.database_bytes)],
-    ]),
-  ];
-  if (s.relations.types.length > 0) {
-    lines.push('relation types:', `  ${s.relations.types.map((t) => `${t.type} ${t.count}`).join(', ')}`);
-  }
-  if (s.hotspots.length > 0) {
-    lines.push(
-      'most mentioned:',
-      ...s.hotspots.map((h) => `  ${h.name}${h.type ? ` (${h.type})` : ''}: ${plural(h.mentions, 'mention')}, ${plural(h.degree, 'fact')}`),
-    );
-  }
+    ],
+    maintenance: 'maintenance',
+    database: 'database',
+    relationTypes: 'relation types:',
+    mostMentioned: 'most mentioned:',
+    hotspot: (h: StatsResult['hotspots'][number]) =>
+      `  ${h.name}${h.type ? ` (${h.type})` : ''}: ${plural(h.mentions, 'mention')}, ${plural(h.degree, 'fact')}`,
+    since: (from: string) => `since ${from}`,
+    relation: (r: RelationView, span: string) =>
+      `  ${r.subject} ${r.relation} ${r.object}   ${span}, confidence ${r.confidence.toFixed(2)}, seen ${r.evidence_count}x`,
+    eventOrigin: (id: string) => `event ${id}`,
+    documentOrigin: (id: number) => `document ${id}`,
+    entityHead: (e: EntityResult['entity']) =>
+      `${e.name}${e.type ? ` (${e.type})` : ''}: ${plural(e.mention_count, 'mention')}${e.aliases.length ? `, also called ${e.aliases.join(', ')}` : ''}`,
+    facts: 'facts:',
+    noneCurrent: '  (none current)',
+    history: 'history:',
+    truncated: '(more relations exist than are shown; use memory export for all of them)',
+    softForgot: (entity: string, n: number) => `${entity}: ${plural(n, 'current fact')} ended (kept as history; --hard deletes)`,
+    hardForgot: (entity: string, relations: number, sentences: number) =>
+      `${entity} deleted with ${plural(relations, 'relation')} and ${plural(sentences, 'sentence')}`,
+    fromWindow: 'removed from the context window',
+    archiveDeleted: (ids: number[]) => `archive document ${ids.join(', ')} deleted`,
+    rawLog: (n: number) => `${plural(n, 'line')} removed from the raw conversation log`,
+    factsKept: (n: number) =>
+      `; ${plural(n, 'sentence')} read from it ${n === 1 ? 'stays' : 'stay'} in the graph (forget the entities to remove them)`,
+    eventForgot: (event: string, parts: string) => `event ${event}: ${parts}`,
+    documentForgot: (id: number) => `document ${id} deleted`,
+    relationForgot: (r: Extract<ForgetResult, { target: 'relation' }>) =>
+      `relation ${r.relation} (${r.fact}${r.was_current ? '' : ', history'}) deleted${r.sentences_removed > 0 ? ` with ${plural(r.sentences_removed, 'sentence')} nothing else cites` : ''}`,
+    recordType: (type: string, n: number) => plural(n, type, PLURALS[type]),
+    exported: (records: number, counts: string, size: string, file: string) =>
+      `exported ${plural(records, 'record')}${counts ? ` (${counts})` : ''}, ${size}, to ${file}`,
+    listSeparator: ', ',
+  },
+  zh: {
+    hardNeedsYes: (name: string) => `memory forget --hard 会永久删除 ${name} 及其全部关系；标准输入不是终端，请加 --yes 确认`,
+    hardQuestion: (name: string) => `永久删除 ${name} 及其全部关系和历史吗？[y/N] `,
+    nothingForgotten: '什么都没有遗忘',
+    noRecord: '没有记录：记忆里没有与此相关的内容（提示词也会这样说）',
+    from: (sources: string[]) => `   来自 ${sources.join('、')}`,
+    memory: '记忆：',
+    waiting: (n: number) => `，${n} 个等待向量`,
+    minutes: (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} 分钟` : `${(ms / 1000).toFixed(0)} 秒`),
+    every: (loop: string, interval: string) => `${loop} 每 ${interval}`,
+    statRows: (s: StatsResult, stale: (n: number) => string): Array<[string, string]> => [
+      ['上下文窗口', `${s.window.events} / ${s.window.max_size} 个事件`],
+      ['文档', `${s.documents.total}${stale(s.documents.vectors_stale)}`],
+      ['实体', `${s.entities.total}（${count(s.entities.aliases, '个别名')}）${stale(s.entities.vectors_stale)}`],
+      ['关系', `当前 ${s.relations.current}，历史 ${s.relations.history}`],
+      ['句子', String(s.sentences)],
+      ['不合并标记', String(s.no_merge_marks)],
+      ['嵌入模型', `${s.embedder.fingerprint}（${s.embedder.dim} 维）`],
+    ],
+    maintenance: '维护',
+    database: '数据库',
+    relationTypes: '关系类型：',
+    mostMentioned: '提及最多：',
+    hotspot: (h: StatsResult['hotspots'][number]) =>
+      `  ${h.name}${h.type ? `（${h.type}）` : ''}：${count(h.mentions, '次提及')}，${count(h.degree, '条事实')}`,
+    since: (from: string) => `自 ${from} 起`,
+    relation: (r: RelationView, span: string) =>
+      `  ${r.subject} ${r.relation} ${r.object}   ${span}，置信度 ${r.confidence.toFixed(2)}，见过 ${r.evidence_count} 次`,
+    eventOrigin: (id: string) => `事件 ${id}`,
+    documentOrigin: (id: number) => `文档 ${id}`,
+    entityHead: (e: EntityResult['entity']) =>
+      `${e.name}${e.type ? `（${e.type}）` : ''}：${count(e.mention_count, '次提及')}${e.aliases.length ? `，也叫 ${e.aliases.join('、')}` : ''}`,
+    facts: '事实：',
+    noneCurrent: '  （当前没有）',
+    history: '历史：',
+    truncated: '（关系比显示的多；用 memory export 查看全部）',
+    softForgot: (entity: string, n: number) => `${entity}：${count(n, '条当前事实')}已结束（保留为历史；--hard 会删除）`,
+    hardForgot: (entity: string, relations: number, sentences: number) =>
+      `${entity} 已删除，连同 ${count(relations, '条关系')}和 ${count(sentences, '个句子')}`,
+    fromWindow: '已从上下文窗口移除',
+    archiveDeleted: (ids: number[]) => `归档文档 ${ids.join(', ')} 已删除`,
+    rawLog: (n: number) => `已从原始对话日志删除 ${count(n, '行')}`,
+    factsKept: (n: number) => `；从中读出的 ${count(n, '个句子')}仍留在图谱里（遗忘相应实体才会删除）`,
+    eventForgot: (event: string, parts: string) => `事件 ${event}：${parts}`,
+    documentForgot: (id: number) => `文档 ${id} 已删除`,
+    relationForgot: (r: Extract<ForgetResult, { target: 'relation' }>) =>
+      `关系 ${r.relation}（${r.fact}${r.was_current ? '' : '，历史'}）已删除${r.sentences_removed > 0 ? `，连同别处不再引用的 ${count(r.sentences_removed, '个句子')}` : ''}`,
+    recordType: (type: string, n: number) => (RECORD_TYPES_ZH[type] ? count(n, RECORD_TYPES_ZH[type]) : `${type} ${n}`),
+    exported: (records: number, counts: string, size: string, file: string) =>
+      `已导出 ${count(records, '条记录')}${counts ? `（${counts}）` : ''}，${size}，到 ${file}`,
+    listSeparator: '，',
+  },
+} as const;
+
+export function formatSearch(r: SearchResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const lines: string[] = [];
+  if (r.abstain || r.items.length === 0) lines.push(w.noRecord);
+  r.items.forEach((item, i) => {
+    // The prompt's own line (speaker, when, what) when the daemon gives it.
+    const text = item.line ?? `${when(item.at)}  ${item.text.replace(/\s*\n\s*/g, ' / ')}`;
+    lines.push(`${i + 1}. [${item.kind}] ${item.score.toFixed(2)}  ${text}`);
+    if (item.sources.length > 0) lines.push(w.from(item.sources));
+  });
   return lines.join('\n');
 }
 
-function relationLines(r: RelationView, history: boolean): string[] {
-  const span = history ? `${when(r.valid_from)} .. ${when(r.valid_to)}` : `since ${when(r.valid_from)}`;
-  const lines = [`  ${r.subject} ${r.relation} ${r.object}   ${span}, confidence ${r.confidence.toFixed(2)}, seen ${r.evidence_count}x`];
+function pairs(rows: Array<[string, string]>): string[] {
+  const width = Math.max(...rows.map(([k]) => displayWidth(k)));
+  return rows.map(([k, v]) => `  ${k}${' '.repeat(width - displayWidth(k))}  ${v}`);
+}
+
+export function formatStats(s: StatsResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const stale = (n: number) => (n > 0 ? w.waiting(n) : '');
+  const lines = [
+    w.memory,
+    ...pairs([
+      ...w.statRows(s, stale),
+      [
+        w.maintenance,
+        Object.entries(s.maintenance_intervals_ms)
+          .map(([loop, ms]) => w.every(loop, w.minutes(ms)))
+          .join(w.listSeparator),
+      ],
+      [w.database, bytes(s.database_bytes)],
+    ]),
+  ];
+  if (s.relations.types.length > 0) {
+    lines.push(w.relationTypes, `  ${s.relations.types.map((t) => `${t.type} ${t.count}`).join(w.listSeparator)}`);
+  }
+  if (s.hotspots.length > 0) lines.push(w.mostMentioned, ...s.hotspots.map(w.hotspot));
+  return lines.join('\n');
+}
+
+function relationLines(r: RelationView, history: boolean, language: Language): string[] {
+  const w = WORDS[language];
+  const span = history ? `${when(r.valid_from)} .. ${when(r.valid_to)}` : w.since(when(r.valid_from));
+  const lines = [w.relation(r, span)];
   for (const p of r.provenance) {
-    const origin = [p.source_event_id && `event ${p.source_event_id}`, p.document_id !== null && `document ${p.document_id}`]
+    const origin = [p.source_event_id && w.eventOrigin(p.source_event_id), p.document_id !== null && w.documentOrigin(p.document_id)]
       .filter(Boolean)
-      .join(', ');
-    lines.push(`    "${p.text.replace(/\s*\n\s*/g, ' / ')}"${origin ? ` (${origin})` : ''}`);
+      .join(w.listSeparator);
+    const quoted = `"${p.text.replace(/\s*\n\s*/g, ' / ')}"`;
+    lines.push(`    ${quoted}${origin ? (language === 'zh' ? `（${origin}）` : ` (${origin})`) : ''}`);
   }
   return lines;
 }
 
-export function formatEntity(r: EntityResult): string {
-  const e = r.entity;
+export function formatEntity(r: EntityResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   const lines = [
-    `${e.name}${e.type ? ` (${e.type})` : ''}: ${plural(e.mention_count, 'mention')}${e.aliases.length ? `, also called ${e.aliases.join(', ')}` : ''}`,
-    'facts:',
-    ...(r.current.length ? r.current.flatMap((x) => relationLines(x, false)) : ['  (none current)']),
+    w.entityHead(r.entity),
+    w.facts,
+    ...(r.current.length ? r.current.flatMap((x) => relationLines(x, false, language)) : [w.noneCurrent]),
   ];
-  if (r.history.length) lines.push('history:', ...r.history.flatMap((x) => relationLines(x, true)));
-  if (r.truncated) lines.push('(more relations exist than are shown; use memory export for all of them)');
+  if (r.history.length) lines.push(w.history, ...r.history.flatMap((x) => relationLines(x, true, language)));
+  if (r.truncated) lines.push(w.truncated);
   return lines.join('\n');
 }
 
-export function formatForget(r: ForgetResult): string {
+export function formatForget(r: ForgetResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   switch (r.target) {
     case 'entity':
       return r.mode === 'soft'
-        ? `${r.entity}: ${plural(r.relations_ended, 'current fact')} ended (kept as history; --hard deletes)`
-        : `${r.entity} deleted with ${plural(r.relations_removed, 'relation')} and ${plural(r.sentences_removed, 'sentence')}`;
+        ? w.softForgot(r.entity, r.relations_ended)
+        : w.hardForgot(r.entity, r.relations_removed, r.sentences_removed);
     case 'event': {
       const parts = [
-        r.from_window && 'removed from the context window',
-        r.documents_removed.length > 0 && `archive document ${r.documents_removed.join(', ')} deleted`,
-        r.raw_log_records_removed > 0 && `${plural(r.raw_log_records_removed, 'line')} removed from the raw conversation log`,
+        r.from_window && w.fromWindow,
+        r.documents_removed.length > 0 && w.archiveDeleted(r.documents_removed),
+        r.raw_log_records_removed > 0 && w.rawLog(r.raw_log_records_removed),
       ];
-      const facts =
-        r.facts_kept > 0
-          ? `; ${plural(r.facts_kept, 'sentence')} read from it ${r.facts_kept === 1 ? 'stays' : 'stay'} in the graph (forget the entities to remove them)`
-          : '';
-      return `event ${r.event}: ${parts.filter(Boolean).join(', ')}${facts}`;
+      const facts = r.facts_kept > 0 ? w.factsKept(r.facts_kept) : '';
+      return `${w.eventForgot(r.event, parts.filter(Boolean).join(w.listSeparator))}${facts}`;
     }
     case 'document':
-      return `document ${r.document} deleted`;
+      return w.documentForgot(r.document);
     case 'relation':
-      return `relation ${r.relation} (${r.fact}${r.was_current ? '' : ', history'}) deleted${r.sentences_removed > 0 ? ` with ${plural(r.sentences_removed, 'sentence')} nothing else cites` : ''}`;
+      return w.relationForgot(r);
   }
 }
 
-function formatExportSummary(s: ExportSummary & { file: string }): string {
+function formatExportSummary(s: ExportSummary & { file: string }, language: Language): string {
+  const w = WORDS[language];
   const counts = Object.entries(s.counts)
-    .map(([type, n]) => plural(n, type, PLURALS[type]))
-    .join(', ');
-  return `exported ${plural(s.records, 'record')}${counts ? ` (${counts})` : ''}, ${bytes(s.bytes)}, to ${s.file}`;
+    .map(([type, n]) => w.recordType(type, n))
+    .join(w.listSeparator);
+  return w.exported(s.records, counts, bytes(s.bytes), s.file);
 }

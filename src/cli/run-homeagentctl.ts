@@ -11,6 +11,7 @@ import { describeError, isHomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import { VERSION } from '../shared/version.js';
 import { type ChatIo, runChat } from './chat.js';
+import { cliLanguage } from './cli-language.js';
 import { type CommandLine, HELP, readCommandLine, usageErrorText } from './command-line.js';
 import { AGENT_TURN_TIMEOUT_MS } from './command-module.js';
 import { KB_LONG_COMMANDS, KB_LONG_TIMEOUT_MS, readStream, runKb } from './kb.js';
@@ -45,6 +46,8 @@ export async function runHomeagentctl(argv: readonly string[], io: CtlIo = proce
     return EXIT_CODES.USAGE;
   }
   const { flags: values, plan: invocation } = line;
+  // The terminal's language, read from the run's environment: the readable answers follow it, --json does not.
+  const language = cliLanguage(io.env);
   if (invocation === 'help') {
     io.stdout.write(`${HELP}\n`);
     return EXIT_CODES.OK;
@@ -62,10 +65,10 @@ export async function runHomeagentctl(argv: readonly string[], io: CtlIo = proce
   try {
     if (typeof invocation === 'object' && 'memory' in invocation) {
       // It may ask before connecting (forget --hard) and pages through exports itself.
-      return await runMemory(invocation.memory, { connect, json: values.json === true, timeoutMs, io: memoryIo(io) });
+      return await runMemory(invocation.memory, { connect, json: values.json === true, timeoutMs, language, io: memoryIo(io) });
     }
     if (typeof invocation === 'object' && 'module' in invocation) {
-      return await invocation.run({ connect, json: values.json === true, timeoutMs, stdout: io.stdout });
+      return await invocation.run({ connect, json: values.json === true, timeoutMs, language, stdout: io.stdout });
     }
     if (typeof invocation === 'object' && 'kb' in invocation) {
       // kb add reads its text before connecting.
@@ -73,6 +76,7 @@ export async function runHomeagentctl(argv: readonly string[], io: CtlIo = proce
         connect,
         json: values.json === true,
         timeoutMs,
+        language,
         io: { stdout: io.stdout, stderr: io.stderr, readStdin: () => readStream(io.stdin) },
       });
     }
@@ -85,11 +89,12 @@ export async function runHomeagentctl(argv: readonly string[], io: CtlIo = proce
     }
     if (invocation === 'chat') return await runChat(client, { message: values.message, json: values.json === true, timeoutMs }, io);
     const result = await client.call(invocation.method, invocation.params, timeoutMs);
-    print(values.json ? result : invocation.render(result));
+    print(values.json ? result : invocation.render(result, language));
     return invocation.exitCode?.(result) ?? EXIT_CODES.OK;
   } catch (error) {
     if (isHomeAgentError(error, 'HA_ERR_DAEMON_NOT_RUNNING')) {
-      if (invocation === 'version' && !values.json) print(`homeagentctl ${VERSION} (daemon not reachable)`);
+      if (invocation === 'version' && !values.json)
+        print(`homeagentctl ${VERSION} ${language === 'zh' ? '（连不上守护进程）' : '(daemon not reachable)'}`);
       report(values.json, { code: error.code, message: error.message });
       return EXIT_CODES.UNAVAILABLE;
     }
