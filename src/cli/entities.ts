@@ -1,7 +1,10 @@
 /**
- * `homeagentctl entities list|get|call|history` and `homeagentctl sensors`: the home's entities in
- * a running daemon (the `entities.*` control methods). `sensors` is the quick look people want
- * most: every sensor and binary sensor with its value and how long ago it last changed.
+ * `homeagentctl entities list|get|call|history|rename|area|alias` and `homeagentctl sensors`: the
+ * home's entities in a running daemon (the `entities.*` control methods). `sensors` is the quick
+ * look people want most: every sensor and binary sensor with its value and how long ago it last
+ * changed. States are shown in words of the terminal's language (a door is "open" / "开着", not
+ * "on"; src/api/state-words.ts); diagnostic entities (battery, signal) are marked. rename, area and
+ * alias are the owner's changes, kept over the driver's values (the CLI socket's peer is the owner).
  */
 import {
   ENTITY_DOMAINS,
@@ -11,6 +14,9 @@ import {
   type EntityState,
   type StateHistoryRow,
 } from '../api/home.js';
+import { showStateIn } from '../api/state-words.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 import { duration, table } from './format.js';
@@ -21,10 +27,12 @@ export const ENTITIES_OPTIONS = {
   area: { type: 'string' },
   data: { type: 'string' },
   hours: { type: 'string' },
+  none: { type: 'boolean' },
+  default: { type: 'boolean' },
 } as const;
 
 export type EntitiesFlags = {
-  [K in keyof typeof ENTITIES_OPTIONS]?: string | undefined;
+  [K in keyof typeof ENTITIES_OPTIONS]?: (typeof ENTITIES_OPTIONS)[K]['type'] extends 'boolean' ? boolean | undefined : string | undefined;
 };
 
 export type EntitiesCommand =
@@ -32,6 +40,12 @@ export type EntitiesCommand =
   | { command: 'get'; entity: string }
   | { command: 'call'; entity: string; service: string; data: Record<string, unknown> }
   | { command: 'history'; entity: string; hours: number }
+  /** name undefined: the driver's name again. */
+  | { command: 'rename'; entity: string; name?: string }
+  /** area null: no area; undefined: the driver's area again. */
+  | { command: 'area'; entity: string; area?: string | null }
+  | { command: 'alias'; entity: string; action: 'add' | 'remove'; alias: string }
+  | { command: 'alias'; entity: string; action: 'reset' }
   | { command: 'sensors'; area?: string };
 
 export class EntitiesUsageError extends Error {}
@@ -48,6 +62,15 @@ export const entitiesCommand = defineCommand<EntitiesFlags>({
       about: 'call a service, e.g. entities call kitchen light turn_on --data \'{"brightness":128}\'',
     },
     { synopsis: 'entities history ENTITY [--hours N]', about: 'stored states of the last N hours (default 24)' },
+    {
+      synopsis: 'entities rename ENTITY "NEW NAME" | --default',
+      about: "the owner's name (kept over rediscovery); --default: the driver's",
+    },
+    { synopsis: 'entities area ENTITY AREA | --none | --default', about: "move it to an area, to none, or back to the driver's" },
+    {
+      synopsis: 'entities alias ENTITY add|remove ALIAS | --default',
+      about: "another name people use for it; --default: the driver's aliases",
+    },
   ],
   parse: (args, flags) => {
     const command = parseEntitiesCommand(args, flags);
@@ -66,7 +89,7 @@ export const sensorsCommand = defineCommand<EntitiesFlags>({
   },
 });
 
-const COMMANDS = 'list, get, call or history';
+const COMMANDS = 'list, get, call, history, rename, area or alias';
 const DEFAULT_HOURS = 24;
 /** core.home.history_days at most (3650 days). */
 const MAX_HOURS = 87_600;
@@ -77,6 +100,9 @@ const ALLOWED: Record<EntitiesCommand['command'], ReadonlyArray<keyof EntitiesFl
   get: [],
   call: ['data'],
   history: ['hours'],
+  rename: ['default'],
+  area: ['none', 'default'],
+  alias: ['default'],
   sensors: ['area'],
 };
 
@@ -120,6 +146,40 @@ export function parseEntitiesCommand(positionals: readonly string[], flags: Enti
         entity: entity(rest),
         hours: flags.hours === undefined ? DEFAULT_HOURS : integer(flags.hours, '--hours', 1, MAX_HOURS),
       };
+    case 'rename': {
+      // The new name is the last word: `entities rename kitchen light "Ceiling light"`.
+      if (flags.default === true) return { command, entity: entity(rest) };
+      const name = rest.at(-1)?.trim();
+      if (rest.length < 2 || name === undefined || name === '') {
+        throw new EntitiesUsageError('entities rename needs an ENTITY and the NEW NAME (quoted when it has spaces), or --default');
+      }
+      return { command, entity: entity(rest.slice(0, -1)), name };
+    }
+    case 'area': {
+      if (flags.none === true && flags.default === true) throw new EntitiesUsageError('entities area takes --none or --default, not both');
+      if (flags.none === true) return { command, entity: entity(rest), area: null };
+      if (flags.default === true) return { command, entity: entity(rest) };
+      const area = rest.at(-1)?.trim();
+      if (rest.length < 2 || area === undefined || area === '') {
+        throw new EntitiesUsageError("entities area needs an ENTITY and an AREA, or --none (no area) or --default (the driver's)");
+      }
+      return { command, entity: entity(rest.slice(0, -1)), area };
+    }
+    case 'alias': {
+      if (flags.default === true) return { command, entity: entity(rest), action: 'reset' };
+      // `entities alias kitchen light add 厨房灯`: the last add/remove splits the entity from the alias.
+      const at = Math.max(rest.lastIndexOf('add'), rest.lastIndexOf('remove'));
+      const alias = rest
+        .slice(at + 1)
+        .join(' ')
+        .trim();
+      if (at < 1 || alias === '') {
+        throw new EntitiesUsageError(
+          'entities alias needs an ENTITY, add or remove, and an ALIAS, e.g. entities alias kitchen light add 厨房灯',
+        );
+      }
+      return { command, entity: entity(rest.slice(0, at)), action: rest[at] as 'add' | 'remove', alias };
+    }
   }
 }
 
@@ -173,8 +233,9 @@ function integer(text: string, flag: string, min: number, max: number): number {
  * Runs a parsed entities or sensors command; resolves with the exit code. Daemon errors are thrown
  * (homeagentctl reports them). `options.now` is the clock for --hours and the "changed … ago" column.
  */
-export async function runEntities(command: EntitiesCommand, options: CommandRunOptions): Promise<number> {
+export async function runEntities(command: EntitiesCommand, options: CommandRunOptions & { language?: Language }): Promise<number> {
   const now = (options.now ?? Date.now)();
+  const lang = options.language ?? cliLanguage();
   return withDaemon(options, undefined, async ({ call, print }) => {
     switch (command.command) {
       case 'list': {
@@ -182,15 +243,41 @@ export async function runEntities(command: EntitiesCommand, options: CommandRunO
           ...(command.domain !== undefined && { domain: command.domain }),
           ...(command.area !== undefined && { area: command.area }),
         };
-        return print((await call('entities.list', params)) as EntityInfo[], (r) => formatEntityList(r, now));
+        return print((await call('entities.list', params)) as EntityInfo[], (r) => formatEntityList(r, now, lang));
       }
       case 'get':
-        return print((await call('entities.get', { entity: command.entity })) as EntitiesGetResult, (r) => formatEntity(r, now));
+        return print((await call('entities.get', { entity: command.entity })) as EntitiesGetResult, (r) => formatEntity(r, now, lang));
       case 'call':
         return print(
           (await call('entities.call', { entity: command.entity, service: command.service, data: command.data })) as EntityInfo,
-          (r) => `${command.service}: ${r.entity_id} (${r.name}) is now ${showState(r.state, r.unit)}`,
+          (r) =>
+            lang === 'zh'
+              ? `${command.service}：${r.entity_id}（${r.name}）现在${entityState(r, 'zh')}`
+              : `${command.service}: ${r.entity_id} (${r.name}) is now ${entityState(r, 'en')}`,
         );
+      case 'rename':
+        return print(
+          (await call('entities.rename', {
+            entity: command.entity,
+            ...(command.name !== undefined && { name: command.name }),
+          })) as EntityInfo,
+          (r) => changed(r, lang),
+        );
+      case 'area':
+        return print(
+          (await call('entities.set_area', {
+            entity: command.entity,
+            ...(command.area !== undefined && { area: command.area }),
+          })) as EntityInfo,
+          (r) => changed(r, lang),
+        );
+      case 'alias': {
+        const params =
+          command.action === 'reset'
+            ? { entity: command.entity, reset: true }
+            : { entity: command.entity, [command.action]: [command.alias] };
+        return print((await call('entities.aliases', params)) as EntityInfo, (r) => changed(r, lang));
+      }
       case 'history':
         return print(
           (await call('entities.history', {
@@ -205,7 +292,7 @@ export async function runEntities(command: EntitiesCommand, options: CommandRunO
         const sensors = (await call('entities.list', { domain: 'sensor', ...area })) as EntityInfo[];
         const binary = (await call('entities.list', { domain: 'binary_sensor', ...area })) as EntityInfo[];
         const all = [...sensors, ...binary].sort((a, b) => a.entity_id.localeCompare(b.entity_id));
-        return print(all, (r) => formatSensors(r, now));
+        return print(all, (r) => formatSensors(r, now, lang));
       }
     }
   });
@@ -216,6 +303,33 @@ export async function runEntities(command: EntitiesCommand, options: CommandRunO
 export function showState(state: EntityState, unit: string | null): string {
   if (state === null) return 'unknown';
   return unit === null || typeof state !== 'number' ? String(state) : `${state} ${unit}`;
+}
+
+/** An entity's state in words of its kind ("open", "开着", "21.5 °C"); English words in lower case, as a table reads them. */
+export function entityState(e: Pick<EntityInfo, 'domain' | 'device_class' | 'state' | 'unit'>, lang: Language): string {
+  const shown = showStateIn(lang, e, e.state, e.unit);
+  return lang === 'en' && typeof e.state !== 'number' ? shown.toLowerCase() : shown;
+}
+
+/** The entity's name, area and aliases after an owner's change, and which of them are the owner's. */
+function changed(e: EntityInfo, lang: Language): string {
+  const own = (field: 'name' | 'area') => e.overrides !== undefined && field in e.overrides;
+  const aliasesOwn = e.overrides?.aliases_added !== undefined || e.overrides?.aliases_removed !== undefined;
+  const mark = (yes: boolean) => (yes ? (lang === 'zh' ? '（主人设置）' : ' (yours)') : lang === 'zh' ? '（驱动默认）' : " (the driver's)");
+  const none = lang === 'zh' ? '无' : '-';
+  const rows: Array<[string, string]> =
+    lang === 'zh'
+      ? [
+          ['名称', `${e.name}${mark(own('name'))}`],
+          ['区域', `${e.area ?? none}${mark(own('area'))}`],
+          ['别名', `${e.aliases.join('，') || none}${mark(aliasesOwn)}`],
+        ]
+      : [
+          ['name', `${e.name}${mark(own('name'))}`],
+          ['area', `${e.area ?? none}${mark(own('area'))}`],
+          ['aliases', `${e.aliases.join(', ') || none}${mark(aliasesOwn)}`],
+        ];
+  return [e.entity_id, ...rows.map(([k, v]) => `  ${k.padEnd(7)}  ${v}`)].join('\n');
 }
 
 /** "5m ago", "just now"; the age of a past epoch ms. */
@@ -229,37 +343,48 @@ export function age(at: number, now: number): string {
   return `${parts.slice(0, 2).join(' ')} ago`;
 }
 
-export function formatEntityList(list: EntityInfo[], now: number): string {
-  if (list.length === 0) return 'no entities (drivers and plugins register them when they start)';
+/** "5m ago" / "5m前": the age in the run's language. */
+function ageIn(at: number, now: number, lang: Language): string {
+  const said = age(at, now);
+  if (lang === 'en') return said;
+  return said === 'just now' ? '刚刚' : `${said.replace(/ ago$/, '').replace(/ /g, '')}前`;
+}
+
+/** The name, marked when the entity is a diagnostic or config one (kept out of the page's main view and the model's list). */
+function nameCell(e: EntityInfo, lang: Language): string {
+  if (e.entity_category === null || e.entity_category === undefined) return e.name;
+  const tag = lang === 'zh' ? (e.entity_category === 'config' ? '配置' : '诊断') : e.entity_category;
+  return `${e.name} [${tag}]`;
+}
+
+export function formatEntityList(list: EntityInfo[], now: number, lang: Language = 'en'): string {
+  if (list.length === 0) {
+    return lang === 'zh' ? '没有实体（驱动和插件启动时注册它们）' : 'no entities (drivers and plugins register them when they start)';
+  }
+  const head = lang === 'zh' ? ['实体', '名称', '区域', '状态', '变化于'] : ['ENTITY', 'NAME', 'AREA', 'STATE', 'CHANGED'];
   return table(
-    [
-      ['ENTITY', 'NAME', 'AREA', 'STATE', 'CHANGED'],
-      ...list.map((e) => [e.entity_id, e.name, e.area ?? '-', showState(e.state, e.unit), age(e.last_changed, now)]),
-    ],
+    [head, ...list.map((e) => [e.entity_id, nameCell(e, lang), e.area ?? '-', entityState(e, lang), ageIn(e.last_changed, now, lang)])],
     '',
   );
 }
 
-export function formatSensors(list: EntityInfo[], now: number): string {
-  if (list.length === 0) return 'no sensors';
-  return table(
-    [
-      ['SENSOR', 'NAME', 'VALUE', 'CHANGED'],
-      ...list.map((e) => [e.entity_id, e.name, showState(e.state, e.unit), age(e.last_changed, now)]),
-    ],
-    '',
-  );
+export function formatSensors(list: EntityInfo[], now: number, lang: Language = 'en'): string {
+  if (list.length === 0) return lang === 'zh' ? '没有传感器' : 'no sensors';
+  const head = lang === 'zh' ? ['传感器', '名称', '值', '变化于'] : ['SENSOR', 'NAME', 'VALUE', 'CHANGED'];
+  return table([head, ...list.map((e) => [e.entity_id, nameCell(e, lang), entityState(e, lang), ageIn(e.last_changed, now, lang)])], '');
 }
 
-export function formatEntity(r: EntitiesGetResult, now: number): string {
+export function formatEntity(r: EntitiesGetResult, now: number, lang: Language = 'en'): string {
   const e = r.entity;
   const rows: Array<[string, string]> = [
-    ['state', showState(e.state, e.unit)],
+    ['state', entityState(e, lang)],
     ['changed', `${new Date(e.last_changed).toISOString()} (${age(e.last_changed, now)})`],
     ['updated', `${new Date(e.last_updated).toISOString()} (${age(e.last_updated, now)})`],
     ['area', e.area ?? '-'],
     ['device', e.device ?? '-'],
     ['class', e.device_class ?? '-'],
+    ...(e.entity_category === null ? [] : ([['category', e.entity_category]] as Array<[string, string]>)),
+    ...(e.state_class === null ? [] : ([['statistic', e.state_class]] as Array<[string, string]>)),
     ['aliases', e.aliases.join(', ') || '-'],
     [
       'services',

@@ -47,7 +47,7 @@ t.test('parseEntitiesCommand and parseSensorsCommand read each command and refus
   t.same(parseSensorsCommand([], { area: 'kitchen' }), { command: 'sensors', area: 'kitchen' });
 
   const refused: Array<[() => unknown, RegExp]> = [
-    [() => parse([], {}), /entities needs a command: list, get, call or history/],
+    [() => parse([], {}), /entities needs a command: list, get, call, history, rename, area or alias/],
     [() => parse(['show'], {}), /unknown entities command show/],
     [() => parse(['sensors'], {}), /unknown entities command sensors/],
     [() => parse(['list', 'x'], {}), /takes no arguments/],
@@ -70,6 +70,37 @@ t.test('parseEntitiesCommand and parseSensorsCommand read each command and refus
     [() => parseSensorsCommand([], { domain: 'sensor' }), /--domain does not belong to sensors/],
   ];
   for (const [run, message] of refused) t.throws(run, { constructor: EntitiesUsageError, message }, String(message));
+});
+
+t.test('rename, area and alias: what each reads, and the refusals', async (t) => {
+  const parse = parseEntitiesCommand;
+  t.same(parse(['rename', 'kitchen', 'lamp', 'Ceiling light'], {}), { command: 'rename', entity: 'kitchen lamp', name: 'Ceiling light' });
+  t.same(parse(['rename', 'kitchen', 'lamp'], { default: true }), { command: 'rename', entity: 'kitchen lamp' });
+  t.same(parse(['area', 'light.kitchen_lamp', '客厅'], {}), { command: 'area', entity: 'light.kitchen_lamp', area: '客厅' });
+  t.same(parse(['area', 'light.kitchen_lamp'], { none: true }), { command: 'area', entity: 'light.kitchen_lamp', area: null });
+  t.same(parse(['area', 'light.kitchen_lamp'], { default: true }), { command: 'area', entity: 'light.kitchen_lamp' });
+  t.same(parse(['alias', 'kitchen', 'lamp', 'add', '吊灯'], {}), {
+    command: 'alias',
+    entity: 'kitchen lamp',
+    action: 'add',
+    alias: '吊灯',
+  });
+  t.same(parse(['alias', 'lamp', 'remove', 'big', 'light'], {}), {
+    command: 'alias',
+    entity: 'lamp',
+    action: 'remove',
+    alias: 'big light',
+  });
+  t.same(parse(['alias', 'lamp'], { default: true }), { command: 'alias', entity: 'lamp', action: 'reset' });
+  const refused: Array<[() => unknown, RegExp]> = [
+    [() => parse(['rename', 'lamp'], {}), /entities rename needs an ENTITY and the NEW NAME/],
+    [() => parse(['area', 'lamp'], {}), /entities area needs an ENTITY and an AREA, or --none/],
+    [() => parse(['area', 'lamp'], { none: true, default: true }), /--none or --default, not both/],
+    [() => parse(['alias', 'lamp', '吊灯'], {}), /entities alias needs an ENTITY, add or remove, and an ALIAS/],
+    [() => parse(['alias', 'add', 'x'], {}), /entities alias needs an ENTITY/],
+    [() => parse(['rename', 'lamp', 'X'], { none: true }), /--none does not belong to entities rename/],
+  ];
+  for (const [call, message] of refused) t.throws(call, { constructor: EntitiesUsageError, message });
 });
 
 t.test('age keeps the two largest units', async (t) => {
@@ -110,9 +141,10 @@ async function serve(t: Test): Promise<Served> {
   };
 }
 
-async function run(s: Served, command: EntitiesCommand, json = false) {
+async function run(s: Served, command: EntitiesCommand, json = false, language: 'en' | 'zh' = 'en') {
   let out = '';
   const code = await runEntities(command, {
+    language,
     connect: s.connect,
     json,
     timeoutMs: 10_000,
@@ -235,4 +267,73 @@ t.test('sensors: sensors and binary sensors with value and age', async (t) => {
     }
   });
   t.same(areas, [{ id: 'kitchen', name: 'Kitchen', aliases: ['厨房'] }]);
+});
+
+t.test('state words by device class in both languages; diagnostics marked; the owner renames, moves and aliases', async (t) => {
+  const s = await serve(t);
+  const { registry } = s.home;
+  registry.register('plugin:z2m', {
+    domain: 'binary_sensor',
+    object_id: 'back_door',
+    name: 'Back door',
+    device_class: 'door',
+    initial_state: 'on',
+  });
+  registry.register('plugin:z2m', {
+    domain: 'sensor',
+    object_id: 'back_door_battery',
+    name: 'Back door battery',
+    unit: '%',
+    device_class: 'battery',
+    entity_category: 'diagnostic',
+    initial_state: 80,
+  });
+  registry.register('plugin:z2m', {
+    domain: 'binary_sensor',
+    object_id: 'hall_motion',
+    name: 'Hall motion',
+    device_class: 'occupancy',
+    initial_state: 'off',
+  });
+  const en = await run(s, { command: 'list' });
+  t.match(en.out, /binary_sensor\.back_door +Back door +- +open /, 'a door contact reads open, not on');
+  t.match(en.out, /sensor\.back_door_battery +Back door battery \[diagnostic\] +- +80 % /);
+  t.match(en.out, /binary_sensor\.hall_motion +Hall motion +- +clear /);
+  const zh = await run(s, { command: 'list' }, false, 'zh');
+  t.match(zh.out, /^实体 +名称 +区域 +状态 +变化于\n/);
+  t.match(zh.out, /binary_sensor\.back_door +Back door +- +开着 +刚刚/);
+  t.match(zh.out, /Back door battery \[诊断\]/);
+  t.match(zh.out, /binary_sensor\.hall_motion +Hall motion +- +无人 /);
+
+  const renamed = await run(s, { command: 'rename', entity: 'binary_sensor.back_door', name: '后门' });
+  t.equal(
+    renamed.out,
+    ['binary_sensor.back_door', '  name     后门 (yours)', "  area     - (the driver's)", "  aliases  - (the driver's)", ''].join('\n'),
+  );
+  await run(s, { command: 'area', entity: '后门', area: 'kitchen' });
+  const aliased = await run(s, { command: 'alias', entity: '后门', action: 'add', alias: 'garden door' }, false, 'zh');
+  t.match(aliased.out, /名称 +后门（主人设置）\n +区域 +kitchen（主人设置）\n +别名 +garden door（主人设置）/);
+  t.equal(registry.resolve('kitchen garden door').entity_id, 'binary_sensor.back_door', 'the new alias and area resolve');
+  await t.rejects(run(s, { command: 'alias', entity: '后门', action: 'remove', alias: 'front' }), {
+    code: 'HA_ERR_ENTITY_OVERRIDE',
+    message: /has no alias "front"; its aliases: garden door/,
+  });
+  await run(s, { command: 'rename', entity: '后门' });
+  await run(s, { command: 'area', entity: 'binary_sensor.back_door', area: null });
+  const back = registry.resolve('binary_sensor.back_door');
+  t.equal(back.name, 'Back door', "no name: the driver's again");
+  t.equal(back.area, null, 'area --none');
+  t.same(back.overrides, { aliases_added: ['garden door'] }, "no area is the driver's own value here: no override is kept for it");
+  t.match(
+    s.audits().map((a) => [a.actor, a.action, a.entity_id ?? a.error]),
+    [
+      ['cli', 'entities.rename', 'binary_sensor.back_door'],
+      ['cli', 'entities.set_area', 'binary_sensor.back_door'],
+      ['cli', 'entities.aliases', 'binary_sensor.back_door'],
+      ['cli', 'entities.aliases', /HA_ERR_ENTITY_OVERRIDE/],
+      ['cli', 'entities.rename', 'binary_sensor.back_door'],
+      ['cli', 'entities.set_area', 'binary_sensor.back_door'],
+    ],
+    'every change is audited with the socket actor, the refused one too',
+  );
 });
