@@ -334,9 +334,9 @@ export class EntityRegistry implements Service {
         );
       }
       next.aliases_added = next.aliases_added.filter((a) => !sameName(a, text));
-      if (live.driver.aliases.some((a) => sameName(a, text)) && !next.aliases_removed.some((a) => sameName(a, text))) {
-        next.aliases_removed.push(text);
-      }
+      // Stored as the driver spells it.
+      const driverAlias = live.driver.aliases.find((a) => sameName(a, text));
+      if (driverAlias !== undefined && !next.aliases_removed.some((a) => sameName(a, text))) next.aliases_removed.push(driverAlias);
     }
     const naming = named(live.driver, next);
     if (naming.aliases.length > MAX_ALIASES) {
@@ -366,8 +366,8 @@ export class EntityRegistry implements Service {
       );
       this.#overrides.set(entityId, next);
     }
+    delete live.info.overrides;
     Object.assign(live.info, naming);
-    if (live.info.overrides === undefined) delete live.info.overrides;
     this.#writes.add(live, undefined);
     this.#options.events.emit('entity.registered', { entity_id: entityId, domain: live.info.domain, owner: live.info.owner });
     return copy(live.info);
