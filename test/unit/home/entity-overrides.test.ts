@@ -5,13 +5,22 @@
 // leaving diagnostics out, and the owner-only control methods.
 import t from 'tap';
 import { registerEntityMethods } from '../../../src/home/entity-methods.js';
+import type { EntityCustomization } from '../../../src/home/entity-registry.js';
 import { entityTools } from '../../../src/home/entity-tools.js';
 import { HOME_COMPONENT, HOME_MIGRATIONS } from '../../../src/home/home-schema.js';
+import type { EntityDefinition } from '../../../src/home/types.js';
 import { ControlRegistry } from '../../../src/plugin/control-registry.js';
 import { captureLogs } from '../fixtures/support.js';
 import { openHome } from './home-fixture.js';
 
-const LAMP = { domain: 'light', object_id: 'lamp', name: 'Lamp', aliases: ['lamp one'], area: 'hall', initial_state: 'off' } as const;
+const LAMP: EntityDefinition = {
+  domain: 'light',
+  object_id: 'lamp',
+  name: 'Lamp',
+  aliases: ['lamp one'],
+  area: 'hall',
+  initial_state: 'off',
+};
 
 t.test('overrides survive a restart and a re-registration with another driver name; clearing returns the driver value', async (t) => {
   const home = openHome(t, { settings: { areas: [{ id: 'kitchen', name: 'Kitchen', aliases: ['厨房'] }] } });
@@ -57,7 +66,7 @@ t.test('bad changes are refused and change nothing', async (t) => {
     [{ area: '' }, /the area must be 1-128 characters/],
     [{ remove_aliases: ['nope'] }, /has no alias "nope"; its aliases: lamp one/],
     [{ add_aliases: Array.from({ length: 16 }, (_, i) => `alias ${i}`) }, /would have 17 aliases; at most 16/],
-  ] as const) {
+  ] as Array<[EntityCustomization, RegExp]>) {
     t.throws(() => home.registry.customize('light.lamp', change, 'cli'), { code: 'HA_ERR_ENTITY_OVERRIDE', message });
   }
   t.throws(() => home.registry.customize('toaster', { name: 'x' }, 'cli'), { code: 'HA_ERR_ENTITY_NOT_FOUND' });
