@@ -123,5 +123,6 @@ function formatApproved(answer: ApproveAnswer, language: Language): string {
   const w = WORDS[language];
   if (receipt.status === 'done') return receipt.text ?? w.ran(answer.tool);
   const why = receipt.error ? receipt.error.message : receipt.reason;
-  return `${answer.tool}: ${w.status(receipt.status)}${why ? `${language === 'zh' ? '：' : ': '}${why}` : ''}`;
+  const colon = language === 'zh' ? '：' : ': ';
+  return `${answer.tool}${colon}${w.status(receipt.status)}${why ? `${colon}${why}` : ''}`;
 }
