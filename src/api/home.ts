@@ -101,6 +101,14 @@ export interface EntityInfo {
   overrides?: EntityOverrides;
 }
 
+/**
+ * Whether an entity belongs in the main view and the model's entity list: diagnostic and config
+ * entities (a battery level, link quality, a device setting) are about the device, not the home.
+ */
+export function isPrimaryEntity(entity: Pick<EntityInfo, 'entity_category'>): boolean {
+  return entity.entity_category === null || entity.entity_category === undefined;
+}
+
 /** A room or zone. */
 export interface Area {
   /** Lowercase letters, digits and `_` (`living_room`). */

@@ -13,6 +13,7 @@ import {
   type EntityInfo,
   type EntityOverrides,
   type EntityState,
+  isPrimaryEntity,
   STATE_CLASSES,
   type StateClass,
   type StateHistoryRow,
@@ -27,6 +28,7 @@ export {
   type EntityInfo,
   type EntityOverrides,
   type EntityState,
+  isPrimaryEntity,
   STATE_CLASSES,
   type StateClass,
   type StateHistoryRow,
@@ -173,14 +175,6 @@ export function defaultStateClass(domain: EntityDomain, deviceClass: string | nu
   if (domain !== 'sensor') return null;
   if (deviceClass !== null && METER_DEVICE_CLASSES.includes(deviceClass)) return 'total_increasing';
   return unit === null ? null : 'measurement';
-}
-
-/**
- * Whether an entity belongs in the main view and the model's entity list: diagnostic and config
- * entities (a battery level, link quality, a device setting) are about the device, not the home.
- */
-export function isPrimaryEntity(entity: Pick<EntityInfo, 'entity_category'>): boolean {
-  return entity.entity_category === null || entity.entity_category === undefined;
 }
 
 export interface EntityFilter {

@@ -10,6 +10,7 @@ export type * from '../api/events.js';
 export type * from '../api/gpio.js';
 export type * from '../api/health.js';
 export type * from '../api/home.js';
+export { isPrimaryEntity } from '../api/home.js';
 export type * from '../api/homeassistant.js';
 export type * from '../api/i2c.js';
 export type * from '../api/inputs.js';
@@ -18,6 +19,8 @@ export type * from '../api/memory.js';
 export type * from '../api/mqtt.js';
 export type * from '../api/plugins.js';
 export type * from '../api/settings.js';
+// Plain data and pure functions (no imports): the page shows states in the words the CLI and the replies use.
+export * from '../api/state-words.js';
 export type * from '../api/status.js';
 export type * from '../api/trust.js';
 export type * from '../api/voice.js';
