@@ -131,8 +131,31 @@ t.test('HA entities as HomeAgent entities', async (t) => {
     device: null,
     unit: null,
     device_class: null,
+    entity_category: null,
+    state_class: null,
     services: ['turn_on', 'turn_off', 'toggle'],
   });
+  // HA's entity registry says which entities are diagnostic; a sensor's state_class is an attribute.
+  const entry = { entity_id: 'sensor.plug_energy', name: null, original_name: 'Energy', area_id: null, device_id: null, aliases: [] };
+  const meter = {
+    entity_id: 'sensor.plug_energy',
+    state: '12.5',
+    attributes: { unit_of_measurement: 'kWh', device_class: 'energy', state_class: 'total_increasing', friendly_name: 'Plug energy' },
+  };
+  const withEntries = (entity_category: string | null) =>
+    registriesOf([], [], [{ ...entry, disabled_by: null, hidden_by: null, entity_category }]);
+  t.match(planEntity(meter as never, withEntries(null)), {
+    unit: 'kWh',
+    device_class: 'energy',
+    state_class: 'total_increasing',
+    entity_category: null,
+  });
+  t.match(planEntity(meter as never, withEntries('diagnostic')), { entity_category: 'diagnostic' });
+  t.match(
+    planEntity({ ...meter, attributes: { state_class: 'sum' } } as never, withEntries('odd')),
+    { state_class: null, entity_category: null },
+    'unknown values are left out',
+  );
   t.match(
     planEntity(temperature as never, registries),
     {

@@ -506,3 +506,29 @@ t.test('names: areas from the first level of a name with /, object ids within 64
   t.equal(objectId(long, 'battery'), `${'a'.repeat(56)}_battery`, 'the suffix is kept whole');
   t.equal(objectId('lamp', 'State_L1'), 'lamp_state_l1');
 });
+
+t.test('diagnostic exposes, the battery and the device temperature are diagnostic entities; the rest primary', async (t) => {
+  const all = DEVICES.map(readDevice).flatMap((d) => (d === undefined ? [] : planDeviceEntities(d)));
+  const category = (id: string) => all.find((p) => `${p.definition.domain}.${p.definition.object_id}` === id)?.definition.entity_category;
+  t.equal(category('sensor.front_door_battery'), 'diagnostic', 'a recorded battery');
+  t.equal(category('binary_sensor.front_door_contact'), undefined, 'the contact itself is primary');
+  const made = planDeviceEntities(
+    device([
+      { type: 'numeric', name: 'device_temperature', property: 'device_temperature', access: 1, unit: '°C' },
+      { type: 'numeric', name: 'temperature', property: 'temperature', access: 1, unit: '°C' },
+      { type: 'enum', name: 'update_state', property: 'update_state', access: 1, values: ['idle'], category: 'diagnostic' },
+      { type: 'numeric', name: 'energy', property: 'energy', access: 1, unit: 'kWh' },
+      { type: 'binary', name: 'child_lock', property: 'child_lock', access: 3, value_on: 'LOCK', value_off: 'UNLOCK', category: 'config' },
+    ]),
+  );
+  t.strictSame(
+    made.map((p) => [p.definition.object_id, p.definition.entity_category ?? null]),
+    [
+      ['test_device_device_temperature', 'diagnostic'],
+      ['test_device_temperature', null],
+      ['test_device_update_state', 'diagnostic'],
+      ['test_device_energy', null],
+    ],
+    'the config expose stays out',
+  );
+});
