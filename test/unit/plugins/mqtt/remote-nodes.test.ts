@@ -86,6 +86,8 @@ async function twoNodes(t: Test) {
       object_id: 'motion',
       name: 'Motion',
       device_class: 'motion',
+      // Its category makes the round trip through discovery (as the temperature's state class does).
+      entity_category: 'diagnostic',
       initial_state: 'off',
     }),
   );
@@ -191,7 +193,9 @@ t.test('a satellite’s entities appear on the main node, with names, areas and 
   });
   t.match(find(n.main, 'sensor.garage_temperature'), { name: 'Temperature', unit: '°C', state: 21.5, services: [] });
   t.equal(typeof find(n.main, 'sensor.garage_temperature')?.state, 'number', 'a sensor’s state is a number again');
-  t.match(find(n.main, 'binary_sensor.garage_motion'), { device_class: 'motion', state: 'off' });
+  t.match(find(n.main, 'binary_sensor.garage_motion'), { device_class: 'motion', state: 'off', entity_category: 'diagnostic' });
+  t.match(find(n.main, 'sensor.garage_temperature'), { state_class: 'measurement', entity_category: null });
+  t.match(find(n.main, 'switch.garage_door_relay'), { state_class: null }, 'only sensors carry a state class');
   t.same(n.remote.status(), { nodes: { garage: 4 } });
 });
 
