@@ -26,6 +26,7 @@ export {
   type StateClass,
   type StateHistoryRow,
 } from '../home/types.js';
+export type { LaterTarget } from '../io/later-delivery.js';
 export {
   CAPABILITY,
   type InputEvent,
@@ -36,7 +37,6 @@ export {
   type OutputType,
   type Receipt,
 } from '../io/types.js';
-export type { LaterTarget } from '../io/later-delivery.js';
 export type { ChatMessage, Usage } from '../llm/spec/index.js';
 export type { Logger } from '../log/logger.js';
 export { offeredTokens, randomToken, TokenCheck, WEAK_TOKEN_CHARS } from '../shared/access-token.js';
@@ -49,8 +49,6 @@ export { type AddressScope, addressScope, checkListenHost, urlHost } from '../sh
 export { type Admitted, LogThrottle, type LogThrottleOptions } from '../shared/log-throttle.js';
 export type { Service, ServiceState } from '../shared/service.js';
 export { slugify } from '../shared/slug.js';
-/** HomeAgent's version (package.json), e.g. for the firmware a bridge announces. */
-export { VERSION as HOMEAGENT_VERSION } from '../shared/version.js';
 export {
   type JsonSchema,
   TOOL_TIERS,
@@ -62,6 +60,8 @@ export {
   type ToolTier,
 } from '../shared/tool.js';
 export { type InputSender, isTrust, lowerTrust, TRUST_LEVELS, type Trust, type TurnTrust, trustAtLeast } from '../shared/trust.js';
+/** HomeAgent's version (package.json), e.g. for the firmware a bridge announces. */
+export { VERSION as HOMEAGENT_VERSION } from '../shared/version.js';
 export type { Caller, ControlApi, ControlMethod, MethodInfo } from './control.js';
 export {
   definePlugin,
