@@ -4,8 +4,12 @@
  * be pressed on a machine without GPIO; on real hardware the daemon refuses it.
  */
 import type { GpioPinStatus, GpioPinsResult, GpioSimulateResult, GpioWriteResult } from '../api/gpio.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
+import { table } from './format.js';
 
 /** homeagentctl's option table entries for gpio (merged into its parseArgs options). */
 export const GPIO_OPTIONS = {
@@ -96,18 +100,21 @@ function pressMs(text: string): number {
 
 /** Runs a parsed gpio command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
 export async function runGpio(command: GpioCommand, options: CommandRunOptions): Promise<number> {
+  const language = runLanguage(options);
   return withDaemon(options, { plugin: 'gpio' }, async ({ call, print }) => {
     switch (command.command) {
       case 'pins':
-        return print((await call('gpio.pins', {})) as GpioPinsResult, formatGpioPins);
+        return print((await call('gpio.pins', {})) as GpioPinsResult, (r) => formatGpioPins(r, language));
       case 'read':
-        return print((await call('gpio.read', { pin: command.pin })) as GpioPinStatus, formatGpioPin);
+        return print((await call('gpio.read', { pin: command.pin })) as GpioPinStatus, (r) => formatGpioPin(r, language));
       case 'write':
-        return print((await call('gpio.write', { pin: command.pin, value: command.value })) as GpioWriteResult, formatGpioWrite);
+        return print((await call('gpio.write', { pin: command.pin, value: command.value })) as GpioWriteResult, (r) =>
+          formatGpioWrite(r, language),
+        );
       case 'simulate': {
         const params =
           'press_ms' in command ? { pin: command.pin, press_ms: command.press_ms } : { pin: command.pin, level: command.level };
-        return print((await call('gpio.simulate', params)) as GpioSimulateResult, formatGpioSimulate);
+        return print((await call('gpio.simulate', params)) as GpioSimulateResult, (r) => formatGpioSimulate(r, language));
       }
     }
   });
@@ -115,53 +122,84 @@ export async function runGpio(command: GpioCommand, options: CommandRunOptions):
 
 // ---- readable output ----
 
-function level(p: GpioPinStatus): string {
-  if (p.value === null) return 'unknown';
+/** Every word the gpio command prints around the pins' values, in both languages. */
+const WORDS = {
+  en: {
+    unknown: 'unknown',
+    error: (e: string) => `\n  error: ${e}`,
+    pulsed: (pin: string, ms: number, now: string) => `${pin} pulsed for ${ms} ms, now ${now}`,
+    pressed: (pin: string, ms: number) => `${pin} pressed for ${ms} ms (with contact bounce)`,
+    driven: (pin: string, to: string, now: string) => `${pin} driven to ${to}; now ${now}`,
+    backEnd: (reason: string) => `back end: ${reason}`,
+    noPins: 'no pins configured (plugin.gpio.pins; see devices/gpio/README.md)',
+    activeLow: 'active low',
+    pulse: (ms: number) => `pulse ${ms} ms`,
+    maxOn: (s: number) => `max on ${s} s`,
+    onSince: (at: string) => `on since ${at}`,
+    pinError: (e: string) => `ERROR ${e}`,
+    header: ['PIN', 'BCM', 'DIR', 'ENTITY', 'LEVEL', ''],
+    direction: (d: string) => d,
+    separator: ', ',
+  },
+  zh: {
+    unknown: '未知',
+    error: (e: string) => `\n  错误：${e}`,
+    pulsed: (pin: string, ms: number, now: string) => `${pin} 已脉冲 ${ms} 毫秒，现在 ${now}`,
+    pressed: (pin: string, ms: number) => `${pin} 已按下 ${ms} 毫秒（含触点抖动）`,
+    driven: (pin: string, to: string, now: string) => `${pin} 已驱动为 ${to}；现在 ${now}`,
+    backEnd: (reason: string) => `后端：${reason}`,
+    noPins: '没有配置引脚（plugin.gpio.pins；见 devices/gpio/README.md）',
+    activeLow: '低电平有效',
+    pulse: (ms: number) => `脉冲 ${ms} 毫秒`,
+    maxOn: (s: number) => `最长开启 ${s} 秒`,
+    onSince: (at: string) => `自 ${at} 起开启`,
+    pinError: (e: string) => `错误 ${e}`,
+    header: ['引脚', 'BCM', '方向', '实体', '电平', ''],
+    direction: (d: string) => (d === 'in' ? '输入' : d === 'out' ? '输出' : d),
+    separator: '，',
+  },
+} as const;
+
+function level(p: GpioPinStatus, language: Language): string {
+  if (p.value === null) return WORDS[language].unknown;
   return p.state === null || String(p.state) === String(p.value) ? String(p.value) : `${p.value} (${p.state})`;
 }
 
 /** `kitchen_light (GPIO17) = 1 (on)`. */
-export function formatGpioPin(p: GpioPinStatus): string {
-  const error = p.error === null ? '' : `\n  error: ${p.error}`;
-  return `${p.id} (GPIO${p.bcm}) = ${level(p)}${error}`;
+export function formatGpioPin(p: GpioPinStatus, language: Language = cliLanguage()): string {
+  const error = p.error === null ? '' : WORDS[language].error(p.error);
+  return `${p.id} (GPIO${p.bcm}) = ${level(p, language)}${error}`;
 }
 
-function formatGpioWrite(p: GpioWriteResult): string {
-  if (p.pulsed_ms !== undefined) return `${p.id} (GPIO${p.bcm}) pulsed for ${p.pulsed_ms} ms, now ${level(p)}`;
-  return formatGpioPin(p);
+function formatGpioWrite(p: GpioWriteResult, language: Language): string {
+  if (p.pulsed_ms !== undefined) return WORDS[language].pulsed(`${p.id} (GPIO${p.bcm})`, p.pulsed_ms, level(p, language));
+  return formatGpioPin(p, language);
 }
 
-export function formatGpioSimulate(r: GpioSimulateResult): string {
+export function formatGpioSimulate(r: GpioSimulateResult, language: Language = cliLanguage()): string {
   const p = r.status;
-  if (r.press_ms !== undefined) return `${r.pin} (GPIO${p.bcm}) pressed for ${r.press_ms} ms (with contact bounce)`;
-  return `${r.pin} (GPIO${p.bcm}) driven to ${r.level}; now ${level(p)}`;
+  const w = WORDS[language];
+  if (r.press_ms !== undefined) return w.pressed(`${r.pin} (GPIO${p.bcm})`, r.press_ms);
+  return w.driven(`${r.pin} (GPIO${p.bcm})`, String(r.level), level(p, language));
 }
 
 /** The back end with its reason, then one aligned line per pin. */
-export function formatGpioPins(r: GpioPinsResult): string {
-  const lines = [`back end: ${r.backend.reason}`, `  ${r.backend.describe}`, `  ${r.backend.crash_protection}`];
+export function formatGpioPins(r: GpioPinsResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const lines = [w.backEnd(r.backend.reason), `  ${r.backend.describe}`, `  ${r.backend.crash_protection}`];
   if (r.pins.length === 0) {
-    lines.push('no pins configured (plugin.gpio.pins; see devices/gpio/README.md)');
+    lines.push(w.noPins);
     return lines.join('\n');
   }
   const rows = r.pins.map((p) => {
     const notes: string[] = [];
-    if (p.active_low) notes.push('active low');
-    if (p.pulse_ms > 0) notes.push(`pulse ${p.pulse_ms} ms`);
-    if (p.max_on_time_s > 0) notes.push(`max on ${p.max_on_time_s} s`);
-    if (p.on_since !== null) notes.push(`on since ${p.on_since}`);
-    if (p.error !== null) notes.push(`ERROR ${p.error}`);
-    return [p.id, `GPIO${p.bcm}`, p.direction, p.entity_id, level(p), notes.join(', ')];
+    if (p.active_low) notes.push(w.activeLow);
+    if (p.pulse_ms > 0) notes.push(w.pulse(p.pulse_ms));
+    if (p.max_on_time_s > 0) notes.push(w.maxOn(p.max_on_time_s));
+    if (p.on_since !== null) notes.push(w.onSince(p.on_since));
+    if (p.error !== null) notes.push(w.pinError(p.error));
+    return [p.id, `GPIO${p.bcm}`, w.direction(p.direction), p.entity_id, level(p, language), notes.join(w.separator)];
   });
-  const header = ['PIN', 'BCM', 'DIR', 'ENTITY', 'LEVEL', ''];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  for (const row of [header, ...rows]) {
-    lines.push(
-      row
-        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
-        .join('  ')
-        .trimEnd(),
-    );
-  }
+  lines.push(table([[...w.header], ...rows], ''));
   return lines.join('\n');
 }

@@ -7,8 +7,12 @@
  * machine without sensors; the daemon refuses it for a real bus and checks the bounds.
  */
 import type { I2cScanResult, I2cSensorStatus, I2cSensorsResult, SensorQuantity } from '../api/i2c.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage, stateWord } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
+import { table } from './format.js';
 
 /** homeagentctl's option table entries for i2c: the quantities `simulate` sets, and the bus state (`--json` is global). */
 export const SENSORS_OPTIONS = {
@@ -126,8 +130,10 @@ function parseSimulate(rest: readonly string[], word: string, flags: SensorsFlag
  * reports them). `options.now` is the clock for "retry in 40 s".
  */
 export async function runSensors(command: SensorsCommand, options: CommandRunOptions): Promise<number> {
+  const language = runLanguage(options);
   return withDaemon(options, { plugin: 'i2c', also: 'configure plugin.i2c.sensors' }, async ({ call, print }) => {
-    if (command.command === 'scan') return print((await call('i2c.scan', { bus: command.bus })) as I2cScanResult, formatScan);
+    if (command.command === 'scan')
+      return print((await call('i2c.scan', { bus: command.bus })) as I2cScanResult, (r) => formatScan(r, language));
     if (command.command === 'simulate') {
       const params = {
         sensor: command.sensor,
@@ -135,45 +141,83 @@ export async function runSensors(command: SensorsCommand, options: CommandRunOpt
         ...(command.offline !== undefined && { offline: command.offline }),
       };
       const status = (await call('i2c.simulate', params)) as I2cSensorStatus;
-      return print(status, (s) => formatSimulated(command, s, (options.now ?? Date.now)()));
+      return print(status, (s) => formatSimulated(command, s, (options.now ?? Date.now)(), language));
     }
-    return print((await call('i2c.sensors', {})) as I2cSensorsResult, (r) => formatSensors(r, (options.now ?? Date.now)()));
+    return print((await call('i2c.sensors', {})) as I2cSensorsResult, (r) => formatSensors(r, (options.now ?? Date.now)(), language));
   });
 }
 
 // ---- readable output ----
 
-function seconds(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  return m < 60 ? `${m} min ${s % 60} s` : `${Math.floor(m / 60)} h ${m % 60} min`;
-}
+/** Every word the i2c command prints around the sensors' values, in both languages. */
+const WORDS = {
+  en: {
+    seconds: (s: number) => `${s} s`,
+    minutes: (m: number, s: number) => `${m} min ${s} s`,
+    hours: (h: number, m: number) => `${h} h ${m} min`,
+    notOpened: (bus: number, error: string) => `bus ${bus}: not opened: ${error}`,
+    simulatedBus: (bus: number, name: string, reason: string | undefined) =>
+      `bus ${bus}: simulated (${name})${reason === undefined ? '' : `: ${reason}`}`,
+    none: 'no I2C sensors configured (plugin.i2c.sensors)',
+    header: ['ID', 'DRIVER', 'BUS/ADDRESS', 'STATE', 'VALUES', 'LAST ERROR'],
+    state: (state: string) => state,
+    last: (values: string) => `last: ${values}`,
+    inARow: (n: number) => `${n} in a row`,
+    retry: (after: string) => `retry in ${after}`,
+    offBus: 'off the bus (it no longer answers)',
+    backOnBus: 'back on the bus',
+    simulated: (id: string, set: string[]) => `${id}: ${set.join(', ')}; the next poll reads it`,
+    scan: (r: I2cScanResult) =>
+      `bus ${r.bus} (${r.name}${r.simulated ? ', simulated' : ''}): ${r.addresses.length === 0 ? 'no device answers' : `answering ${r.addresses.join(' ')}`}`,
+    busy: (address: string, error: string) => `  ${address} busy: ${error}`,
+    configured: (sensor: string, address: string, answering: boolean) =>
+      `  ${sensor} at ${address}: ${answering ? 'answers' : 'does not answer'}`,
+  },
+  zh: {
+    seconds: (s: number) => `${s} 秒`,
+    minutes: (m: number, s: number) => `${m} 分 ${s} 秒`,
+    hours: (h: number, m: number) => `${h} 小时 ${m} 分`,
+    notOpened: (bus: number, error: string) => `总线 ${bus}：未打开：${error}`,
+    simulatedBus: (bus: number, name: string, reason: string | undefined) =>
+      `总线 ${bus}：模拟（${name}）${reason === undefined ? '' : `：${reason}`}`,
+    none: '没有配置 I2C 传感器（plugin.i2c.sensors）',
+    header: ['ID', '驱动', '总线/地址', '状态', '读数', '上次错误'],
+    state: (state: string) => (state === 'available' ? '可用' : state === 'unavailable' ? '不可用' : stateWord(state, 'zh')),
+    last: (values: string) => `上次：${values}`,
+    inARow: (n: number) => `连续 ${n} 次`,
+    retry: (after: string) => `${after}后重试`,
+    offBus: '已离开总线（不再应答）',
+    backOnBus: '已回到总线',
+    simulated: (id: string, set: string[]) => `${id}：${set.join('，')}；下次轮询生效`,
+    scan: (r: I2cScanResult) =>
+      `总线 ${r.bus}（${r.name}${r.simulated ? '，模拟' : ''}）：${r.addresses.length === 0 ? '没有设备应答' : `应答的地址 ${r.addresses.join(' ')}`}`,
+    busy: (address: string, error: string) => `  ${address} 忙：${error}`,
+    configured: (sensor: string, address: string, answering: boolean) => `  ${sensor} 在 ${address}：${answering ? '有应答' : '没有应答'}`,
+  },
+} as const;
 
-function table(rows: string[][]): string[] {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
-  return rows.map((row) =>
-    row
-      .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
-      .join('  ')
-      .trimEnd(),
-  );
+function seconds(ms: number, language: Language): string {
+  const w = WORDS[language];
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return w.seconds(s);
+  const m = Math.floor(s / 60);
+  return m < 60 ? w.minutes(m, s % 60) : w.hours(Math.floor(m / 60), m % 60);
 }
 
 /** Buses that need a word first, then one line per sensor. */
-export function formatSensors(result: I2cSensorsResult, now: number): string {
+export function formatSensors(result: I2cSensorsResult, now: number, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   const lines: string[] = [];
   for (const bus of result.buses) {
-    if (bus.error !== undefined) lines.push(`bus ${bus.bus}: not opened: ${bus.error}`);
-    else if (bus.simulated)
-      lines.push(`bus ${bus.bus}: simulated (${bus.name ?? '?'})${bus.fallback_reason === undefined ? '' : `: ${bus.fallback_reason}`}`);
+    if (bus.error !== undefined) lines.push(w.notOpened(bus.bus, bus.error));
+    else if (bus.simulated) lines.push(w.simulatedBus(bus.bus, bus.name ?? '?', bus.fallback_reason));
   }
   if (result.sensors.length === 0) {
-    lines.push('no I2C sensors configured (plugin.i2c.sensors)');
+    lines.push(w.none);
     return lines.join('\n');
   }
   if (lines.length > 0) lines.push('');
-  const rows = [['ID', 'DRIVER', 'BUS/ADDRESS', 'STATE', 'VALUES', 'LAST ERROR']];
+  const rows: string[][] = [[...w.header]];
   for (const sensor of result.sensors) {
     const values = sensor.last_reading?.values.map((v) => `${v.value} ${v.unit}`).join(', ') ?? '-';
     const stale = sensor.state !== 'available' && sensor.last_reading !== null;
@@ -181,43 +225,43 @@ export function formatSensors(result: I2cSensorsResult, now: number): string {
     // An error from before the last good reading is history, not a problem.
     if (sensor.last_error !== null && (sensor.state !== 'available' || sensor.failures > 0)) problem.push(sensor.last_error.message);
     const retry: string[] = [];
-    if (sensor.failures > 0) retry.push(`${sensor.failures} in a row`);
+    if (sensor.failures > 0) retry.push(w.inARow(sensor.failures));
     if (sensor.state === 'unavailable' && sensor.next_poll_at !== null)
-      retry.push(`retry in ${seconds(Date.parse(sensor.next_poll_at) - now)}`);
-    if (retry.length > 0) problem.push(`(${retry.join(', ')})`);
+      retry.push(w.retry(seconds(Date.parse(sensor.next_poll_at) - now, language)));
+    if (retry.length > 0) problem.push(language === 'zh' ? `（${retry.join('，')}）` : `(${retry.join(', ')})`);
     rows.push([
       sensor.id,
       sensor.driver,
       `${sensor.bus}/${sensor.address}${sensor.simulated ? ' sim' : ''}`,
-      sensor.state,
-      stale ? `last: ${values}` : values,
+      w.state(sensor.state),
+      stale ? w.last(values) : values,
       problem.join(' '),
     ]);
   }
-  lines.push(...table(rows));
+  lines.push(table(rows, ''));
   return lines.join('\n');
 }
 
 /** What was set, then the sensor's line as `i2c` shows it (the values it shows are the last poll's until the next one). */
-export function formatSimulated(command: Extract<SensorsCommand, { command: 'simulate' }>, status: I2cSensorStatus, now: number): string {
+export function formatSimulated(
+  command: Extract<SensorsCommand, { command: 'simulate' }>,
+  status: I2cSensorStatus,
+  now: number,
+  language: Language = cliLanguage(),
+): string {
+  const w = WORDS[language];
   const set = SIMULATED_QUANTITIES.filter(({ quantity }) => command.values[quantity] !== undefined).map(
     ({ quantity, unit }) => `${quantity} ${command.values[quantity]} ${unit}`,
   );
-  if (command.offline === true) set.push('off the bus (it no longer answers)');
-  if (command.offline === false) set.push('back on the bus');
-  const head = `${status.id}: ${set.join(', ')}; the next poll reads it / 下次轮询生效`;
-  return [head, '', ...formatSensors({ buses: [], sensors: [status] }, now).split('\n')].join('\n');
+  if (command.offline === true) set.push(w.offBus);
+  if (command.offline === false) set.push(w.backOnBus);
+  return [w.simulated(status.id, set), '', ...formatSensors({ buses: [], sensors: [status] }, now, language).split('\n')].join('\n');
 }
 
-export function formatScan(result: I2cScanResult): string {
-  const lines = [
-    `bus ${result.bus} (${result.name}${result.simulated ? ', simulated' : ''}): ${
-      result.addresses.length === 0 ? 'no device answers' : `answering ${result.addresses.join(' ')}`
-    }`,
-  ];
-  for (const busy of result.busy) lines.push(`  ${busy.address} busy: ${busy.error}`);
-  for (const configured of result.configured) {
-    lines.push(`  ${configured.sensor} at ${configured.address}: ${configured.answering ? 'answers' : 'does not answer'}`);
-  }
+export function formatScan(result: I2cScanResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const lines = [w.scan(result)];
+  for (const busy of result.busy) lines.push(w.busy(busy.address, busy.error));
+  for (const configured of result.configured) lines.push(w.configured(configured.sensor, configured.address, configured.answering));
   return lines.join('\n');
 }

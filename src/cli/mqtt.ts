@@ -9,6 +9,9 @@
 
 import type { MqttCredentials, MqttPublishResult, MqttStatus } from '../api/mqtt.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage, stateWord } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 
@@ -99,94 +102,195 @@ function qos(text: string): 0 | 1 | 2 {
 
 /** Runs a parsed mqtt command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
 export async function runMqtt(command: MqttCommand, options: CommandRunOptions): Promise<number> {
+  const language = runLanguage(options);
   return withDaemon(options, { plugin: 'mqtt' }, async ({ call, print }) => {
-    if (command.command === 'status') return print((await call('mqtt.status', {})) as MqttStatus, formatMqttStatus);
+    if (command.command === 'status') return print((await call('mqtt.status', {})) as MqttStatus, (r) => formatMqttStatus(r, language));
     if (command.command === 'credentials') {
       const params = command.reset === undefined ? {} : { reset: command.reset };
-      return print((await call('mqtt.credentials', params)) as MqttCredentials, formatMqttCredentials);
+      return print((await call('mqtt.credentials', params)) as MqttCredentials, (r) => formatMqttCredentials(r, language));
     }
     const params: Record<string, unknown> = { topic: command.topic, payload: command.payload, retain: command.retain };
     if (command.qos !== undefined) params.qos = command.qos;
     const answer = (await call('mqtt.publish', params)) as MqttPublishResult;
-    print(answer, formatMqttPublish);
+    print(answer, (r) => formatMqttPublish(r, language));
     return answer.delivery === 'dropped' ? EXIT_CODES.FAILURE : EXIT_CODES.OK;
   });
 }
 
 // ---- readable output ----
 
+/** Every sentence the mqtt command prints around the broker's values, in both languages. */
+const WORDS = {
+  en: {
+    anyAddress: "<this machine's address>",
+    everywhere: 'every address of this machine',
+    loopback: 'this machine only; devices elsewhere need plugin.mqtt.broker_host, e.g. 0.0.0.0',
+    thisAddress: 'this address',
+    newPassword: (user: string, n: number) =>
+      `new password made for ${user}; the old one no longer works (${n} client(s) using it were disconnected)`,
+    broker: (server: string, tls: boolean, where: string) => `embedded broker: ${server} (${tls ? 'TLS, ' : ''}${where})`,
+    plain: (port: number) => `plain MQTT:      mqtt://127.0.0.1:${port} (this machine only)`,
+    user: (u: string) => `user name: ${u}`,
+    password: (p: string) => `password:  ${p}`,
+    also: (u: string) => `also:      ${u} (plugin.mqtt.broker_username; its password is in the configuration)`,
+    anonymous: 'WARNING:   clients without a login are let in too (plugin.mqtt.broker_allow_anonymous)',
+    homeAssistant: (host: string, port: number | null, tls: boolean) =>
+      `Home Assistant: Settings > Devices & services > Add integration > MQTT: broker ${host}, port ${port}, this user name and password${tls ? ', advanced options: TLS with the CA of the broker certificate' : ''}`,
+    caFile: '<the CA file>',
+    kept: (file: string, made: string, changed: string | null) =>
+      `kept in ${file} (mode 0600), made ${made}${changed === null ? '' : `, changed ${changed}`}`,
+    what: (a: MqttPublishResult) => `QoS ${a.qos}${a.retain ? ', retained' : ''}, ${a.bytes} byte(s)`,
+    sent: (topic: string, what: string) => `published to ${topic} (${what})`,
+    queued: (topic: string, what: string) => `kept for ${topic} (${what}): the broker is not connected; it is sent when the broker is back`,
+    dropped: (topic: string, what: string) =>
+      `dropped ${topic} (${what}): the broker is not connected and QoS 0 messages are not kept (use --qos 1)`,
+    off: 'MQTT off: no broker configured (set plugin.mqtt.url, or plugin.mqtt.broker_enabled, and restart)',
+    resumed: ', session resumed',
+    since: (at: string) => ` since ${at}`,
+    connected: (url: string, client: string, since: string, session: string) => `connected to ${url} as ${client}${since}${session}`,
+    nextAttempt: (s: number) => `; next attempt in ${s} s`,
+    notConnected: (url: string, state: string, since: string, next: string) => `NOT connected to ${url} (${state}${since})${next}`,
+    failed: (n: number, error: string | null) => `  ${n} failed attempt(s)${error === null ? '' : `; last error: ${error}`}`,
+    node: (s: MqttStatus) => `node ${s.node_id}, topics under ${s.base_topic}/, ${s.reconnects} reconnect(s)`,
+    notDurable: (problem: string) => `; NOT DURABLE: ${problem}`,
+    outboxDropped: (n: number) => `, ${n} dropped (full)`,
+    outbox: (messages: number, max: number, dropped: string, problem: string) =>
+      `outbox: ${messages} waiting (max ${max})${dropped}${problem}`,
+    counter: (key: string, n: number) => `${key.replace('_', ' ')} ${n}`,
+    messages: (counts: string) => `messages: ${counts}`,
+    subscriptions: (list: string) => `subscriptions: ${list}`,
+    features: (list: string) => `features: ${list}`,
+    none: 'none',
+    separator: ', ',
+    anonymousAllowed: ', ANONYMOUS CLIENTS ALLOWED',
+    loginRequired: ', login required',
+    running: 'running',
+    clients: (n: number) => `, ${n} client(s)`,
+    embedded: (url: string, clients: string, login: string) => `embedded broker: ${url}${clients}${login}`,
+  },
+  zh: {
+    anyAddress: '<本机地址>',
+    everywhere: '本机的所有地址',
+    loopback: '仅限本机；其他设备需要设置 plugin.mqtt.broker_host，例如 0.0.0.0',
+    thisAddress: '此地址',
+    newPassword: (user: string, n: number) => `已为 ${user} 生成新密码；旧密码不再可用（使用它的 ${n} 个客户端已断开）`,
+    broker: (server: string, tls: boolean, where: string) => `内置代理：${server}（${tls ? 'TLS，' : ''}${where}）`,
+    plain: (port: number) => `明文 MQTT：mqtt://127.0.0.1:${port}（仅限本机）`,
+    user: (u: string) => `用户名：${u}`,
+    password: (p: string) => `密码：  ${p}`,
+    also: (u: string) => `另有：  ${u}（plugin.mqtt.broker_username；其密码在配置里）`,
+    anonymous: '警告：  没有登录的客户端也会被放行（plugin.mqtt.broker_allow_anonymous）',
+    homeAssistant: (host: string, port: number | null, tls: boolean) =>
+      `Home Assistant：设置 > 设备与服务 > 添加集成 > MQTT：代理 ${host}，端口 ${port}，使用此用户名和密码${tls ? '，高级选项：TLS，使用代理证书的 CA' : ''}`,
+    caFile: '<CA 文件>',
+    kept: (file: string, made: string, changed: string | null) =>
+      `保存在 ${file}（权限 0600），创建于 ${made}${changed === null ? '' : `，修改于 ${changed}`}`,
+    what: (a: MqttPublishResult) => `QoS ${a.qos}${a.retain ? '，保留' : ''}，${a.bytes} 字节`,
+    sent: (topic: string, what: string) => `已发布到 ${topic}（${what}）`,
+    queued: (topic: string, what: string) => `已为 ${topic} 暂存（${what}）：代理未连接；恢复连接后发送`,
+    dropped: (topic: string, what: string) => `已丢弃 ${topic}（${what}）：代理未连接，QoS 0 的消息不暂存（请用 --qos 1）`,
+    off: 'MQTT 未启用：没有配置代理（设置 plugin.mqtt.url 或 plugin.mqtt.broker_enabled 后重启）',
+    resumed: '，会话已恢复',
+    since: (at: string) => `，自 ${at} 起`,
+    connected: (url: string, client: string, since: string, session: string) => `已以 ${client} 连接到 ${url}${since}${session}`,
+    nextAttempt: (s: number) => `；${s} 秒后再试`,
+    notConnected: (url: string, state: string, since: string, next: string) => `未连接到 ${url}（${state}${since}）${next}`,
+    failed: (n: number, error: string | null) => `  失败 ${n} 次${error === null ? '' : `；上次错误：${error}`}`,
+    node: (s: MqttStatus) => `节点 ${s.node_id}，主题位于 ${s.base_topic}/ 下，重连 ${s.reconnects} 次`,
+    notDurable: (problem: string) => `；不持久：${problem}`,
+    outboxDropped: (n: number) => `，丢弃 ${n} 条（已满）`,
+    outbox: (messages: number, max: number, dropped: string, problem: string) =>
+      `待发队列：${messages} 条等待（上限 ${max}）${dropped}${problem}`,
+    counter: (key: string, n: number) => `${MQTT_COUNTERS_ZH[key] ?? key} ${n}`,
+    messages: (counts: string) => `消息：${counts}`,
+    subscriptions: (list: string) => `订阅：${list}`,
+    features: (list: string) => `功能：${list}`,
+    none: '无',
+    separator: '，',
+    anonymousAllowed: '，允许匿名客户端',
+    loginRequired: '，需要登录',
+    running: '运行中',
+    clients: (n: number) => `，${n} 个客户端`,
+    embedded: (url: string, clients: string, login: string) => `内置代理：${url}${clients}${login}`,
+  },
+} as const;
+
+const MQTT_COUNTERS_ZH: Record<string, string> = {
+  received: '收到',
+  published: '发布',
+  duplicates: '重复',
+  oversized: '超大',
+  malformed: '格式错误',
+  rate_limited: '限流',
+  dropped: '丢弃',
+};
+
 /** The devices' login, and where Home Assistant and Zigbee2MQTT put it. */
-export function formatMqttCredentials(a: MqttCredentials): string {
+export function formatMqttCredentials(a: MqttCredentials, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   const everywhere = a.host === '0.0.0.0' || a.host === '::';
   const loopback = a.host === 'localhost' || a.host.startsWith('127.') || a.host === '::1';
-  const host = everywhere ? "<this machine's address>" : a.host;
-  const where = everywhere
-    ? 'every address of this machine'
-    : loopback
-      ? 'this machine only; devices elsewhere need plugin.mqtt.broker_host, e.g. 0.0.0.0'
-      : 'this address';
+  const host = everywhere ? w.anyAddress : a.host;
+  const where = everywhere ? w.everywhere : loopback ? w.loopback : w.thisAddress;
   const shown = host.includes(':') ? `[${host}]` : host;
   const tls = a.tls_port !== null;
   const server = tls ? `mqtts://${shown}:${a.tls_port}` : `mqtt://${shown}:${a.port}`;
   const port = tls ? a.tls_port : a.port;
   return [
-    ...(a.disconnected === undefined
-      ? []
-      : [`new password made for ${a.username}; the old one no longer works (${a.disconnected} client(s) using it were disconnected)`]),
-    `embedded broker: ${server} (${tls ? 'TLS, ' : ''}${where})`,
-    ...(tls ? [`plain MQTT:      mqtt://127.0.0.1:${a.port} (this machine only)`] : []),
-    `user name: ${a.username}`,
-    `password:  ${a.password}`,
-    ...(a.extra_username === null
-      ? []
-      : [`also:      ${a.extra_username} (plugin.mqtt.broker_username; its password is in the configuration)`]),
-    ...(a.anonymous_allowed ? ['WARNING:   clients without a login are let in too (plugin.mqtt.broker_allow_anonymous)'] : []),
-    `Home Assistant: Settings > Devices & services > Add integration > MQTT: broker ${host}, port ${port}, this user name and password${tls ? ', advanced options: TLS with the CA of the broker certificate' : ''}`,
-    `Zigbee2MQTT (configuration.yaml): mqtt: { server: "${server}", user: ${a.username}, password: "${a.password}"${tls ? ', ca: <the CA file>' : ''} }`,
-    `kept in ${a.file} (mode 0600), made ${a.created_at}${a.updated_at === a.created_at ? '' : `, changed ${a.updated_at}`}`,
+    ...(a.disconnected === undefined ? [] : [w.newPassword(a.username, a.disconnected)]),
+    w.broker(server, tls, where),
+    ...(tls ? [w.plain(a.port)] : []),
+    w.user(a.username),
+    w.password(a.password),
+    ...(a.extra_username === null ? [] : [w.also(a.extra_username)]),
+    ...(a.anonymous_allowed ? [w.anonymous] : []),
+    w.homeAssistant(host, port, tls),
+    `Zigbee2MQTT (configuration.yaml): mqtt: { server: "${server}", user: ${a.username}, password: "${a.password}"${tls ? `, ca: ${w.caFile}` : ''} }`,
+    w.kept(a.file, a.created_at, a.updated_at === a.created_at ? null : a.updated_at),
   ].join('\n');
 }
 
-export function formatMqttPublish(a: MqttPublishResult): string {
-  const what = `QoS ${a.qos}${a.retain ? ', retained' : ''}, ${a.bytes} byte(s)`;
+export function formatMqttPublish(a: MqttPublishResult, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const what = w.what(a);
   switch (a.delivery) {
     case 'sent':
-      return `published to ${a.topic} (${what})`;
+      return w.sent(a.topic, what);
     case 'queued':
-      return `kept for ${a.topic} (${what}): the broker is not connected; it is sent when the broker is back`;
+      return w.queued(a.topic, what);
     case 'dropped':
-      return `dropped ${a.topic} (${what}): the broker is not connected and QoS 0 messages are not kept (use --qos 1)`;
+      return w.dropped(a.topic, what);
   }
 }
 
 /** A few lines: the link, then the numbers. */
-export function formatMqttStatus(s: MqttStatus): string {
-  if (s.state === 'off') return 'MQTT off: no broker configured (set plugin.mqtt.url, or plugin.mqtt.broker_enabled, and restart)';
+export function formatMqttStatus(s: MqttStatus, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (s.state === 'off') return w.off;
   const lines: string[] = [];
+  const since = s.since === null ? '' : w.since(s.since);
   if (s.connected) {
-    const session = s.session_present === true ? ', session resumed' : '';
-    lines.push(`connected to ${s.url} as ${s.client_id}${s.since === null ? '' : ` since ${s.since}`}${session}`);
+    lines.push(w.connected(s.url, s.client_id, since, s.session_present === true ? w.resumed : ''));
   } else {
-    const next = s.next_attempt_in_ms === null ? '' : `; next attempt in ${Math.ceil(s.next_attempt_in_ms / 1000)} s`;
-    lines.push(`NOT connected to ${s.url} (${s.state}${s.since === null ? '' : ` since ${s.since}`})${next}`);
-    lines.push(`  ${s.failed_attempts} failed attempt(s)${s.last_error === null ? '' : `; last error: ${s.last_error}`}`);
+    const next = s.next_attempt_in_ms === null ? '' : w.nextAttempt(Math.ceil(s.next_attempt_in_ms / 1000));
+    lines.push(w.notConnected(s.url, stateWord(s.state, language), since, next));
+    lines.push(w.failed(s.failed_attempts, s.last_error));
   }
-  lines.push(`node ${s.node_id}, topics under ${s.base_topic}/, ${s.reconnects} reconnect(s)`);
+  lines.push(w.node(s));
   if (s.outbox !== null) {
-    const problem = s.outbox.problem === null ? '' : `; NOT DURABLE: ${s.outbox.problem}`;
-    const dropped = s.outbox.dropped > 0 ? `, ${s.outbox.dropped} dropped (full)` : '';
-    lines.push(`outbox: ${s.outbox.messages} waiting (max ${s.outbox.max})${dropped}${problem}`);
+    const problem = s.outbox.problem === null ? '' : w.notDurable(s.outbox.problem);
+    const dropped = s.outbox.dropped > 0 ? w.outboxDropped(s.outbox.dropped) : '';
+    lines.push(w.outbox(s.outbox.messages, s.outbox.max, dropped, problem));
   }
   const c = s.counters;
   const shown = ['received', 'published', 'duplicates', 'oversized', 'malformed', 'rate_limited', 'dropped'] as const;
-  const counts = shown.map((key) => `${key.replace('_', ' ')} ${c[key]}`).join(', ');
-  lines.push(`messages: ${counts}`);
-  lines.push(`subscriptions: ${s.subscriptions.length === 0 ? 'none' : s.subscriptions.join(', ')}`);
-  lines.push(`features: ${s.features.length === 0 ? 'none' : s.features.map((f) => f.name).join(', ')}`);
+  lines.push(w.messages(shown.map((key) => w.counter(key, c[key])).join(w.separator)));
+  lines.push(w.subscriptions(s.subscriptions.length === 0 ? w.none : s.subscriptions.join(', ')));
+  lines.push(w.features(s.features.length === 0 ? w.none : s.features.map((f) => f.name).join(', ')));
   if (s.broker !== null && typeof s.broker === 'object') {
     const b = s.broker as { url?: unknown; clients?: unknown; login?: unknown };
-    const login = b.login === 'anonymous allowed' ? ', ANONYMOUS CLIENTS ALLOWED' : b.login === 'required' ? ', login required' : '';
-    lines.push(`embedded broker: ${String(b.url ?? 'running')}${typeof b.clients === 'number' ? `, ${b.clients} client(s)` : ''}${login}`);
+    const login = b.login === 'anonymous allowed' ? w.anonymousAllowed : b.login === 'required' ? w.loginRequired : '';
+    lines.push(w.embedded(String(b.url ?? w.running), typeof b.clients === 'number' ? w.clients(b.clients) : '', login));
   }
   return lines.join('\n');
 }

@@ -104,6 +104,20 @@ t.test('formatGpioPins aligns the pins under the back end and its reason', async
     ].join('\n'),
   );
   t.match(formatGpioPins({ backend, pins: [] }), /no pins configured \(plugin\.gpio\.pins/);
+  t.equal(
+    formatGpioPins({ backend, pins: [LINE, doorbell, garage] }, 'zh')
+      .split('\n')
+      .slice(3)
+      .join('\n'),
+    [
+      '引脚           BCM     方向  实体                  电平',
+      'kitchen_light  GPIO17  输出  switch.kitchen_light  1 (on)   自 2025-01-01T00:00:00.000Z 起开启',
+      'doorbell       GPIO27  输入  button.doorbell       0 (off)  低电平有效，错误 edge monitor died',
+      'garage         GPIO5   输出  switch.garage         未知     脉冲 500 毫秒',
+    ].join('\n'),
+    'in Chinese, the columns still line up',
+  );
+  t.match(formatGpioPins({ backend, pins: [] }, 'zh'), /^后端：simulated: .*\n没有配置引脚（plugin\.gpio\.pins/s);
 });
 
 interface Served {

@@ -157,6 +157,20 @@ t.test('formatSensors: buses that need a word, then one aligned line per sensor'
     ].join('\n'),
   );
   t.equal(formatSensors({ buses: [], sensors: [] }, NOW), 'no I2C sensors configured (plugin.i2c.sensors)');
+  t.equal(
+    formatSensors(RESULT, NOW, 'zh'),
+    [
+      '总线 1：模拟（sim-1）：I2C bus i2c-1: /dev/i2c-1 does not exist',
+      '总线 3：未打开：HA_ERR_I2C_UNAVAILABLE: I2C bus i2c-3: /dev/i2c-3 does not exist',
+      '',
+      'ID                   驱动    总线/地址   状态    读数                           上次错误',
+      'living_room_climate  bme280  1/0x76 sim  可用    21.53 °C, 45.2 %, 1013.25 hPa',
+      'kitchen_climate      sht3x   1/0x44 sim  不可用  上次：19.5 °C                  HA_ERR_I2C_NACK: I2C device 0x44 on sim-1 did not answer （连续 4 次，40 秒后重试）',
+      'cellar               aht20   3/0x38      不可用  -                              HA_ERR_I2C_UNAVAILABLE: I2C bus i2c-3: /dev/i2c-3 does not exist',
+    ].join('\n'),
+    'in Chinese, the columns still line up',
+  );
+  t.equal(formatSensors({ buses: [], sensors: [] }, NOW, 'zh'), '没有配置 I2C 传感器（plugin.i2c.sensors）');
 });
 
 t.test('formatScan', async (t) => {
@@ -183,6 +197,15 @@ t.test('formatScan', async (t) => {
   t.equal(
     formatScan({ ...scan, simulated: true, name: 'sim-1', addresses: [], busy: [], configured: [] }),
     'bus 1 (sim-1, simulated): no device answers',
+  );
+  t.equal(
+    formatScan(scan, 'zh'),
+    [
+      '总线 1（i2c-1）：应答的地址 0x23 0x76',
+      '  0x50 忙：claimed by a kernel driver',
+      '  living_room_climate 在 0x76：有应答',
+      '  kitchen_climate 在 0x44：没有应答',
+    ].join('\n'),
   );
 });
 
@@ -237,7 +260,7 @@ t.test('runSensors simulate sends only what was given and prints what was set wi
   const set = { command: 'simulate', sensor: 'living_room_climate', values: { temperature: 26.5, pressure: 1000 } } as const;
   t.equal(await run(set), EXIT_CODES.OK);
   t.equal(out, `${formatSimulated(set, living, NOW)}\n`);
-  t.match(out, /^living_room_climate: temperature 26.5 °C, pressure 1000 hPa; the next poll reads it \/ 下次轮询生效\n\nID /);
+  t.match(out, /^living_room_climate: temperature 26.5 °C, pressure 1000 hPa; the next poll reads it\n\nID /);
   t.match(out, /\nliving_room_climate {2}bme280 {2}1\/0x76 sim {3}available/);
   out = '';
   await run({ command: 'simulate', sensor: 'living_room_climate', values: {}, offline: true }, true);

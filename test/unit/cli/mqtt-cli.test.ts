@@ -131,6 +131,33 @@ const CREDENTIALS: MqttCredentials = {
   updated_at: '2025-01-01T00:00:00.000Z',
 };
 
+t.test('mqtt in Chinese: the link, the numbers, a publish and the login', async (t) => {
+  t.equal(
+    formatMqttStatus(STATUS, 'zh'),
+    [
+      '已以 homeagent-kitchen 连接到 mqtt://ha:***@broker.local:1883，自 2025-01-01T00:00:00.000Z 起，会话已恢复',
+      '节点 kitchen，主题位于 homeagent/ 下，重连 2 次',
+      '待发队列：0 条等待（上限 10000）',
+      '消息：收到 10，发布 4，重复 1，超大 0，格式错误 0，限流 3，丢弃 0',
+      '订阅：zigbee2mqtt/#, homeagent/+/set',
+      '功能：inbound',
+    ].join('\n'),
+  );
+  t.match(formatMqttStatus({ ...STATUS, state: 'off' }, 'zh'), /^MQTT 未启用：没有配置代理/);
+  t.equal(
+    formatMqttPublish({ topic: 'a/b', qos: 1, retain: true, bytes: 2, delivery: 'sent' }, 'zh'),
+    '已发布到 a/b（QoS 1，保留，2 字节）',
+  );
+  t.match(
+    formatMqttPublish({ topic: 'a/b', qos: 0, retain: false, bytes: 2, delivery: 'dropped' }, 'zh'),
+    /QoS 0 的消息不暂存（请用 --qos 1）$/,
+  );
+  const login = formatMqttCredentials(CREDENTIALS, 'zh');
+  t.match(login, /^内置代理：mqtt:\/\/<本机地址>:1883（本机的所有地址）\n用户名：devices\n/);
+  t.match(login, '\n保存在 /var/lib/homeagent/plugin-data/mqtt/broker-credentials.json（权限 0600），创建于 2025-01-01T00:00:00.000Z');
+  t.notMatch(login, /user name|kept in/);
+});
+
 t.test('formatMqttCredentials: the login, where it reaches, and where Home Assistant and Zigbee2MQTT take it', async (t) => {
   t.equal(
     formatMqttCredentials(CREDENTIALS),
