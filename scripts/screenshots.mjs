@@ -197,7 +197,7 @@ try {
       // Home with the lounge temperature's chart: the week (statistics) on a laptop, the day on a phone.
       await p.goto(`${home.url}#/home`);
       await p.locator('li[data-entity="switch.hall_relay"][data-state=on]').waitFor();
-      await p.locator('li[data-entity="sensor.lounge_temperature"] button').click();
+      await p.locator('li[data-entity="sensor.lounge_temperature"] button.value').click();
       await p.locator('[data-testid=history-chart][data-source=raw] canvas').waitFor();
       if (form === 'desktop') {
         await p.locator('button[data-span=week]').click();

@@ -135,7 +135,7 @@ t.test('the page on a 375 px phone, in English and Chinese', { skip: skip ?? fal
             await open(page, home, view);
             if (view === 'memory/Alice') await openEverything(page);
             if (view === 'home') {
-              await page.locator('li[data-entity="sensor.lounge_temperature"] button').click();
+              await page.locator('li[data-entity="sensor.lounge_temperature"] button.value').click();
               await page.locator('[data-testid=history-chart] canvas').waitFor();
             }
             const o = await overflow(page);
@@ -176,7 +176,7 @@ t.test('the page on a 375 px phone, in English and Chinese', { skip: skip ?? fal
       await t.test('the chart: a day of every report, a week of statistics, in the page language', async (t) => {
         await step(t, page, `${language.locale}-chart`, async () => {
           await open(page, home, 'home');
-          await page.locator('li[data-entity="sensor.lounge_temperature"] button').click();
+          await page.locator('li[data-entity="sensor.lounge_temperature"] button.value').click();
           const chart = page.locator('[data-testid=history-chart]');
           await chart.and(page.locator('[data-source=raw]')).locator('canvas').waitFor();
           t.pass('24 hours: every report');
