@@ -120,6 +120,34 @@ t.test('the web page in a browser', { skip: skip ?? false }, async (t) => {
     });
   });
 
+  await t.test('the owner renames the relay, takes it out of its area and gives it an alias in its edit dialog', async (t) => {
+    await step(t, page, 'entity-edit', async () => {
+      const before = (await home.api<{ entity: Entity & { name: string; aliases: string[] } }>('GET', `/entities/${RELAY_ENTITY}`)).entity;
+      await page
+        .locator(`li[data-entity="${RELAY_ENTITY}"]`)
+        .getByRole('button', { name: /^Edit / })
+        .click();
+      const dialog = page.getByRole('dialog');
+      await dialog.locator('input[name=name]').fill('Porch relay');
+      await dialog.locator('select[name=area]').selectOption({ label: 'No area' });
+      await dialog.locator('textarea[name=aliases]').fill('门廊灯');
+      await dialog.getByRole('button', { name: 'Save' }).click();
+      await page.locator(`li[data-entity="${RELAY_ENTITY}"]`, { hasText: 'Porch relay' }).waitFor();
+      const row = page.locator(`li[data-entity="${RELAY_ENTITY}"]`);
+      t.match(await page.locator('.area', { has: row }).locator('h2').textContent(), 'Other', 'listed without an area now');
+      const { entity } = await home.api<{ entity: Entity & { aliases: string[]; area: string | null } }>(
+        'GET',
+        `/entities/${RELAY_ENTITY}`,
+      );
+      t.match(entity, { name: 'Porch relay', area: null, aliases: ['门廊灯'] }, 'stored as the owner set it');
+      // Back to what the driver registered, for the steps after this one.
+      await home.api('PATCH', `/entities/${RELAY_ENTITY}`, { name: null, reset_area: true, aliases: before.aliases });
+      // A rename made elsewhere shows after a refresh (the event stream carries states, not names).
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await page.locator(`li[data-entity="${RELAY_ENTITY}"]`, { hasText: before.name }).waitFor();
+    });
+  });
+
   await t.test('the knowledge tree scopes a search; the reset goes back to the whole library', async (t) => {
     await step(t, page, 'knowledge', async () => {
       await page.getByRole('link', { name: 'Knowledge' }).click();
