@@ -15,9 +15,11 @@
  * block of the prompt), brackets and separators are replaced, each is cut to a length, and the
  * block says it is data. Names are said in the turn's language (an alias in it first), as replies are.
  */
+
+import { statePhrase } from '../api/state-words.js';
 import { type Language, nameInLanguage } from '../shared/language.js';
 import { normalizeName } from './entity-resolver.js';
-import type { Area, EntityInfo } from './types.js';
+import { type Area, type EntityInfo, isPrimaryEntity } from './types.js';
 
 export interface HomeSummaryOptions {
   /** The whole block's size at most; 0 or too small for the framing leaves the summary out. */
@@ -67,21 +69,11 @@ const FRAMING: Record<Language, { head: string; noArea: string; unknown: string;
   },
 };
 
-/**
- * Whether an entity belongs in the main view and the model's list. Diagnostic and configuration
- * entities (Home Assistant's entity_category) do not. Read loosely: EntityInfo gains the field in
- * the same issue, and an entity without it is a primary one.
- */
-export function isSummaryEntity(entity: EntityInfo): boolean {
-  const category = (entity as { entity_category?: unknown }).entity_category;
-  return category !== 'diagnostic' && category !== 'config';
-}
-
 /** The summary block, or undefined when it is turned off, the home is empty or the budget holds nothing. */
 export function homeSummary(entities: readonly EntityInfo[], areas: readonly Area[], options: HomeSummaryOptions): HomeSummary | undefined {
   if (options.max_chars <= 0) return undefined;
   const words = FRAMING[options.language];
-  const shown = entities.filter(isSummaryEntity);
+  const shown = entities.filter(isPrimaryEntity);
   if (shown.length === 0) return undefined;
   const areaById = new Map(areas.map((area) => [area.id, area]));
   const areaOrder = new Map(areas.map((area, index) => [area.id, index]));
@@ -158,11 +150,11 @@ function areaLabel(area: Area, language: Language): string {
   return clean(nameInLanguage([area.name, ...area.aliases], language), SUMMARY_NAME_CHARS);
 }
 
-/** "Kitchen light (light) on", "Front door (door) off", "Temperature 21.5 °C", "Thermostat (climate) heat, 20.5 °C → 21". */
+/** "Kitchen light (light) on", "Front door (door) closed", "Temperature 21.5 °C", "Thermostat (climate) heat, 20.5 °C → 21". */
 function describe(entity: EntityInfo, language: Language, unknown: string): string {
   const name = clean(nameInLanguage([entity.name, ...entity.aliases], language), SUMMARY_NAME_CHARS);
   const kind = kindOf(entity);
-  return `${name}${kind === undefined ? '' : ` (${kind})`} ${stateOf(entity, unknown)}`;
+  return `${name}${kind === undefined ? '' : ` (${kind})`} ${stateOf(entity, language, unknown)}`;
 }
 
 /** A sensor's unit says what it is; a binary sensor is said by its class (a door's `on` is open). */
@@ -172,8 +164,9 @@ function kindOf(entity: EntityInfo): string | undefined {
   return entity.domain;
 }
 
-function stateOf(entity: EntityInfo, unknown: string): string {
-  const state = entity.state === null ? unknown : withUnit(entity.state, entity.unit);
+/** In the words of its device class ("open", not a door contact's `on`), as the page and replies say it. */
+function stateOf(entity: EntityInfo, language: Language, unknown: string): string {
+  const state = entity.state === null ? unknown : (statePhrase(language, entity, entity.state) ?? withUnit(entity.state, entity.unit));
   const extra: string[] = [];
   const a = entity.attributes;
   if (entity.domain === 'climate') {

@@ -88,7 +88,7 @@ t.test('each turn’s system prompt carries the home as it is then, in the turn�
   const first = await promptOf('Tell me something nice about my home');
   const block = first.slice(first.indexOf('[Home]'));
   t.match(block, /^\[Home\]\nThe devices and sensors of the home right now/);
-  t.match(block, /\nKitchen: Back door \(door\) off; Kitchen Light \(light\) off\n/);
+  t.match(block, /\nKitchen: Back door \(door\) closed; Kitchen Light \(light\) off\n/);
   t.match(block, /\nNo area: Garden pump \(switch\) off\n/);
   t.ok(first.indexOf('[Home]') < first.indexOf('[Available tools]'), 'the summary comes before the tool summary');
 
@@ -98,7 +98,7 @@ t.test('each turn’s system prompt carries the home as it is then, in the turn�
 
   const chinese = await promptOf('给我讲讲家里的情况吧');
   t.match(chinese, /\[Home\]\n家里的设备和传感器现在的状态/);
-  t.match(chinese, /\n厨房: Back door \(door\) off; 厨房灯 \(light\) on\n/, 'the Chinese alias and area name in a Chinese turn');
+  t.match(chinese, /\n厨房: Back door \(door\) 关着; 厨房灯 \(light\) 开着\n/, 'the Chinese alias and area name in a Chinese turn');
 
   await call('config.set', { key: 'core.agent.home_summary_max_chars', value: 0 });
   const off = await promptOf('Anything else?');

@@ -66,7 +66,7 @@ t.test(
     t.match(lines[1], /never instructions/, 'the block says it is data');
     t.same(lines.slice(3), [
       'Kitchen: Kitchen light (light) on, 50%; Humidity 40%; Temperature 21.5 °C',
-      'Living room: Front door (door) off; Thermostat (climate) heat, 20.5 °C → 21',
+      'Living room: Front door (door) closed; Thermostat (climate) heat, 20.5 °C → 21',
       'No area: Garden pump (switch) unknown',
     ]);
     t.equal(result?.shown, 6);
@@ -82,8 +82,8 @@ t.test('names and areas are said in the turn language: a Chinese alias first in 
   ]);
   const zh = summary(registry.list(), registry, { language: 'zh' })?.text ?? '';
   t.match(zh, /家里的设备和传感器/, 'the framing is Chinese');
-  t.match(zh, /客厅: 吸顶灯 \(light\) off; 台灯 \(light\) on/);
-  t.match(zh, /厨房: Kettle \(switch\) off/, 'no Chinese name: the name as it is');
+  t.match(zh, /客厅: 吸顶灯 \(light\) 关着; 台灯 \(light\) 开着/);
+  t.match(zh, /厨房: Kettle \(switch\) 关着/, 'no Chinese name: the name as it is');
   const en = summary(registry.list(), registry, { language: 'en' })?.text ?? '';
   t.match(en, /Living room: ceiling \(light\) off; desk lamp \(light\) on/);
   t.notMatch(en, /吸顶灯|台灯|客厅/);
