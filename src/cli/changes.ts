@@ -5,7 +5,10 @@
  * supervisor does the same on its own when HomeAgent turns unhealthy during a trial.
  */
 import type { ChangeDiff, ChangeSet, ChangeStatus, ChangeSummary, TrackerStatus } from '../api/changes.js';
+import type { Language } from '../shared/language.js';
 import { localTime } from './automations.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 import { table } from './format.js';
@@ -96,6 +99,7 @@ function wholeNumber(text: string, what: string, max: number): number {
 
 /** Runs a parsed command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them, exit 1). */
 export async function runChanges(command: ChangesCommand, options: CommandRunOptions): Promise<number> {
+  const language = runLanguage(options);
   return withDaemon(options, undefined, async ({ call, print }) => {
     switch (command.command) {
       case 'list': {
@@ -105,16 +109,18 @@ export async function runChanges(command: ChangesCommand, options: CommandRunOpt
         };
         const status = (await call('changes.status', {})) as TrackerStatus;
         const changes = (await call('changes.list', params)) as ChangeSummary[];
-        return print({ status, changes }, (r) => formatChangeList(r.status, r.changes, command.status));
+        return print({ status, changes }, (r) => formatChangeList(r.status, r.changes, command.status, language));
       }
       case 'show':
-        return print((await call('changes.show', { id: command.id })) as ChangeSet, formatChangeSet);
+        return print((await call('changes.show', { id: command.id })) as ChangeSet, (c) => formatChangeSet(c, language));
       case 'diff':
-        return print((await call('changes.diff', { id: command.id })) as ChangeDiff, formatChangeDiff);
+        return print((await call('changes.diff', { id: command.id })) as ChangeDiff, (d) => formatChangeDiff(d, language));
       case 'rollback':
-        return print((await call('changes.rollback', { id: command.id })) as ChangeSet[], (sets) => formatRollback(command.id, sets));
+        return print((await call('changes.rollback', { id: command.id })) as ChangeSet[], (sets) =>
+          formatRollback(command.id, sets, language),
+        );
       case 'commit':
-        return print((await call('changes.commit', { id: command.id })) as ChangeSet[], (sets) => formatCommit(command.id, sets));
+        return print((await call('changes.commit', { id: command.id })) as ChangeSet[], (sets) => formatCommit(command.id, sets, language));
     }
   });
 }
@@ -129,61 +135,152 @@ const when = (iso: string | null): string => {
 
 const ids = (sets: ReadonlyArray<{ id: number }>): string => sets.map((s) => s.id).join(', ');
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
-const listOf = (names: readonly string[]): string => (names.length === 0 ? '(none)' : names.join(', '));
+
+/** Every sentence the changes command prints around the tracker's records, in both languages. */
+const WORDS = {
+  en: {
+    none: '(none)',
+    list: (names: readonly string[]) => names.join(', '),
+    off: 'change tracker: off (core.tracker.backend: off); plugin changes are neither recorded nor rolled back',
+    tracker: (s: TrackerStatus) =>
+      `change tracker: ${s.backend} on ${s.root}, ${plural(s.pending_files, 'file')} differing from the last good state`,
+    noTrial: 'no trial under way',
+    trial: (since: string, ids: number[], plugins: string) =>
+      `trial since ${since}: ${ids.length === 1 ? 'change' : 'changes'} ${ids.join(', ')}; plugins ${plugins}`,
+    failedToStart: (plugin: string, error: string) => `  ${plugin} failed to start: ${error}`,
+    noSets: 'no change sets recorded',
+    noSetsWith: (status: string) => `no change sets with status ${status}`,
+    header: ['ID', 'STATUS', 'WHEN', 'ACTOR', 'TOOL', 'PLUGINS', 'FILES'],
+    status: (status: string) => status,
+    onTrial: 'on trial: not yet part of the last good state',
+    committed: 'committed',
+    rolledBack: 'rolled back',
+    by: (who: string) => `by ${who}`,
+    reason: (reason: string) => `: ${reason}`,
+    change: (id: number, status: string) => `change ${id}: ${status}`,
+    through: (actor: string, tool: string, channel: string | null) =>
+      `  by ${actor} through ${tool}${channel === null ? '' : ` (channel ${channel})`}`,
+    times: (started: string, finished: string) => `  started ${started}, finished ${finished}`,
+    plugins: (plugins: string) => `  plugins ${plugins}`,
+    reverts: (id: number) => `  reverts change ${id}`,
+    noFiles: 'no files',
+    files: (n: number) => `${plural(n, 'file')}:`,
+    kept: (kept: boolean) => (kept ? 'kept' : 'not kept'),
+    noDiff: (id: number) => `change ${id} has no differences to show`,
+    nothingRolledBack: (id: number) => `change ${id}: nothing was rolled back`,
+    reverted: (id: number, first: ChangeSet, plugins: string) =>
+      `change ${id} was already committed, so change ${first.id} was made to revert it (${plural(first.files.length, 'file')}, plugins ${plugins}); it is on trial like any change.`,
+    rolledBackTogether: (id: number, others: readonly ChangeSet[], files: number, plugins: string) =>
+      [
+        `rolled back change ${id}${others.length === 0 ? '' : ` together with ${others.length === 1 ? 'change' : 'changes'} ${ids(others)} on trial with it`}: ${plural(files, 'file')} restored to the last good state.`,
+        `Plugins reloaded: ${plugins}.`,
+      ].join(' '),
+    nothingCommitted: (id: number) => `change ${id}: nothing was committed`,
+    committedSets: (sets: readonly ChangeSet[], plugins: string) =>
+      `committed ${sets.length === 1 ? 'change' : 'changes'} ${ids(sets)}: plugins ${plugins} are now part of the last good state.`,
+  },
+  zh: {
+    none: '（无）',
+    list: (names: readonly string[]) => names.join('、'),
+    off: '改动追踪：关闭（core.tracker.backend: off）；插件的改动既不记录也不能回滚',
+    tracker: (s: TrackerStatus) => `改动追踪：${s.backend}，位于 ${s.root}，${s.pending_files} 个文件与上一个正常状态不同`,
+    noTrial: '没有正在试运行的改动',
+    trial: (since: string, ids: number[], plugins: string) => `试运行自 ${since} 起：改动 ${ids.join(', ')}；插件 ${plugins}`,
+    failedToStart: (plugin: string, error: string) => `  ${plugin} 启动失败：${error}`,
+    noSets: '没有记录到改动',
+    noSetsWith: (status: string) => `没有状态为 ${status} 的改动`,
+    header: ['编号', '状态', '时间', '操作者', '工具', '插件', '文件'],
+    status: (status: string) => CHANGE_STATUS_ZH[status] ?? status,
+    onTrial: '试运行中：尚未成为正常状态的一部分',
+    committed: '已确认',
+    rolledBack: '已回滚',
+    by: (who: string) => `由 ${who}`,
+    reason: (reason: string) => `：${reason}`,
+    change: (id: number, status: string) => `改动 ${id}：${status}`,
+    through: (actor: string, tool: string, channel: string | null) =>
+      `  由 ${actor} 通过 ${tool}${channel === null ? '' : `（渠道 ${channel}）`}`,
+    times: (started: string, finished: string) => `  开始 ${started}，结束 ${finished}`,
+    plugins: (plugins: string) => `  插件 ${plugins}`,
+    reverts: (id: number) => `  撤销改动 ${id}`,
+    noFiles: '没有文件',
+    files: (n: number) => `${n} 个文件：`,
+    kept: (kept: boolean) => (kept ? '已保留' : '未保留'),
+    noDiff: (id: number) => `改动 ${id} 没有可显示的差异`,
+    nothingRolledBack: (id: number) => `改动 ${id}：没有回滚任何内容`,
+    reverted: (id: number, first: ChangeSet, plugins: string) =>
+      `改动 ${id} 已经确认，所以生成了改动 ${first.id} 来撤销它（${first.files.length} 个文件，插件 ${plugins}）；它和其他改动一样先试运行。`,
+    rolledBackTogether: (id: number, others: readonly ChangeSet[], files: number, plugins: string) =>
+      `已回滚改动 ${id}${others.length === 0 ? '' : `，连同一起试运行的改动 ${ids(others)}`}：${files} 个文件恢复到上一个正常状态。已重新加载插件：${plugins}。`,
+    nothingCommitted: (id: number) => `改动 ${id}：没有确认任何内容`,
+    committedSets: (sets: readonly ChangeSet[], plugins: string) => `已确认改动 ${ids(sets)}：插件 ${plugins} 现在属于正常状态。`,
+  },
+} as const;
+
+const CHANGE_STATUS_ZH: Record<string, string> = { trial: '试运行', committed: '已确认', rolled_back: '已回滚' };
+
+/** The names, or "(none)". */
+const listOf = (names: readonly string[], language: Language): string =>
+  names.length === 0 ? WORDS[language].none : WORDS[language].list(names);
 
 /** The tracker line on top of `changes list`, and the trial under way if any. */
-export function formatTrackerStatus(s: TrackerStatus): string {
-  if (s.backend === 'off') {
-    return 'change tracker: off (core.tracker.backend: off); plugin changes are neither recorded nor rolled back';
-  }
-  const lines = [`change tracker: ${s.backend} on ${s.root}, ${plural(s.pending_files, 'file')} differing from the last good state`];
-  if (s.trial === null) lines.push('no trial under way');
+export function formatTrackerStatus(s: TrackerStatus, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (s.backend === 'off') return w.off;
+  const lines = [w.tracker(s)];
+  if (s.trial === null) lines.push(w.noTrial);
   else {
-    lines.push(
-      `trial since ${when(s.trial.started_at)}: ${s.trial.change_set_ids.length === 1 ? 'change' : 'changes'} ${s.trial.change_set_ids.join(', ')}; plugins ${listOf(s.trial.plugins)}`,
-    );
-    for (const e of s.trial.activation_errors) lines.push(`  ${e.plugin} failed to start: ${e.error}`);
+    lines.push(w.trial(when(s.trial.started_at), s.trial.change_set_ids, listOf(s.trial.plugins, language)));
+    for (const e of s.trial.activation_errors) lines.push(w.failedToStart(e.plugin, e.error));
   }
   return lines.join('\n');
 }
 
-export function formatChangeList(status: TrackerStatus, changes: readonly ChangeSummary[], filter?: ChangeStatus): string {
-  const head = formatTrackerStatus(status);
-  if (changes.length === 0) {
-    return `${head}\n${filter === undefined ? 'no change sets recorded' : `no change sets with status ${filter}`}`;
-  }
-  const rows = changes.map((c) => [String(c.id), c.status, when(c.started_at), c.actor, c.tool, listOf(c.plugins), String(c.file_count)]);
-  return `${head}\n${table([['ID', 'STATUS', 'WHEN', 'ACTOR', 'TOOL', 'PLUGINS', 'FILES'], ...rows], '')}`;
+export function formatChangeList(
+  status: TrackerStatus,
+  changes: readonly ChangeSummary[],
+  filter?: ChangeStatus,
+  language: Language = cliLanguage(),
+): string {
+  const w = WORDS[language];
+  const head = formatTrackerStatus(status, language);
+  if (changes.length === 0) return `${head}\n${filter === undefined ? w.noSets : w.noSetsWith(filter)}`;
+  const rows = changes.map((c) => [
+    String(c.id),
+    w.status(c.status),
+    when(c.started_at),
+    c.actor,
+    c.tool,
+    listOf(c.plugins, language),
+    String(c.file_count),
+  ]);
+  return `${head}\n${table([[...w.header], ...rows], '')}`;
 }
 
 /** `3f2a1b0c` of a hex sha256, `-` for no content (added or deleted). */
 const shortSha = (sha: string | null): string => (sha === null ? '-' : sha.slice(0, 8));
 
 /** What happened to a change set after it was recorded, in words. */
-function decision(c: ChangeSet): string {
-  if (c.status === 'trial') return 'on trial: not yet part of the last good state';
-  const parts = [c.status === 'committed' ? 'committed' : 'rolled back', when(c.decided_at), c.decided_by && `by ${c.decided_by}`];
-  return `${parts.filter(Boolean).join(' ')}${c.reason === null ? '' : `: ${c.reason}`}`;
+function decision(c: ChangeSet, language: Language): string {
+  const w = WORDS[language];
+  if (c.status === 'trial') return w.onTrial;
+  const parts = [c.status === 'committed' ? w.committed : w.rolledBack, when(c.decided_at), c.decided_by && w.by(c.decided_by)];
+  return `${parts.filter(Boolean).join(' ')}${c.reason === null ? '' : w.reason(c.reason)}`;
 }
 
-export function formatChangeSet(c: ChangeSet): string {
+export function formatChangeSet(c: ChangeSet, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   const lines = [
-    `change ${c.id}: ${c.status}`,
-    `  by ${c.actor} through ${c.tool}${c.channel === null ? '' : ` (channel ${c.channel})`}`,
-    `  started ${when(c.started_at)}, finished ${when(c.finished_at)}`,
-    `  plugins ${listOf(c.plugins)}`,
-    `  ${decision(c)}`,
+    w.change(c.id, w.status(c.status)),
+    w.through(c.actor, c.tool, c.channel),
+    w.times(when(c.started_at), when(c.finished_at)),
+    w.plugins(listOf(c.plugins, language)),
+    `  ${decision(c, language)}`,
   ];
-  if (c.reverts !== null) lines.push(`  reverts change ${c.reverts}`);
-  if (c.files.length === 0) lines.push('no files');
+  if (c.reverts !== null) lines.push(w.reverts(c.reverts));
+  if (c.files.length === 0) lines.push(w.noFiles);
   else {
-    lines.push(`${plural(c.files.length, 'file')}:`);
-    const rows = c.files.map((f) => [
-      f.op,
-      f.path,
-      `${shortSha(f.sha256_before).padEnd(8)} → ${shortSha(f.sha256_after)}`,
-      f.kept ? 'kept' : 'not kept',
-    ]);
+    lines.push(w.files(c.files.length));
+    const rows = c.files.map((f) => [f.op, f.path, `${shortSha(f.sha256_before).padEnd(8)} → ${shortSha(f.sha256_after)}`, w.kept(f.kept)]);
     lines.push(
       table(rows, '')
         .split('\n')
@@ -195,30 +292,27 @@ export function formatChangeSet(c: ChangeSet): string {
 }
 
 /** The unified diff, then a note for each file whose contents could not be shown. */
-export function formatChangeDiff(d: ChangeDiff): string {
+export function formatChangeDiff(d: ChangeDiff, language: Language = cliLanguage()): string {
   const notes = d.files.filter((f) => f.note !== null).map((f) => `# ${f.op} ${f.path}: ${f.note}`);
   const text = d.text.replace(/\n$/, '');
-  if (text === '' && notes.length === 0) return `change ${d.id} has no differences to show`;
+  if (text === '' && notes.length === 0) return WORDS[language].noDiff(d.id);
   return [text, ...notes].filter((part) => part !== '').join('\n');
 }
 
-export function formatRollback(id: number, sets: readonly ChangeSet[]): string {
+export function formatRollback(id: number, sets: readonly ChangeSet[], language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   const [first] = sets;
-  if (first === undefined) return `change ${id}: nothing was rolled back`;
-  if (first.reverts === id) {
-    return `change ${id} was already committed, so change ${first.id} was made to revert it (${plural(first.files.length, 'file')}, plugins ${listOf(first.plugins)}); it is on trial like any change.`;
-  }
+  if (first === undefined) return w.nothingRolledBack(id);
+  if (first.reverts === id) return w.reverted(id, first, listOf(first.plugins, language));
   const others = sets.filter((s) => s.id !== id);
   const files = sets.reduce((n, s) => n + s.files.length, 0);
   const plugins = [...new Set(sets.flatMap((s) => s.plugins))].sort();
-  return [
-    `rolled back change ${id}${others.length === 0 ? '' : ` together with ${others.length === 1 ? 'change' : 'changes'} ${ids(others)} on trial with it`}: ${plural(files, 'file')} restored to the last good state.`,
-    `Plugins reloaded: ${listOf(plugins)}.`,
-  ].join(' ');
+  return w.rolledBackTogether(id, others, files, listOf(plugins, language));
 }
 
-export function formatCommit(id: number, sets: readonly ChangeSet[]): string {
-  if (sets.length === 0) return `change ${id}: nothing was committed`;
+export function formatCommit(id: number, sets: readonly ChangeSet[], language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (sets.length === 0) return w.nothingCommitted(id);
   const plugins = [...new Set(sets.flatMap((s) => s.plugins))].sort();
-  return `committed ${sets.length === 1 ? 'change' : 'changes'} ${ids(sets)}: plugins ${listOf(plugins)} are now part of the last good state.`;
+  return w.committedSets(sets, listOf(plugins, language));
 }

@@ -5,6 +5,9 @@
  * log to tune false triggers.
  */
 import type { ActivationEntry, VoiceActivationsResult, VoiceListenResult, VoiceSayResult } from '../api/voice.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 import { table } from './format.js';
@@ -89,6 +92,8 @@ export function parseVoiceCommand(positionals: readonly string[], flags: VoiceFl
 }
 
 export async function runVoice(command: VoiceCommand, options: CommandRunOptions): Promise<number> {
+  const language = runLanguage(options);
+  const w = WORDS[language];
   return withDaemon(options, { plugin: 'voice' }, async ({ call, print }) => {
     switch (command.command) {
       case 'status':
@@ -96,21 +101,46 @@ export async function runVoice(command: VoiceCommand, options: CommandRunOptions
       case 'say': {
         const params = command.language === undefined ? { text: command.text } : { text: command.text, language: command.language };
         return print((await call('voice.say', params)) as VoiceSayResult, (r) =>
-          r.played ? 'spoken' : r.stopped ? 'stopped before the end (barge-in)' : 'not played',
+          r.played ? w.spoken : r.stopped ? w.stopped : w.notPlayed,
         );
       }
       case 'listen':
-        return print((await call('voice.listen', {})) as VoiceListenResult, (r) =>
-          r.armed ? 'listening: say the command now' : `not listening: ${r.reason ?? 'refused'}`,
-        );
+        return print((await call('voice.listen', {})) as VoiceListenResult, (r) => (r.armed ? w.listening : w.notListening(r.reason)));
       case 'activations': {
         const params = command.limit === undefined ? {} : { limit: command.limit };
-        return print((await call('voice.activations', params)) as VoiceActivationsResult, (r) => formatActivations(r.activations));
+        return print((await call('voice.activations', params)) as VoiceActivationsResult, (r) =>
+          formatActivations(r.activations, language),
+        );
       }
     }
   });
 }
 
+/** Every sentence the voice command prints, in both languages (the status parts are the plugin's own words). */
+const WORDS = {
+  en: {
+    spoken: 'spoken',
+    stopped: 'stopped before the end (barge-in)',
+    notPlayed: 'not played',
+    listening: 'listening: say the command now',
+    notListening: (reason: string | undefined) => `not listening: ${reason ?? 'refused'}`,
+    none: 'no activations recorded (plugin.voice.activation.log_entries 0 keeps none)',
+    yes: 'yes',
+    no: (reason: string) => `no: ${reason}`,
+    header: ['AT', 'METHOD', 'ACCEPTED', 'SCORE', 'HEARD'],
+  },
+  zh: {
+    spoken: '已播报',
+    stopped: '播报中途停止（被打断）',
+    notPlayed: '没有播放',
+    listening: '正在听：现在说出指令',
+    notListening: (reason: string | undefined) => `没有在听：${reason ?? '被拒绝'}`,
+    none: '没有记录到唤醒（plugin.voice.activation.log_entries 为 0 时不记录）',
+    yes: '是',
+    no: (reason: string) => `否：${reason}`,
+    header: ['时间', '方式', '接受', '分数', '听到'],
+  },
+} as const;
 /** One line per part: "microphone  state=recording restarts=0 …"; nested values as compact JSON. */
 export function formatVoiceStatus(status: Record<string, unknown>): string {
   const rows = Object.entries(status).map(([part, value]) => [part, describe(value)]);
@@ -125,14 +155,15 @@ function describe(value: unknown): string {
     .join(' ');
 }
 
-export function formatActivations(entries: ActivationEntry[]): string {
-  if (entries.length === 0) return 'no activations recorded (plugin.voice.activation.log_entries 0 keeps none)';
+export function formatActivations(entries: ActivationEntry[], language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (entries.length === 0) return w.none;
   const rows = entries.map((e) => [
     e.at,
     e.method,
-    e.accepted ? 'yes' : `no: ${e.reason ?? ''}`,
+    e.accepted ? w.yes : w.no(e.reason ?? ''),
     e.score === undefined ? '' : e.score.toFixed(2),
     e.heard ?? e.phrase ?? e.model ?? '',
   ]);
-  return table([['AT', 'METHOD', 'ACCEPTED', 'SCORE', 'HEARD'], ...rows], '');
+  return table([[...w.header], ...rows], '');
 }

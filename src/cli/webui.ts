@@ -4,6 +4,9 @@
  * They are printed once at the first start; this shows them again, or replaces one that leaked.
  */
 import type { WebuiCredentials } from '../api/webui.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
 
@@ -48,18 +51,38 @@ export function parseWebuiCommand(positionals: readonly string[], flags: WebuiFl
 }
 
 export async function runWebui(command: WebuiCommand, options: CommandRunOptions): Promise<number> {
+  const language = runLanguage(options);
   return withDaemon(options, { plugin: 'webui' }, async ({ call, print }) => {
     const params = command.reset === undefined ? {} : { reset: command.reset };
-    return print((await call('webui.credentials', params)) as WebuiCredentials, (a) => formatCredentials(a, command.reset));
+    return print((await call('webui.credentials', params)) as WebuiCredentials, (a) => formatCredentials(a, command.reset, language));
   });
 }
 
-export function formatCredentials(a: WebuiCredentials, reset?: string): string {
+/** Every label the webui command prints around the login, in both languages. */
+const WORDS = {
+  en: {
+    made: (reset: string) => `new ${reset === 'api_key' ? 'API key' : 'admin password'} made; the old one no longer works`,
+    page: (url: string) => `web page: ${url}`,
+    password: (p: string) => `password: ${p}`,
+    apiKey: (key: string, base: string) => `API key:  ${key}   (X-API-Key or Authorization: Bearer; also the OpenAI endpoint ${base}/v1)`,
+    created: (at: string) => `created:  ${at}`,
+  },
+  zh: {
+    made: (reset: string) => `已生成新的${reset === 'api_key' ? ' API 密钥' : '管理员密码'}；旧的不再可用`,
+    page: (url: string) => `网页：    ${url}`,
+    password: (p: string) => `密码：    ${p}`,
+    apiKey: (key: string, base: string) => `API 密钥：${key}   （X-API-Key 或 Authorization: Bearer；也用于 OpenAI 接口 ${base}/v1）`,
+    created: (at: string) => `创建于：  ${at}`,
+  },
+} as const;
+
+export function formatCredentials(a: WebuiCredentials, reset?: string, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   return [
-    ...(reset === undefined ? [] : [`new ${reset === 'api_key' ? 'API key' : 'admin password'} made; the old one no longer works`]),
-    `web page: ${a.url}`,
-    `password: ${a.password}`,
-    `API key:  ${a.api_key}   (X-API-Key or Authorization: Bearer; also the OpenAI endpoint ${a.url.replace(/\/$/, '')}/v1)`,
-    `created:  ${a.created_at}`,
+    ...(reset === undefined ? [] : [w.made(reset)]),
+    w.page(a.url),
+    w.password(a.password),
+    w.apiKey(a.api_key, a.url.replace(/\/$/, '')),
+    w.created(a.created_at),
   ].join('\n');
 }

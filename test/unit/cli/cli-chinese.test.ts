@@ -10,6 +10,7 @@ import type { PluginStatus } from '../../../src/api/plugins.js';
 import type { SettingView } from '../../../src/api/settings.js';
 import type { StatusReport } from '../../../src/api/status.js';
 import { formatAutomationList, formatRunResult, formatRuns, runAutomations } from '../../../src/cli/automations.js';
+import { formatChangeList, formatCommit, formatRollback, formatTrackerStatus } from '../../../src/cli/changes.js';
 import { agoIn, durationIn, stateWord } from '../../../src/cli/cli-words.js';
 import { formatPending, runConfirm } from '../../../src/cli/confirm.js';
 import { age } from '../../../src/cli/entities.js';
@@ -28,6 +29,8 @@ import { formatSearch as formatKbSearch, formatStats as formatKbStats, formatTre
 import { formatAdded, formatListItems, formatListSummaries, itemLine, runLists } from '../../../src/cli/lists.js';
 import { formatEntity, formatForget, formatSearch, formatStats, runMemory } from '../../../src/cli/memory.js';
 import { runHomeagentctl } from '../../../src/cli/run-homeagentctl.js';
+import { formatActivations, runVoice } from '../../../src/cli/voice.js';
+import { formatCredentials } from '../../../src/cli/webui.js';
 import type { ConfirmationRequest } from '../../../src/events/event-bus.js';
 import type { MemoryStats } from '../../../src/memory/memory-methods.js';
 import { startDaemon } from '../../helpers/in-process-daemon.js';
@@ -476,6 +479,92 @@ t.test('kb in Chinese: the tree, a search without hits, the stats', async (t) =>
       '  向量  关闭（没有嵌入模型：只按词检索）',
     ].join('\n'),
   );
+});
+
+t.test('voice and webui in Chinese: the activation log, an announcement, the login', async (t) => {
+  t.equal(formatActivations([], 'zh'), '没有记录到唤醒（plugin.voice.activation.log_entries 为 0 时不记录）');
+  t.equal(
+    formatActivations(
+      [
+        { at: '2026-01-05T07:00:00Z', method: 'wake_phrase', accepted: true, score: 0.91, heard: '小助手 开灯' },
+        { at: '2026-01-05T07:01:00Z', method: 'button', accepted: false, reason: 'refractory' },
+      ] as never,
+      'zh',
+    ),
+    [
+      '时间                  方式         接受            分数  听到',
+      '2026-01-05T07:00:00Z  wake_phrase  是              0.91  小助手 开灯',
+      '2026-01-05T07:01:00Z  button       否：refractory',
+    ].join('\n'),
+  );
+  const daemon = fakeDaemon({ 'voice.say': { played: false, stopped: true }, 'voice.listen': { armed: false, reason: 'muted' } });
+  t.equal(await runVoice({ command: 'say', text: '开饭了' }, { ...daemon.options, language: 'zh' }), 0);
+  t.equal(await runVoice({ command: 'listen' }, { ...daemon.options, language: 'zh' }), 0);
+  t.same(daemon.out, ['播报中途停止（被打断）\n', '没有在听：muted\n']);
+  const login = { url: 'http://box:8080/', password: 'pw', api_key: 'key', created_at: '2026-01-05T07:00:00Z' };
+  t.equal(
+    formatCredentials(login, 'api_key', 'zh'),
+    [
+      '已生成新的 API 密钥；旧的不再可用',
+      '网页：    http://box:8080/',
+      '密码：    pw',
+      'API 密钥：key   （X-API-Key 或 Authorization: Bearer；也用于 OpenAI 接口 http://box:8080/v1）',
+      '创建于：  2026-01-05T07:00:00Z',
+    ].join('\n'),
+  );
+  t.match(formatCredentials(login, undefined, 'en'), /^web page: http:\/\/box:8080\/\npassword: pw\n/);
+});
+
+t.test('changes in Chinese: the tracker, the list, a rollback and a commit', async (t) => {
+  const tracker = {
+    backend: 'userspace' as const,
+    root: '/opt/homeagent/plugins',
+    state_dir: '/var/lib/homeagent/tracker',
+    pending_files: 2,
+    trial: {
+      started_at: '2026-01-05T07:00:00Z',
+      change_set_ids: [4],
+      plugins: ['gpio', 'mqtt'],
+      activation_errors: [{ plugin: 'mqtt', error: 'boom' }],
+    },
+  };
+  t.equal(
+    formatTrackerStatus(tracker as never, 'zh'),
+    [
+      '改动追踪：userspace，位于 /opt/homeagent/plugins，2 个文件与上一个正常状态不同',
+      '试运行自 2026-01-05 07:00:00 起：改动 4；插件 gpio、mqtt',
+      '  mqtt 启动失败：boom',
+    ].join('\n'),
+  );
+  t.equal(
+    formatTrackerStatus({ ...tracker, backend: 'off' } as never, 'zh'),
+    '改动追踪：关闭（core.tracker.backend: off）；插件的改动既不记录也不能回滚',
+  );
+  t.match(formatChangeList({ ...tracker, trial: null } as never, [], 'trial', 'zh'), /\n没有正在试运行的改动\n没有状态为 trial 的改动$/);
+  t.match(
+    formatChangeList(
+      { ...tracker, trial: null } as never,
+      [
+        {
+          id: 4,
+          status: 'rolled_back',
+          started_at: '2026-01-05T07:00:00Z',
+          actor: 'agent',
+          tool: 'plugin_edit',
+          plugins: [],
+          file_count: 1,
+        },
+      ] as never,
+      undefined,
+      'zh',
+    ),
+    /\n编号 {2}状态 {4}时间 {17}操作者 {2}工具 {9}插件 {4}文件\n4 {5}已回滚 {2}2026-01-05 07:00:00 {2}agent {3}plugin_edit {2}（无） {2}1$/,
+  );
+  const set = { id: 4, reverts: null, plugins: ['gpio'], files: [{}, {}] };
+  t.equal(formatRollback(4, [set] as never, 'zh'), '已回滚改动 4：2 个文件恢复到上一个正常状态。已重新加载插件：gpio。');
+  t.equal(formatRollback(4, [] as never, 'zh'), '改动 4：没有回滚任何内容');
+  t.equal(formatCommit(4, [set] as never, 'zh'), '已确认改动 4：插件 gpio 现在属于正常状态。');
+  t.equal(formatCommit(4, [set] as never, 'en'), 'committed change 4: plugins gpio are now part of the last good state.');
 });
 
 t.test('the shared words: ages and durations in both languages, state words', async (t) => {
