@@ -619,6 +619,16 @@ t.test('homeagentctl against a daemon answers in the language of the locale it i
     view,
     '--json does not follow the locale',
   );
+  t.equal(
+    getZh.stdout,
+    [
+      'core.daemon.stop_timeout_ms = 10000',
+      '  正常关机最多等多久；超时后守护进程不再等待各服务，直接退出。',
+      '  类型 integer（1000..120000），默认 10000，来源 默认，环境变量 HOMEAGENT_DAEMON_STOP_TIMEOUT_MS',
+      '',
+    ].join('\n'),
+    'as README.md shows it',
+  );
 
   const set = await ctl(['config', 'set', 'core.daemon.stop_timeout_ms', '20000'], chinese);
   t.equal(set.code, 0);
