@@ -2,9 +2,12 @@
  * `homeagentctl homeassistant [status] | sync`: the Home Assistant connection of a running daemon
  * (the homeassistant plugin's control methods). `status` says whether HA is connected and, when
  * not, why and when the next attempt is; `sync` reads HA's registries and states again now (after
- * exposing entities in HA). English lines with the Chinese after a slash.
+ * exposing entities in HA). In the terminal's language (cli-language.ts).
  */
 import type { HomeassistantStatus } from '../api/homeassistant.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
 import { defineCommand, type NoFlags } from './command-module.js';
 
@@ -34,35 +37,67 @@ export function parseHomeassistantCommand(positionals: readonly string[]): Homea
 }
 
 export async function runHomeassistant(command: HomeassistantCommand, options: CommandRunOptions): Promise<number> {
+  const language = runLanguage(options);
   return withDaemon(options, { plugin: 'homeassistant', also: 'a plugin.homeassistant.token' }, async ({ call, print }) => {
     const method = command.command === 'sync' ? 'homeassistant.sync' : 'homeassistant.status';
-    return print((await call(method, {})) as HomeassistantStatus, formatHomeassistantStatus);
+    return print((await call(method, {})) as HomeassistantStatus, (r) => formatHomeassistantStatus(r, language));
   });
 }
 
-export function formatHomeassistantStatus(s: HomeassistantStatus): string {
+/** Every sentence the homeassistant command prints around the connection's values, in both languages. */
+const WORDS = {
+  en: {
+    notConfigured: (error: string | null) => `NOT connected: ${error ?? 'not configured'}`,
+    connected: (version: string, url: string, since: string | null) =>
+      `connected to Home Assistant ${version} at ${url}${since === null ? '' : ` since ${since}`}`,
+    refused: (error: string) => `Home Assistant REFUSED the token (${error}): set a new one with`,
+    setToken: '  homeagentctl config set plugin.homeassistant.token <TOKEN>',
+    nextAttempt: (s: number) => `; next attempt in ${s} s`,
+    notConnected: (url: string, state: string, error: string | null, next: string) =>
+      `NOT connected to ${url} (${state}): ${error ?? 'connecting'}${next}`,
+    assistRefused:
+      " (HA would not list what is exposed to Assist: the token's user is not an administrator; only plugin.homeassistant.include counts)",
+    entities: (n: number, assist: string) => `${n} entities from Home Assistant${assist}`,
+    skipped: (n: number) => `${n} skipped:`,
+    more: (n: number) => `  ... and ${n} more`,
+    connections: (n: number, lastSync: string | null) => `${n} connection(s)${lastSync === null ? '' : `, last read ${lastSync}`}`,
+  },
+  zh: {
+    notConfigured: (error: string | null) => `未连接：${error ?? '未配置'}`,
+    connected: (version: string, url: string, since: string | null) =>
+      `已连接到 Home Assistant ${version}（${url}）${since === null ? '' : `，自 ${since} 起`}`,
+    refused: (error: string) => `Home Assistant 拒绝了令牌（${error}）：请用下面的命令设置新令牌`,
+    setToken: '  homeagentctl config set plugin.homeassistant.token <TOKEN>',
+    nextAttempt: (s: number) => `；${s} 秒后再试`,
+    notConnected: (url: string, state: string, error: string | null, next: string) =>
+      `未连接到 ${url}（${state}）：${error ?? '正在连接'}${next}`,
+    assistRefused: '（HA 不肯列出对 Assist 公开的实体：令牌的用户不是管理员；只有 plugin.homeassistant.include 生效）',
+    entities: (n: number, assist: string) => `来自 Home Assistant 的实体 ${n} 个${assist}`,
+    skipped: (n: number) => `跳过 ${n} 个：`,
+    more: (n: number) => `  ……还有 ${n} 个`,
+    connections: (n: number, lastSync: string | null) => `连接 ${n} 次${lastSync === null ? '' : `，上次读取 ${lastSync}`}`,
+  },
+} as const;
+
+export function formatHomeassistantStatus(s: HomeassistantStatus, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
   const lines: string[] = [];
   if (!s.configured) {
-    lines.push(`NOT connected: ${s.last_error ?? 'not configured'} / 未配置`);
+    lines.push(w.notConfigured(s.last_error));
   } else if (s.state === 'ready') {
-    lines.push(`connected to Home Assistant ${s.ha_version ?? ''} at ${s.url}${s.since === null ? '' : ` since ${s.since}`} / 已连接`);
+    lines.push(w.connected(s.ha_version ?? '', s.url, s.since));
   } else if (s.state === 'auth_failed') {
-    lines.push(`Home Assistant REFUSED the token (${s.last_error ?? ''}): set a new one with`);
-    lines.push('  homeagentctl config set plugin.homeassistant.token <TOKEN>  / 令牌被拒绝，请设置新的令牌');
+    lines.push(w.refused(s.last_error ?? ''), w.setToken);
   } else {
-    const next = s.next_attempt_in_ms === null ? '' : `; next attempt in ${Math.ceil(s.next_attempt_in_ms / 1000)} s`;
-    lines.push(`NOT connected to ${s.url} (${s.state}): ${s.last_error ?? 'connecting'}${next} / 未连接`);
+    const next = s.next_attempt_in_ms === null ? '' : w.nextAttempt(Math.ceil(s.next_attempt_in_ms / 1000));
+    lines.push(w.notConnected(s.url, s.state, s.last_error, next));
   }
-  const assist =
-    s.assist_list === 'refused'
-      ? " (HA would not list what is exposed to Assist: the token's user is not an administrator; only plugin.homeassistant.include counts)"
-      : '';
-  lines.push(`${s.entities} entities from Home Assistant / 来自 Home Assistant 的实体 ${s.entities} 个${assist}`);
+  lines.push(w.entities(s.entities, s.assist_list === 'refused' ? w.assistRefused : ''));
   if (s.skipped_count > 0) {
-    lines.push(`${s.skipped_count} skipped / 跳过 ${s.skipped_count} 个:`);
+    lines.push(w.skipped(s.skipped_count));
     for (const skip of s.skipped) lines.push(`  ${skip.entity_id}: ${skip.reason}`);
-    if (s.skipped_count > s.skipped.length) lines.push(`  ... and ${s.skipped_count - s.skipped.length} more`);
+    if (s.skipped_count > s.skipped.length) lines.push(w.more(s.skipped_count - s.skipped.length));
   }
-  lines.push(`${s.connections} connection(s)${s.last_sync === null ? '' : `, last read ${s.last_sync}`}`);
+  lines.push(w.connections(s.connections, s.last_sync));
   return lines.join('\n');
 }

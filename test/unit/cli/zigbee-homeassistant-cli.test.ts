@@ -129,12 +129,31 @@ t.test('parseHomeassistantCommand and its output', async (t) => {
     last_sync: null,
   };
   t.match(
-    formatHomeassistantStatus(base),
-    /REFUSED the token \(Invalid access token or password\).*\n.*config set plugin.homeassistant.token.*令牌被拒绝/,
+    formatHomeassistantStatus(base, 'en'),
+    /REFUSED the token \(Invalid access token or password\): set a new one with\n {2}homeagentctl config set plugin.homeassistant.token <TOKEN>\n/,
   );
   t.match(
-    formatHomeassistantStatus({ ...base, state: 'waiting', last_error: 'cannot connect: ECONNREFUSED', next_attempt_in_ms: 4200 }),
-    /NOT connected to ws:\/\/homeassistant.local:8123\/api\/websocket \(waiting\): cannot connect: ECONNREFUSED; next attempt in 5 s \/ 未连接/,
+    formatHomeassistantStatus(base, 'zh'),
+    /^Home Assistant 拒绝了令牌（Invalid access token or password）：请用下面的命令设置新令牌\n {2}homeagentctl config set plugin.homeassistant.token <TOKEN>\n/,
+  );
+  const waiting = { ...base, state: 'waiting' as const, last_error: 'cannot connect: ECONNREFUSED', next_attempt_in_ms: 4200 };
+  t.match(
+    formatHomeassistantStatus(waiting, 'en'),
+    /^NOT connected to ws:\/\/homeassistant.local:8123\/api\/websocket \(waiting\): cannot connect: ECONNREFUSED; next attempt in 5 s\n/,
+  );
+  t.equal(
+    formatHomeassistantStatus(
+      { ...waiting, entities: 23, skipped: [{ entity_id: 'switch.old_heater', reason: 'disabled' }], skipped_count: 2, connections: 1 },
+      'zh',
+    ),
+    [
+      '未连接到 ws://homeassistant.local:8123/api/websocket（waiting）：cannot connect: ECONNREFUSED；5 秒后再试',
+      '来自 Home Assistant 的实体 23 个',
+      '跳过 2 个：',
+      '  switch.old_heater: disabled',
+      '  ……还有 1 个',
+      '连接 1 次',
+    ].join('\n'),
   );
 });
 
@@ -184,12 +203,33 @@ t.test('homeagentctl homeassistant status against a real plugin and the scripted
   let out = '';
   const code = await runHomeassistant(
     { command: 'status' },
-    { connect: async () => clientOf(tc.control), json: false, timeoutMs: 5000, stdout: { write: (s: string) => (out += s) } },
+    {
+      connect: async () => clientOf(tc.control),
+      json: false,
+      timeoutMs: 5000,
+      language: 'en',
+      stdout: { write: (s: string) => (out += s) },
+    },
   );
   t.equal(code, 0);
-  t.match(out, /connected to Home Assistant 2025\.11\.3 at ws:\/\/127\.0\.0\.1:\d+\/api\/websocket.* \/ 已连接/);
+  t.match(out, /^connected to Home Assistant 2025\.11\.3 at ws:\/\/127\.0\.0\.1:\d+\/api\/websocket since \S+\n/);
   t.match(out, /4 entities from Home Assistant/);
   t.match(out, /alarm_control_panel\.home: alarm panels stay in Home Assistant/);
+  out = '';
+  await runHomeassistant(
+    { command: 'status' },
+    {
+      connect: async () => clientOf(tc.control),
+      json: false,
+      timeoutMs: 5000,
+      language: 'zh',
+      stdout: { write: (s: string) => (out += s) },
+    },
+  );
+  t.match(
+    out,
+    /^已连接到 Home Assistant 2025\.11\.3（ws:\/\/127\.0\.0\.1:\d+\/api\/websocket），自 \S+ 起\n来自 Home Assistant 的实体 4 个\n/,
+  );
   out = '';
   await runHomeassistant(
     { command: 'sync' },
