@@ -147,6 +147,18 @@ export function useSubmit(action: () => Promise<unknown>): {
   return { busy, error, onSubmit, setError };
 }
 
+/** The heading of a panel that opens over a view (a chart, an edit form, an entry), with its close button. */
+export function PanelHead({ title, onClose }: { title: ComponentChildren; onClose: () => void }) {
+  return (
+    <div class="panel-head">
+      <h2>{title}</h2>
+      <button type="button" onClick={onClose}>
+        {t('common.close')}
+      </button>
+    </div>
+  );
+}
+
 /** Re-renders every `ms` (relative times like "2 minutes ago" stay true). */
 export function useTick(ms: number): void {
   const [, setTick] = useState(0);

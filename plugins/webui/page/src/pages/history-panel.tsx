@@ -11,7 +11,7 @@ import { LineChart } from '../chart';
 import { type ChartSeries, rawIsCut, rawSeries, SPAN_MS, SPANS, type Span, sourceFor, statisticsSeries } from '../history-series';
 import { dateTime, duration, type StringKey, t } from '../i18n';
 import type { EntitiesHistoryResult, EntitiesStatisticsResult, EntityInfo, StateHistoryRow } from '../types';
-import { Show, useLoad } from '../ui';
+import { PanelHead, Show, useLoad } from '../ui';
 
 /** entities.history's own maximum: an answer this long was cut, and statistics are read instead. */
 const HISTORY_ROWS = 10_000;
@@ -29,12 +29,7 @@ export function HistoryPanel({ entity, onClose }: { entity: EntityInfo; onClose:
   const title = t('home.history', { name: entity.name });
   return (
     <div class="panel card" role="dialog" aria-label={title}>
-      <div class="panel-head">
-        <h2>{title}</h2>
-        <button type="button" onClick={onClose}>
-          {t('common.close')}
-        </button>
-      </div>
+      <PanelHead title={title} onClose={onClose} />
       <fieldset class="segmented" aria-label={t('chart.span')}>
         {SPANS.map((s) => (
           <button key={s} type="button" aria-pressed={s === span} data-span={s} onClick={() => setSpan(s)}>

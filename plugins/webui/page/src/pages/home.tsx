@@ -13,7 +13,7 @@ import { api } from '../api';
 import { useEvent } from '../events';
 import { formatNumber, LANGUAGE, relativeTime, t } from '../i18n';
 import type { Area, EntityInfo } from '../types';
-import { ActionButton, ErrorLine, Show, useLoad, useSubmit, useTick } from '../ui';
+import { ActionButton, ErrorLine, PanelHead, Show, useLoad, useSubmit, useTick } from '../ui';
 import { HistoryPanel } from './history-panel';
 
 const TOGGLED = new Set(['switch', 'light', 'fan', 'siren']);
@@ -226,12 +226,7 @@ function EditPanel({ entity, areas, onClose, onSaved }: { entity: EntityInfo; ar
   const title = t('home.edit_title', { name: entity.name });
   return (
     <div class="panel card edit-panel" role="dialog" aria-label={title}>
-      <div class="panel-head">
-        <h2>{title}</h2>
-        <button type="button" onClick={onClose}>
-          {t('common.close')}
-        </button>
-      </div>
+      <PanelHead title={title} onClose={onClose} />
       <form onSubmit={submit.onSubmit}>
         <label>
           {t('home.edit_name')}

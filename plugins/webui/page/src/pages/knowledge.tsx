@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { api, encodePath } from '../api';
 import { bytes, t } from '../i18n';
 import type { KbGetResult, KbSearchResult, KnowledgeTreeNode } from '../types';
-import { ActionButton, ErrorLine, Show, useLoad, useSubmit } from '../ui';
+import { ActionButton, ErrorLine, PanelHead, Show, useLoad, useSubmit } from '../ui';
 
 export function KnowledgeView() {
   const tree = useLoad((signal) => api.get<KnowledgeTreeNode>('/knowledge/tree', { items: false }, signal), []);
@@ -166,12 +166,7 @@ function Entry({ name, onClose, onDeleted }: { name: string; onClose: () => void
   const entry = useLoad((signal) => api.get<KbGetResult>(`/knowledge/entries/${encodePath(name)}`, {}, signal), [name]);
   return (
     <article class="card entry" data-testid="kb-entry">
-      <div class="panel-head">
-        <h2>{name}</h2>
-        <button type="button" onClick={onClose}>
-          {t('common.close')}
-        </button>
-      </div>
+      <PanelHead title={name} onClose={onClose} />
       <Show loaded={entry}>
         {(data) => (
           <>
