@@ -3,12 +3,15 @@
  * `mqtt.zigbee_*` control methods (plugin.mqtt.zigbee2mqtt must be on). `status` shows the bridge,
  * whether joining is open and every device's availability and link quality; permit-join, rename,
  * remove and group change the network and are the owner's (the CLI socket proves that), each one
- * audited by the daemon. Output lines are English with the Chinese after a slash, as the house
- * reads both.
+ * audited by the daemon. The answers are in the terminal's language (cli-language.ts).
  */
 import type { PermitJoinState, ZigbeeManagementStatus } from '../api/zigbee.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, type DaemonCall, withDaemon } from './command-client.js';
 import { defineCommand } from './command-module.js';
+import { displayWidth } from './format.js';
 import { RemoteError } from './rpc-client.js';
 
 /** homeagentctl's option table entries for zigbee (merged into its parseArgs options). */
@@ -161,77 +164,117 @@ function explained(call: DaemonCall): DaemonCall {
 
 /** Runs a parsed zigbee command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
 export async function runZigbee(command: ZigbeeCommand, options: CommandRunOptions): Promise<number> {
+  const language = runLanguage(options);
+  const w = WORDS[language];
   return withDaemon(options, undefined, async ({ call: daemonCall, print }) => {
     const call = explained(daemonCall);
     switch (command.command) {
       case 'status':
-        return print((await call('mqtt.zigbee_status', {})) as ZigbeeManagementStatus, formatZigbeeStatus);
+        return print((await call('mqtt.zigbee_status', {})) as ZigbeeManagementStatus, (r) => formatZigbeeStatus(r, language));
       case 'permit-join':
-        return print((await call('mqtt.zigbee_permit_join', { seconds: command.seconds })) as PermitJoinState, formatPermitJoin);
+        return print((await call('mqtt.zigbee_permit_join', { seconds: command.seconds })) as PermitJoinState, (r) =>
+          formatPermitJoin(r, language),
+        );
       case 'rename': {
         const answer = await call('mqtt.zigbee_rename', { from: command.from, to: command.to });
-        return print(
-          answer,
-          () =>
-            `renamed ${command.from} to ${command.to}; its entity ids follow the new name / 已将 ${command.from} 重命名为 ${command.to}`,
-        );
+        return print(answer, () => w.renamed(command.from, command.to));
       }
       case 'remove': {
         const answer = await call('mqtt.zigbee_remove', { device: command.device, force: command.force });
-        return print(
-          answer,
-          () =>
-            `removed ${command.device} from the Zigbee network; pair it again to bring it back / 已从 Zigbee 网络移除 ${command.device}`,
-        );
+        return print(answer, () => w.removed(command.device));
       }
       case 'group': {
         const { command: _, ...params } = command;
         const answer = await call('mqtt.zigbee_group', params);
-        return print(answer, () => formatGroupDone(command));
+        return print(answer, () => formatGroupDone(command, language));
       }
     }
   });
 }
 
-function formatGroupDone(command: Extract<ZigbeeCommand, { command: 'group' }>): string {
+/** Every sentence the zigbee command prints around the network's values, in both languages. */
+const WORDS = {
+  en: {
+    renamed: (from: string, to: string) => `renamed ${from} to ${to}; its entity ids follow the new name`,
+    removed: (device: string) => `removed ${device} from the Zigbee network; pair it again to bring it back`,
+    groupAdded: (group: string) => `group ${group} created`,
+    groupRemoved: (group: string) => `group ${group} removed`,
+    memberAdded: (device: string, group: string) => `${device} added to group ${group}`,
+    memberRemoved: (device: string, group: string) => `${device} taken out of group ${group}`,
+    closed: 'joining closed: no new Zigbee devices can pair',
+    open: (seconds: number | null, until: string | null) =>
+      `joining open${seconds === null ? '' : ` for ${seconds} s`}${until === null ? '' : ` (until ${until} UTC)`}: put the new device in pairing mode now`,
+    bridge: (state: string) => `Zigbee2MQTT bridge: ${state}`,
+    bridgeState: (state: string) => state,
+    devices: (n: number) => `${n} device(s):`,
+    weak: ' (weak)',
+    lastSeen: (at: string) => `, last seen ${at}`,
+    offline: 'OFFLINE',
+    online: 'online',
+    notReported: 'availability not reported',
+    groups: (n: number) => `${n} group(s)${n === 0 ? '' : ':'}`,
+    group: (name: string, id: number, members: number) => `  ${name} (id ${id}): ${members} member(s)`,
+  },
+  zh: {
+    renamed: (from: string, to: string) => `已将 ${from} 重命名为 ${to}；它的实体 id 随新名字改变`,
+    removed: (device: string) => `已从 Zigbee 网络移除 ${device}；重新配对即可找回`,
+    groupAdded: (group: string) => `已创建分组 ${group}`,
+    groupRemoved: (group: string) => `已删除分组 ${group}`,
+    memberAdded: (device: string, group: string) => `已将 ${device} 加入分组 ${group}`,
+    memberRemoved: (device: string, group: string) => `已将 ${device} 移出分组 ${group}`,
+    closed: '已关闭入网：新设备无法配对',
+    open: (seconds: number | null, until: string | null) =>
+      `已允许入网${seconds === null ? '' : ` ${seconds} 秒`}${until === null ? '' : `（到 UTC ${until}）`}：请让新设备进入配对模式`,
+    bridge: (state: string) => `Zigbee2MQTT 网关：${state}`,
+    bridgeState: (state: string) => (state === 'online' ? '在线' : state === 'offline' ? '离线' : '未知'),
+    devices: (n: number) => `${n} 个设备：`,
+    weak: '（信号弱）',
+    lastSeen: (at: string) => `，上次出现 ${at}`,
+    offline: '离线',
+    online: '在线',
+    notReported: '未报告在线状态',
+    groups: (n: number) => `${n} 个分组${n === 0 ? '' : '：'}`,
+    group: (name: string, id: number, members: number) => `  ${name}（id ${id}）：${members} 个成员`,
+  },
+} as const;
+
+function formatGroupDone(command: Extract<ZigbeeCommand, { command: 'group' }>, language: Language): string {
+  const w = WORDS[language];
   switch (command.action) {
     case 'add':
-      return `group ${command.group} created / 已创建分组 ${command.group}`;
+      return w.groupAdded(command.group);
     case 'remove':
-      return `group ${command.group} removed / 已删除分组 ${command.group}`;
+      return w.groupRemoved(command.group);
     case 'members_add':
-      return `${command.device} added to group ${command.group} / 已将 ${command.device} 加入分组 ${command.group}`;
+      return w.memberAdded(command.device, command.group);
     case 'members_remove':
-      return `${command.device} taken out of group ${command.group} / 已将 ${command.device} 移出分组 ${command.group}`;
+      return w.memberRemoved(command.device, command.group);
   }
 }
 
 // ---- readable output ----
 
-export function formatPermitJoin(p: PermitJoinState): string {
-  if (!p.open) return 'joining closed: no new Zigbee devices can pair / 已关闭入网：新设备无法配对';
-  const until = p.until === null ? '' : ` (until ${p.until.slice(11, 19)} UTC)`;
-  const left = p.remaining_s === null ? '' : ` for ${p.remaining_s} s`;
-  return `joining open${left}${until}: put the new device in pairing mode now / 已允许入网${p.remaining_s === null ? '' : ` ${p.remaining_s} 秒`}：请让新设备进入配对模式`;
+export function formatPermitJoin(p: PermitJoinState, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (!p.open) return w.closed;
+  return w.open(p.remaining_s, p.until === null ? null : p.until.slice(11, 19));
 }
 
 /** The bridge, joining, then one line per device (weakest link first is not the order: names are). */
-export function formatZigbeeStatus(s: ZigbeeManagementStatus): string {
-  const lines = [
-    `Zigbee2MQTT bridge: ${s.bridge} / 网关：${s.bridge === 'online' ? '在线' : s.bridge === 'offline' ? '离线' : '未知'}`,
-    formatPermitJoin(s.permit_join),
-    `${s.devices.length} device(s) / ${s.devices.length} 个设备:`,
-  ];
-  const width = Math.min(32, Math.max(6, ...s.devices.map((d) => d.friendly_name.length)));
+export function formatZigbeeStatus(s: ZigbeeManagementStatus, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const comma = language === 'zh' ? '，' : ', ';
+  const lines = [w.bridge(w.bridgeState(s.bridge)), formatPermitJoin(s.permit_join, language), w.devices(s.devices.length)];
+  const width = Math.min(32, Math.max(6, ...s.devices.map((d) => displayWidth(d.friendly_name))));
   for (const d of s.devices) {
-    const link = d.linkquality === null ? 'lqi -' : `lqi ${d.linkquality}${d.linkquality < 30 ? ' (weak / 信号弱)' : ''}`;
+    const link = d.linkquality === null ? 'lqi -' : `lqi ${d.linkquality}${d.linkquality < 30 ? w.weak : ''}`;
     const seen =
-      d.last_seen === null ? '' : `, last seen ${typeof d.last_seen === 'number' ? new Date(d.last_seen).toISOString() : d.last_seen}`;
-    const availability =
-      d.availability === 'offline' ? 'OFFLINE / 离线' : d.availability === 'online' ? 'online' : 'availability not reported';
-    lines.push(`  ${d.friendly_name.padEnd(width)}  ${availability}, ${link}${seen}  [${d.ieee_address}${d.model ? `, ${d.model}` : ''}]`);
+      d.last_seen === null ? '' : w.lastSeen(typeof d.last_seen === 'number' ? new Date(d.last_seen).toISOString() : d.last_seen);
+    const availability = d.availability === 'offline' ? w.offline : d.availability === 'online' ? w.online : w.notReported;
+    const name = d.friendly_name + ' '.repeat(Math.max(0, width - displayWidth(d.friendly_name)));
+    lines.push(`  ${name}  ${availability}${comma}${link}${seen}  [${d.ieee_address}${d.model ? `, ${d.model}` : ''}]`);
   }
-  lines.push(`${s.groups.length} group(s) / ${s.groups.length} 个分组${s.groups.length === 0 ? '' : ':'}`);
-  for (const g of s.groups) lines.push(`  ${g.friendly_name} (id ${g.id}): ${g.members.length} member(s)`);
+  lines.push(w.groups(s.groups.length));
+  for (const g of s.groups) lines.push(w.group(g.friendly_name, g.id, g.members.length));
   return lines.join('\n');
 }

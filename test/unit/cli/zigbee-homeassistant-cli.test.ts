@@ -71,12 +71,15 @@ t.test('parseZigbeeCommand reads each command and refuses what does not fit', as
 });
 
 t.test('zigbee output: joining, devices with weak links and offline ones, groups', async (t) => {
-  t.match(formatPermitJoin({ open: false, until: null, remaining_s: null, opened_by: null }), /joining closed.* \/ 已关闭入网/);
   t.equal(
-    formatPermitJoin({ open: true, until: '2026-12-02T01:42:00.000Z', remaining_s: 118, opened_by: 'cli' }),
-    'joining open for 118 s (until 01:42:00 UTC): put the new device in pairing mode now / 已允许入网 118 秒：请让新设备进入配对模式',
+    formatPermitJoin({ open: false, until: null, remaining_s: null, opened_by: null }, 'en'),
+    'joining closed: no new Zigbee devices can pair',
   );
-  const text = formatZigbeeStatus({
+  t.equal(formatPermitJoin({ open: false, until: null, remaining_s: null, opened_by: null }, 'zh'), '已关闭入网：新设备无法配对');
+  const open = { open: true, until: '2026-12-02T01:42:00.000Z', remaining_s: 118, opened_by: 'cli' };
+  t.equal(formatPermitJoin(open, 'en'), 'joining open for 118 s (until 01:42:00 UTC): put the new device in pairing mode now');
+  t.equal(formatPermitJoin(open, 'zh'), '已允许入网 118 秒（到 UTC 01:42:00）：请让新设备进入配对模式');
+  const network: Parameters<typeof formatZigbeeStatus>[0] = {
     bridge: 'online',
     permit_join: { open: false, until: null, remaining_s: null, opened_by: null },
     devices: [
@@ -100,11 +103,29 @@ t.test('zigbee output: joining, devices with weak links and offline ones, groups
       },
     ],
     groups: [{ id: 1, friendly_name: 'living_room_lights', members: [{ ieee_address: '0x1', endpoint: 1 }] }],
-  });
-  t.match(text, /Zigbee2MQTT bridge: online \/ 网关：在线/);
-  t.match(text, /Front door\s+OFFLINE \/ 离线, lqi 12 \(weak \/ 信号弱\)\s+\[0x00158d0002f24257, MCCGQ11LM\]/);
+  };
+  const text = formatZigbeeStatus(network, 'en');
+  t.match(text, /^Zigbee2MQTT bridge: online\n/);
+  t.match(text, /Front door\s+OFFLINE, lqi 12 \(weak\)\s+\[0x00158d0002f24257, MCCGQ11LM\]/);
   t.match(text, /Hall switch\s+online, lqi 87, last seen 2026-12-02T01:00:00.000Z/);
   t.match(text, /living_room_lights \(id 1\): 1 member\(s\)/);
+  t.equal(
+    formatZigbeeStatus(
+      { ...network, devices: [...network.devices, { ...network.devices[1], friendly_name: '走廊开关', model: null } as never] },
+      'zh',
+    ),
+    [
+      'Zigbee2MQTT 网关：在线',
+      '已关闭入网：新设备无法配对',
+      '3 个设备：',
+      '  Front door   离线，lqi 12（信号弱）  [0x00158d0002f24257, MCCGQ11LM]',
+      '  Hall switch  在线，lqi 87，上次出现 2026-12-02T01:00:00.000Z  [0xa4c138d1e5f2b803]',
+      '  走廊开关     在线，lqi 87，上次出现 2026-12-02T01:00:00.000Z  [0xa4c138d1e5f2b803]',
+      '1 个分组：',
+      '  living_room_lights（id 1）：1 个成员',
+    ].join('\n'),
+    'in Chinese, a Chinese name is padded by its terminal width',
+  );
 });
 
 t.test('parseHomeassistantCommand and its output', async (t) => {
