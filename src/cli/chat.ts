@@ -4,6 +4,8 @@
  */
 import { createInterface } from 'node:readline';
 import type { Receipt } from '../api/inputs.js';
+import type { Language } from '../shared/language.js';
+import { runLanguage, stateWord } from './cli-words.js';
 import type { RpcClient } from './rpc-client.js';
 
 /** Where a chat reads and writes: the terminal, or a test's streams. */
@@ -18,7 +20,15 @@ export interface ChatOptions {
   message: string | undefined;
   json: boolean;
   timeoutMs: number;
+  /** The language of homeagentctl's own words (the greeting, a failure); the agent answers in its own. The terminal's by default. */
+  language?: Language;
 }
+
+/** homeagentctl's own words around the conversation, in both languages. */
+const WORDS = {
+  en: { greeting: 'Talking to HomeAgent. /exit or Ctrl-D ends the conversation.', prompt: 'you> ', colon: ': ' },
+  zh: { greeting: '正在与 HomeAgent 对话。输入 /exit 或按 Ctrl-D 结束。', prompt: '你> ', colon: '：' },
+} as const;
 
 /** Sends one message; returns the exit code (0 answered, 1 failed). */
 async function say(client: RpcClient, text: string, options: ChatOptions, io: ChatIo): Promise<number> {
@@ -28,8 +38,9 @@ async function say(client: RpcClient, text: string, options: ChatOptions, io: Ch
   } else if (receipt.status === 'done') {
     io.stdout.write(`${receipt.text ?? ''}\n`);
   } else {
-    const why = receipt.error?.message ?? receipt.reason ?? receipt.status;
-    io.stderr.write(`homeagentctl: ${receipt.status}: ${why}\n`);
+    const language = runLanguage(options);
+    const why = receipt.error?.message ?? receipt.reason ?? stateWord(receipt.status, language);
+    io.stderr.write(`homeagentctl: ${stateWord(receipt.status, language)}${WORDS[language].colon}${why}\n`);
   }
   return receipt.status === 'done' ? 0 : 1;
 }
@@ -46,9 +57,10 @@ export async function runChat(client: RpcClient, options: ChatOptions, io: ChatI
     const text = (await readAll(io.stdin)).trim();
     return text ? say(client, text, options, io) : 0;
   }
-  io.stdout.write('Talking to HomeAgent. /exit or Ctrl-D ends the conversation.\n');
+  const words = WORDS[runLanguage(options)];
+  io.stdout.write(`${words.greeting}\n`);
   const output = io.stdout as NodeJS.WritableStream;
-  const lines = createInterface({ input: io.stdin, output, prompt: 'you> ', historySize: 1000 });
+  const lines = createInterface({ input: io.stdin, output, prompt: words.prompt, historySize: 1000 });
   let code = 0;
   lines.prompt();
   for await (const line of lines) {

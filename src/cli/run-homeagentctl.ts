@@ -87,7 +87,8 @@ export async function runHomeagentctl(argv: readonly string[], io: CtlIo = proce
       else print(`homeagentctl ${VERSION}\nhomeagent ${daemon.version} (node ${daemon.node}, sqlite ${daemon.sqlite})`);
       return EXIT_CODES.OK;
     }
-    if (invocation === 'chat') return await runChat(client, { message: values.message, json: values.json === true, timeoutMs }, io);
+    if (invocation === 'chat')
+      return await runChat(client, { message: values.message, json: values.json === true, timeoutMs, language }, io);
     const result = await client.call(invocation.method, invocation.params, timeoutMs);
     print(values.json ? result : invocation.render(result, language));
     return invocation.exitCode?.(result) ?? EXIT_CODES.OK;

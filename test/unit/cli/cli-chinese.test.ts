@@ -11,6 +11,7 @@ import type { SettingView } from '../../../src/api/settings.js';
 import type { StatusReport } from '../../../src/api/status.js';
 import { formatAutomationList, formatRunResult, formatRuns, runAutomations } from '../../../src/cli/automations.js';
 import { formatChangeList, formatCommit, formatRollback, formatTrackerStatus } from '../../../src/cli/changes.js';
+import { runChat } from '../../../src/cli/chat.js';
 import { agoIn, durationIn, stateWord } from '../../../src/cli/cli-words.js';
 import { formatPending, runConfirm } from '../../../src/cli/confirm.js';
 import { age } from '../../../src/cli/entities.js';
@@ -565,6 +566,27 @@ t.test('changes in Chinese: the tracker, the list, a rollback and a commit', asy
   t.equal(formatRollback(4, [] as never, 'zh'), '改动 4：没有回滚任何内容');
   t.equal(formatCommit(4, [set] as never, 'zh'), '已确认改动 4：插件 gpio 现在属于正常状态。');
   t.equal(formatCommit(4, [set] as never, 'en'), 'committed change 4: plugins gpio are now part of the last good state.');
+});
+
+t.test('chat in Chinese: the greeting and a failed turn are homeagentctl words; the answer is the agent own', async (t) => {
+  const answers = [
+    { status: 'done', text: '好的，已打开厨房灯。' },
+    { status: 'failed', error: { message: 'no language model' } },
+  ];
+  const client = { call: async () => answers.shift() };
+  let stdout = '';
+  let stderr = '';
+  const io = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    stdin: Object.assign(Readable.from(['打开厨房灯\n', '讲个笑话\n', '/exit\n']), { isTTY: true }),
+  };
+  const code = await runChat(client as never, { message: undefined, json: false, timeoutMs: 1000, language: 'zh' }, io);
+  t.equal(code, 1, 'the last turn failed');
+  t.match(stdout, /^正在与 HomeAgent 对话。输入 \/exit 或按 Ctrl-D 结束。\n/);
+  t.match(stdout, '你> ');
+  t.match(stdout, '好的，已打开厨房灯。\n');
+  t.equal(stderr, 'homeagentctl: 失败：no language model\n');
 });
 
 t.test('the shared words: ages and durations in both languages, state words', async (t) => {
