@@ -9,6 +9,9 @@ import { parseArgs } from 'node:util';
 import type { DownloadProgress } from '../embed/model-download.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
+import type { Language } from '../shared/language.js';
+import { cliLanguage } from './cli-language.js';
+import { table } from './format.js';
 import {
   DEFAULT_MODEL_MAX_BYTES,
   type InstalledModel,
@@ -93,10 +96,12 @@ export async function runModels(argv: string[], io: ModelsIo = defaultIo(), sign
   const dataDir = resolve(io.cwd, values['data-dir'] ?? io.env.HOMEAGENT_DATA_DIR ?? './data');
   const modelsDir = join(dataDir, 'models');
   const json = values.json === true;
+  // The terminal's language, read from the run's environment; --json is the same in both.
+  const language = cliLanguage(io.env);
   try {
     if (positionals[0] === 'list') {
       const models = listModels(modelsDir);
-      io.stdout.write(`${json ? JSON.stringify(models, null, 2) : formatModelList(models, modelsDir)}\n`);
+      io.stdout.write(`${json ? JSON.stringify(models, null, 2) : formatModelList(models, modelsDir, language)}\n`);
       return EXIT_CODES.OK;
     }
     let maxBytes = DEFAULT_MODEL_MAX_BYTES;
@@ -122,7 +127,7 @@ export async function runModels(argv: string[], io: ModelsIo = defaultIo(), sign
       ...(signal ? { signal } : {}),
     }).finally(() => progress.done());
     if (json) io.stdout.write(`${JSON.stringify({ ok: true, ...installed, use: useCommand(installed.kind, installed.name) }, null, 2)}\n`);
-    else io.stdout.write(formatInstalled(installed));
+    else io.stdout.write(formatInstalled(installed, language));
     return EXIT_CODES.OK;
   } catch (error) {
     const envelope =
@@ -144,42 +149,84 @@ export function useCommand(kind: ModelKind, name: string): string {
   return `homeagentctl config set ${key} ${name}`;
 }
 
-export function formatInstalled(installed: InstalledModel): string {
-  const what = installed.kind === 'embedder' ? 'sentence-embedding model' : 'dependency-parser model';
-  const purpose = installed.kind === 'embedder' ? 'for memory vectors' : 'to read facts from what people say';
+/** Every sentence `models` prints around the models' facts, in both languages. */
+const WORDS = {
+  en: {
+    embedder: 'sentence-embedding model',
+    parser: 'dependency-parser model',
+    embedderPurpose: 'for memory vectors',
+    parserPurpose: 'to read facts from what people say',
+    installed: (replaced: boolean, what: string, name: string, dir: string) =>
+      `${replaced ? 'replaced' : 'installed'} ${what} ${name} in ${dir}`,
+    vectors: (fingerprint: string) => `vectors ${fingerprint}`,
+    toUse: (purpose: string) => `to use it ${purpose}:`,
+    restart: '  then restart HomeAgent (sudo systemctl restart homeagent)',
+    embedderDetails: (dim: number, pooling: string, maxTokens: number | null) =>
+      `dim ${dim}, ${pooling} pooling${maxTokens === null ? '' : `, max ${maxTokens} tokens`}`,
+    parserDetails: (labels: number, maxWords: number, full: { words: number; tags: number } | null) =>
+      `${labels} labels, max ${maxWords} words${full === null ? '' : `, ${full.words} known words, ${full.tags} tags`}`,
+    none: (dir: string) => `no models installed in ${dir}`,
+    byHand: '(copied by hand)',
+    unusable: (problem: string) => `unusable: ${problem}`,
+    header: ['NAME', 'KIND', 'DETAILS', 'SIZE', 'SOURCE'],
+    separator: ', ',
+  },
+  zh: {
+    embedder: '句向量模型',
+    parser: '依存句法模型',
+    embedderPurpose: '用于记忆向量',
+    parserPurpose: '用于从人们说的话里读出事实',
+    installed: (replaced: boolean, what: string, name: string, dir: string) =>
+      `已${replaced ? '替换' : '安装'}${what} ${name}，位于 ${dir}`,
+    vectors: (fingerprint: string) => `向量 ${fingerprint}`,
+    toUse: (purpose: string) => `要使用它${purpose}：`,
+    restart: '  然后重启 HomeAgent（sudo systemctl restart homeagent）',
+    embedderDetails: (dim: number, pooling: string, maxTokens: number | null) =>
+      `${dim} 维，${pooling} 池化${maxTokens === null ? '' : `，最多 ${maxTokens} 个词元`}`,
+    parserDetails: (labels: number, maxWords: number, full: { words: number; tags: number } | null) =>
+      `${labels} 个标签，最多 ${maxWords} 个词${full === null ? '' : `，已知 ${full.words} 个词、${full.tags} 个词性`}`,
+    none: (dir: string) => `${dir} 里没有安装模型`,
+    byHand: '（手动复制）',
+    unusable: (problem: string) => `不可用：${problem}`,
+    header: ['名称', '类型', '详情', '大小', '来源'],
+    separator: '，',
+  },
+} as const;
+
+export function formatInstalled(installed: InstalledModel, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  const embedder = installed.kind === 'embedder';
   return (
-    `${installed.replaced ? 'replaced' : 'installed'} ${what} ${installed.name} in ${installed.dir}\n` +
-    `  ${details(installed, true)}, ${megabytes(installed.record.bytes)}\n` +
+    `${w.installed(installed.replaced, embedder ? w.embedder : w.parser, installed.name, installed.dir)}\n` +
+    `  ${details(installed, language, true)}${w.separator}${megabytes(installed.record.bytes)}\n` +
     `  model.onnx sha256 ${installed.record.model_sha256}\n` +
-    (installed.record.fingerprint ? `  vectors ${installed.record.fingerprint}\n` : '') +
-    `to use it ${purpose}:\n` +
+    (installed.record.fingerprint ? `  ${w.vectors(installed.record.fingerprint)}\n` : '') +
+    `${w.toUse(embedder ? w.embedderPurpose : w.parserPurpose)}\n` +
     `  ${useCommand(installed.kind, installed.name)}\n` +
-    '  then restart HomeAgent (sudo systemctl restart homeagent)\n'
+    `${w.restart}\n`
   );
 }
 
 /** One line about the manifest; `full` adds the limits and table sizes (install output). */
-function details(model: ModelDescription, full = false): string {
+function details(model: ModelDescription, language: Language, full = false): string {
+  const w = WORDS[language];
   if (model.kind === 'embedder') {
     const m = model.manifest;
-    return `dim ${m.dim}, ${m.pooling} pooling${full ? `, max ${m.max_tokens} tokens` : ''}`;
+    return w.embedderDetails(m.dim, m.pooling, full ? m.max_tokens : null);
   }
   const m = model.manifest;
-  return `${m.labels.length} labels, max ${m.max_words} words${full ? `, ${m.words} known words, ${m.tags} tags` : ''}`;
+  return w.parserDetails(m.labels.length, m.max_words, full ? { words: m.words, tags: m.tags } : null);
 }
 
-export function formatModelList(models: ModelListing[], modelsDir: string): string {
-  if (models.length === 0) return `no models installed in ${modelsDir}`;
+export function formatModelList(models: ModelListing[], modelsDir: string, language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (models.length === 0) return w.none(modelsDir);
   const rows = models.map((m) =>
     m.manifest
-      ? [m.name, m.kind, details(m), megabytes(m.bytes), m.record?.source ?? '(copied by hand)']
-      : [m.name, m.kind ?? '-', '-', megabytes(m.bytes), `unusable: ${m.problem}`],
+      ? [m.name, m.kind, details(m, language), megabytes(m.bytes), m.record?.source ?? w.byHand]
+      : [m.name, m.kind ?? '-', '-', megabytes(m.bytes), w.unusable(m.problem)],
   );
-  const header = ['NAME', 'KIND', 'DETAILS', 'SIZE', 'SOURCE'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  return [header, ...rows]
-    .map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] as number))).join('  '))
-    .join('\n');
+  return table([[...w.header], ...rows], '');
 }
 
 function megabytes(bytes: number): string {

@@ -29,6 +29,7 @@ import {
 import { formatSearch as formatKbSearch, formatStats as formatKbStats, formatTree } from '../../../src/cli/kb.js';
 import { formatAdded, formatListItems, formatListSummaries, itemLine, runLists } from '../../../src/cli/lists.js';
 import { formatEntity, formatForget, formatSearch, formatStats, runMemory } from '../../../src/cli/memory.js';
+import { formatModelList } from '../../../src/cli/models.js';
 import { runHomeagentctl } from '../../../src/cli/run-homeagentctl.js';
 import { formatActivations, runVoice } from '../../../src/cli/voice.js';
 import { formatCredentials } from '../../../src/cli/webui.js';
@@ -587,6 +588,32 @@ t.test('chat in Chinese: the greeting and a failed turn are homeagentctl words; 
   t.match(stdout, '你> ');
   t.match(stdout, '好的，已打开厨房灯。\n');
   t.equal(stderr, 'homeagentctl: 失败：no language model\n');
+});
+
+t.test('models list in Chinese: the table and an unusable folder', async (t) => {
+  const models = [
+    {
+      name: 'minilm',
+      dir: '/d/minilm',
+      bytes: 90 * 1024 * 1024,
+      kind: 'embedder',
+      manifest: { dim: 384, pooling: 'mean', max_tokens: 256 },
+    },
+    { name: 'junk', dir: '/d/junk', bytes: 0, problem: 'no model.onnx' },
+  ];
+  t.equal(
+    formatModelList(models as never, '/d', 'zh'),
+    [
+      '名称    类型      详情               大小     来源',
+      'minilm  embedder  384 维，mean 池化  90.0 MB  （手动复制）',
+      'junk    -         -                  0.0 MB   不可用：no model.onnx',
+    ].join('\n'),
+  );
+  t.equal(formatModelList([], '/d', 'zh'), '/d 里没有安装模型');
+  t.match(
+    formatModelList(models as never, '/d', 'en'),
+    /^NAME {4}KIND {6}DETAILS {16}SIZE {5}SOURCE\nminilm {2}embedder {2}dim 384, mean pooling {2}90\.0 MB {2}\(copied by hand\)\n/,
+  );
 });
 
 t.test('the shared words: ages and durations in both languages, state words', async (t) => {
