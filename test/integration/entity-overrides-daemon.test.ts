@@ -7,12 +7,12 @@
  */
 
 import { writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { tempDir } from '../helpers/daemon.js';
 import { startDaemon } from '../helpers/in-process-daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
+import { type Reply, type RequestOptions, send as sendRequest } from '../unit/plugins/webui/webui-setup.js';
 
 const LIGHT = { id: 'hall_light', name: 'Hall light', area: 'hall', bcm: 17, direction: 'out', domain: 'light' };
 const DOOR = { id: 'back_door', name: 'Back door', bcm: 5, direction: 'in', domain: 'binary_sensor', device_class: 'door' };
@@ -28,41 +28,9 @@ function writeConfig(t: Test): { config: string; dataDir: string } {
   return { config: file, dataDir: join(dir, 'data') };
 }
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: { ok?: boolean; result?: Record<string, unknown>; error?: { code: string } };
-}
-
-function send(
-  port: number,
-  path: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin', ...options.headers };
-    if (options.body !== undefined) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = String(Buffer.byteLength(options.body));
-    }
-    const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers, agent: false, setHost: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: text.startsWith('{') ? (JSON.parse(text) as Reply['body']) : {},
-          });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
+/** A same-origin request from the page (the web plugin's guard refuses cross-site changes). */
+function send(port: number, path: string, options: RequestOptions = {}): Promise<Reply> {
+  return sendRequest(port, path, { ...options, headers: { 'sec-fetch-site': 'same-origin', ...options.headers } });
 }
 
 t.test('overrides from the CLI survive a daemon restart; the web API refuses them without an owner session', async (t) => {
@@ -124,5 +92,5 @@ t.test('overrides from the CLI survive a daemon restart; the web API refuses the
     body: JSON.stringify({ name: null, reset_area: true, aliases: [] }),
   });
   t.match(back.body, { ok: true, result: { name: 'Hall light', area: 'hall', aliases: [] } }, "cleared: the driver's values again");
-  t.notOk('overrides' in (back.body.result ?? {}));
+  t.notOk('overrides' in ((back.body.result as object | undefined) ?? {}));
 });
