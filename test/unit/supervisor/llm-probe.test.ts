@@ -17,10 +17,10 @@ t.test('an HTTP answer is reachable, whatever the status', async (t) => {
       res.end('{}');
     }),
   );
-  t.same(await probeUrl(`http://127.0.0.1:${port}/v1`, 2000), { reachable: true, detail: 'HTTP 200' });
+  t.same(await probeUrl(`http://127.0.0.1:${port}/v1`, 2000), { reachable: true, detail: 'HTTP 200', detail_zh: 'HTTP 200' });
   t.same(
     await probeUrl(`http://127.0.0.1:${port}/broken/v1`, 2000),
-    { reachable: true, detail: 'HTTP 500' },
+    { reachable: true, detail: 'HTTP 500', detail_zh: 'HTTP 500' },
     'a 500 still proves a server',
   );
   t.same(paths, ['/v1', '/broken/v1'], 'the base URL itself is requested');
@@ -42,11 +42,11 @@ t.test('a server that never answers is unreachable once the time limit passes', 
   );
   const started = performance.now();
   const result = await probeUrl(`http://127.0.0.1:${port}/`, 150);
-  t.same(result, { reachable: false, detail: 'no answer within 150 ms' });
+  t.same(result, { reachable: false, detail: 'no answer within 150 ms', detail_zh: '150 ms 内没有应答' });
   t.ok(performance.now() - started < 2000, 'the probe gives up at its limit');
 });
 
 t.test('not an http(s) URL: unreachable without a request', async (t) => {
-  t.same(await probeUrl('not a url', 100), { reachable: false, detail: 'not a URL: not a url' });
-  t.same(await probeUrl('ftp://example.org/', 100), { reachable: false, detail: 'cannot probe a ftp: URL' });
+  t.same(await probeUrl('not a url', 100), { reachable: false, detail: 'not a URL: not a url', detail_zh: '不是 URL：not a url' });
+  t.same(await probeUrl('ftp://example.org/', 100), { reachable: false, detail: 'cannot probe a ftp: URL', detail_zh: '无法探测 ftp: URL' });
 });

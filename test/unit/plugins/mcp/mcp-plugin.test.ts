@@ -128,7 +128,7 @@ t.test('a stdio server: every page of tools registered, calls, errors, and stop 
   t.ok(existsSync(pidFile), 'the configured env reached the server');
   const pid = readPid(pidFile);
   t.ok(isAlive(pid));
-  t.same(plugin.health(), { ok: true, detail: 'server local: connected, 9 tools' });
+  t.same(plugin.health(), { ok: true, detail: 'server local: connected, 9 tools', detail_zh: '服务器 local：已连接，9 个工具' });
 
   t.equal(await tc.call('mcp_local_echo', { text: 'hello' }), 'hello');
   t.equal(await tc.call('mcp_local_add', { a: 2, b: 3.5 }), '5.5');
@@ -233,7 +233,7 @@ t.test('a server that fails at first is retried with backoff and its tools appea
   t.same(running.mcpTools(), []);
   await appeared;
   t.equal(await running.tc.call('mcp_flaky_echo', { text: 'second time' }), 'second time');
-  t.same(running.plugin.health(), { ok: true, detail: 'server flaky: connected, 9 tools' });
+  t.same(running.plugin.health(), { ok: true, detail: 'server flaky: connected, 9 tools', detail_zh: '服务器 flaky：已连接，9 个工具' });
 });
 
 t.test('tools/list_changed re-registers the tools of that server', async (t) => {
@@ -272,7 +272,7 @@ t.test('a server process that dies is restarted and its tools come back', async 
 t.test('no servers configured', async (t) => {
   const { plugin, mcpTools } = await startMcp(t, tempDir(t), {});
   t.same(mcpTools(), []);
-  t.same(plugin.health(), { ok: true, detail: 'no MCP servers configured' });
+  t.same(plugin.health(), { ok: true, detail: 'no MCP servers configured', detail_zh: '没有配置 MCP 服务器' });
 });
 
 t.test('two servers whose tools reduce to one name', async (t) => {
