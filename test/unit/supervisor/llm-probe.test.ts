@@ -48,5 +48,9 @@ t.test('a server that never answers is unreachable once the time limit passes', 
 
 t.test('not an http(s) URL: unreachable without a request', async (t) => {
   t.same(await probeUrl('not a url', 100), { reachable: false, detail: 'not a URL: not a url', detail_zh: '不是 URL：not a url' });
-  t.same(await probeUrl('ftp://example.org/', 100), { reachable: false, detail: 'cannot probe a ftp: URL', detail_zh: '无法探测 ftp: URL' });
+  t.same(await probeUrl('ftp://example.org/', 100), {
+    reachable: false,
+    detail: 'cannot probe a ftp: URL',
+    detail_zh: '无法探测 ftp: URL',
+  });
 });
