@@ -45,7 +45,10 @@ export function formatLogRecord(record: Readonly<Record<string, unknown>>, optio
   const level = typeof record.level === 'string' ? record.level : String(record.level ?? '');
   const time = clockTime(record.time);
   const component = typeof record.subsystem === 'string' ? `${paint(BOLD_CYAN, record.subsystem)}: ` : '';
-  const message = typeof record.msg === 'string' ? record.msg : '';
+  const text = typeof record.msg === 'string' ? record.msg : '';
+  // Some messages name their part themselves ("tracker: ..."), for JSON readers; say it once.
+  const message =
+    typeof record.subsystem === 'string' && text.startsWith(`${record.subsystem}: `) ? text.slice(record.subsystem.length + 2) : text;
   const extras: string[] = [];
   let stack: string | undefined;
   for (const [key, value] of Object.entries(record)) {

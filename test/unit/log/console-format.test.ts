@@ -110,10 +110,25 @@ t.test('the real logger through the readable destination: children, redaction, a
   t.equal(text.split('\n').filter(Boolean).length, 2, 'one readable line per record at the level');
   t.match(text, /^\d\d:\d\d:\d\d\.\d{3} INFO {2}plugin\.cli: listening {2}socket=\/tmp\/s\.sock api_key=\[redacted\]$/m);
   t.notOk(text.includes('sk-secret'), 'secrets are redacted before formatting');
-  t.match(text, /INFO {2}audit: audit: settings\.set by cli {2}audit=true actor=cli action=settings\.set key=core\.log\.level/);
+  t.match(text, /INFO {2}audit: settings\.set by cli {2}audit=true actor=cli action=settings\.set key=core\.log\.level/);
   t.notOk(text.includes('{"level"'), 'no JSON reaches the terminal');
   t.equal(logs.recent({ limit: 10 }).lines.length, 2, 'the kept lines (logs.recent) are still the JSON records');
   const passed: string[] = [];
   prettyDestination({ write: (s: string) => passed.push(s) }).write('not json\n');
   t.same(passed, ['not json\n'], 'a chunk that is not a record passes through');
+});
+
+t.test('a message that names its part itself says the part once', async (t) => {
+  const record = {
+    level: 'info',
+    time: new Date(2025, 0, 1, 9, 0, 0, 0).toISOString(),
+    subsystem: 'tracker',
+    msg: 'tracker: first good state',
+  };
+  t.equal(formatLogRecord(record, { colour: false }), '09:00:00.000 INFO  tracker: first good state');
+  t.equal(
+    formatLogRecord({ ...record, msg: 'trackers: two' }, { colour: false }),
+    '09:00:00.000 INFO  tracker: trackers: two',
+    'another word is kept',
+  );
 });
