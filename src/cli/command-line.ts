@@ -335,7 +335,8 @@ function planCommand(
       return { memory: parseMemoryCommand(args.slice(1), values, cwd) };
     case 'kb':
       return { kb: parseKbCommand(args.slice(1), values, { stdinIsTty: options.stdinIsTty, cwd }) };
-    case 'config':
+    case 'config': {
+      const renderSetting = (r: unknown, language: Language) => formatSetting(r as Parameters<typeof formatSetting>[0], language);
       switch (sub) {
         case 'list':
           if (rest.length > 1) throw new UsageError('config list takes at most one prefix');
@@ -349,21 +350,21 @@ function planCommand(
           return {
             method: 'config.get',
             params: { key: rest[0] },
-            render: (r, language) => formatSetting(r as Parameters<typeof formatSetting>[0], language),
+            render: renderSetting,
           };
         case 'set':
           arity(2, 'config set needs a KEY and a VALUE');
           return {
             method: 'config.set',
             params: { key: rest[0], value: rest[1] },
-            render: (r, language) => formatSetting(r as Parameters<typeof formatSetting>[0], language),
+            render: renderSetting,
           };
         case 'reset':
           arity(1, 'config reset needs a KEY');
           return {
             method: 'config.reset',
             params: { key: rest[0] },
-            render: (r, language) => formatSetting(r as Parameters<typeof formatSetting>[0], language),
+            render: renderSetting,
           };
         case 'history':
           if (rest.length > 1) throw new UsageError('config history takes at most one KEY');
@@ -377,6 +378,7 @@ function planCommand(
         default:
           throw new UsageError(`unknown config command ${sub}; use list, get, set, reset or history`);
       }
+    }
     default:
       throw new UsageError(`unknown command ${command}`);
   }

@@ -4,20 +4,7 @@
  * local intents, automations, MQTT and the web page read and change device state; device drivers
  * and plugins register entities through the SDK (`ctx.entities`) and report their state there.
  */
-import {
-  type Area,
-  ENTITY_CATEGORIES,
-  ENTITY_DOMAINS,
-  type EntityCategory,
-  type EntityDomain,
-  type EntityInfo,
-  type EntityOverrides,
-  type EntityState,
-  isPrimaryEntity,
-  STATE_CLASSES,
-  type StateClass,
-  type StateHistoryRow,
-} from '../api/home.js';
+import type { EntityCategory, EntityDomain, EntityState, StateClass } from '../api/home.js';
 
 export {
   type Area,
@@ -32,7 +19,7 @@ export {
   STATE_CLASSES,
   type StateClass,
   type StateHistoryRow,
-};
+} from '../api/home.js';
 
 /**
  * The services each domain offers (`entity_call` and automations use these names). A sensor, a

@@ -213,26 +213,29 @@ export function sayState(language: IntentLanguage, state: string | number | null
   return language === 'zh' ? `是${state}` : String(state);
 }
 
-/** Weather conditions Home Assistant's weather entities report. */
-const CONDITIONS: Record<string, [string, string]> = {
-  'clear-night': ['clear', '晴朗的夜晚'],
-  cloudy: ['cloudy', '多云'],
-  exceptional: ['exceptional', '异常天气'],
-  fog: ['foggy', '有雾'],
-  hail: ['hail', '冰雹'],
-  lightning: ['thunderstorms', '雷暴'],
-  'lightning-rainy': ['thunderstorms with rain', '雷阵雨'],
-  partlycloudy: ['partly cloudy', '局部多云'],
-  pouring: ['pouring rain', '大雨'],
-  rainy: ['rainy', '下雨'],
-  snowy: ['snowy', '下雪'],
-  'snowy-rainy': ['sleet', '雨夹雪'],
-  sunny: ['sunny', '晴'],
-  windy: ['windy', '有风'],
-  'windy-variant': ['windy and cloudy', '多云有风'],
+/**
+ * Weather conditions Home Assistant's weather entities report, as an English sentence says them
+ * ("it is foggy"); Chinese says the condition's own words (state-words.ts).
+ */
+const CONDITIONS_EN: Record<string, string> = {
+  'clear-night': 'clear',
+  cloudy: 'cloudy',
+  exceptional: 'exceptional',
+  fog: 'foggy',
+  hail: 'hail',
+  lightning: 'thunderstorms',
+  'lightning-rainy': 'thunderstorms with rain',
+  partlycloudy: 'partly cloudy',
+  pouring: 'pouring rain',
+  rainy: 'rainy',
+  snowy: 'snowy',
+  'snowy-rainy': 'sleet',
+  sunny: 'sunny',
+  windy: 'windy',
+  'windy-variant': 'windy and cloudy',
 };
 
 export function sayCondition(language: IntentLanguage, condition: string): string {
-  const words = CONDITIONS[condition];
-  return words === undefined ? condition : words[language === 'zh' ? 1 : 0];
+  if (language === 'zh') return statePhrase('zh', { domain: 'weather' }, condition) ?? condition;
+  return CONDITIONS_EN[condition] ?? condition;
 }
