@@ -32,6 +32,9 @@ function start(t: HelperTest, options: { terminal: boolean; format?: string }): 
     NO_COLOR: undefined,
     FORCE_COLOR: undefined,
     NODE_DISABLE_COLORS: undefined,
+    // Node counts a terminal under a CI runner it does not know (CI set) as having two colours.
+    CI: undefined,
+    TEAMCITY_VERSION: undefined,
   });
   const node = nodeCommand([MAIN_JS, 'run'], env);
   const quoted = [node.command, ...node.args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
