@@ -9,7 +9,9 @@ import { TapConfig } from '@tapjs/config';
 
 // The built test class names its plugins in one exported string (read, not imported: importing
 // @tapjs/test on its own trips over its circular imports).
-const builtIndex = createRequire(import.meta.url).resolve('@tapjs/test/test-built').replace('/commonjs/', '/esm/');
+const builtIndex = createRequire(import.meta.url)
+  .resolve('@tapjs/test/test-built')
+  .replace('/commonjs/', '/esm/');
 const built = /^export const signature = `([^`]*)`/m.exec(readFileSync(builtIndex, 'utf8'))?.[1]?.trim();
 const config = await TapConfig.load();
 if (built !== config.pluginSignature) {
