@@ -47,6 +47,32 @@ const MIN_LATIN_LETTERS = 4;
 const ANY_ORDER_WEIGHT = 0.95;
 
 /**
+ * The most a near name is trusted when one of its words was replaced rather than misspelt: "dining
+ * room blinds" is close to "Living Room Blinds" letter by letter (0.89) but names another room. A
+ * slip changes a letter or two of a word; a different word changes more. Below the engine's
+ * min_confidence (0.85), so such a guess is asked about ("did you mean …?"), never acted on.
+ */
+export const REPLACED_WORD_SIMILARITY = 0.8;
+
+/**
+ * Whether `said` has a Latin word that is no slip of the word of `phrase` it stands for: with as
+ * many words on both sides, some said word is neither in the phrase nor within one edit per four
+ * letters (at least one) of any phrase word. Chinese text is left alone (a near-homophone changes a
+ * whole character and is a real slip).
+ */
+export function replacesAWord(said: string, phrase: string): boolean {
+  if ([...said, ...phrase].some((ch) => isCjk(ch))) return false;
+  const saidWords = said.split(/\s+/u).filter((w) => w !== '');
+  const phraseWords = phrase.split(/\s+/u).filter((w) => w !== '');
+  if (saidWords.length !== phraseWords.length || saidWords.length < 2) return false;
+  return saidWords.some((word) => {
+    if (phraseWords.includes(word)) return false;
+    const allowed = Math.max(1, Math.floor(word.length / 4));
+    return !phraseWords.some((other) => editDistance(word, other, allowed) <= allowed);
+  });
+}
+
+/**
  * Words matched in any order: each word of `a` pairs with the most alike unused word of `b`, each
  * pair counts its similarity times its longer word's length, and the sum is taken over the longer
  * side's letters, so a missing or extra word costs its whole length ("garage" is far from "garage
@@ -233,6 +259,7 @@ export class NearNameIndex {
     if (best === undefined || best.similarity < minSimilarity) return undefined;
     const margin = Math.min(NEAR_MARGIN, 1 / Math.max(text.length, best.phrase.length)) - 1e-9;
     if (second !== undefined && best.similarity - second.similarity < margin) return undefined;
+    if (replacesAWord(text, best.phrase)) return { ...best, similarity: Math.min(best.similarity, REPLACED_WORD_SIMILARITY) };
     return best;
   }
 

@@ -103,6 +103,9 @@ export class Composer {
     while (mentions.length > 1 && (GREETING.test(mentions[0]?.text ?? '') || has(mentions[0] as Mention, 'break')))
       mentions = mentions.slice(1);
     if (mentions.length === 0) return { kind: 'none', why: 'empty' };
+    // "一个小时前关了窗户": a length of time followed by 前 ("before") is when it happened, a story.
+    if (mentions.some((m, at) => m.piece.t === 'value' && m.piece.value.kind === 'duration' && mentions[at + 1]?.text === '前'))
+      return { kind: 'none', why: 'past' };
     const hasAction = mentions.some((m) => has(m, 'action') || has(m, 'verb'));
     for (const m of mentions) {
       const block = meaning(m, 'block');

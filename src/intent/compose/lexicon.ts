@@ -189,6 +189,9 @@ const EN: Lexicon = {
     ...many('i|my kids|my mum|my mom|we|they|he|she|mum|mom|kids', b('statement')),
     ...many('how do|how does|explain|what is a|what is an|work|works|invented|invent|who', b('howto')),
     ...many('joke|poem|story|hello|hi|thanks|thank you|good morning|good night|capital|hey|weird|noise|noisy|loud|stuck', b('chat')),
+    // Someone other than the house did it, or it lasted a while: a story about the home, not a request.
+    ...many('somebody|someone|all night|all day|overnight|already', b('past')),
+    ...many('think|thinking', b('opinion')),
     ...many(
       'please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|a bit|little|a little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
       F,
@@ -271,6 +274,10 @@ const ZH: Lexicon = {
     ...many('我妈|我爸|孩子们|孩子|他们|我们|有点响|响|坏了|卡住|漏水', b('statement')),
     ...many('怎么工作|是怎么|怎么|原理|是什么|是谁|发明|影响', b('howto')),
     ...many('笑话|诗|你好|谢谢|早上好|晚安啊|首都|讲个|写一首|越来越', b('chat')),
+    // Who did it, or that it is done already: a story about the home, not a request.
+    ...many('已经|刚刚|早就|一整夜|整晚|一晚上', b('past')),
+    ...many('谁', b('howto')),
+    ...many('想一想|想想|想一下', b('chat')),
     ...many(
       '有|请|请你|麻烦|麻烦你|帮我|帮忙|给我|替我|把|将|让|给|的|了|吧|啊|呀|呢|哦|嗯|一下|一点|一点儿|下|好|好了|里|里面|上|中|这里|这边|这儿|那边|在|往|从|为|到|个|我|你|能|能不能|可以|可不可以|想|要|我要|我想|需要|是|现在把|现在|先|马上|立刻|快|就|那|一个|一|下吧|拿|设个|定个|来|去|得|着|都给|过来|记得|个小|点|帮忙把',
       F,

@@ -10,6 +10,7 @@
 
 import { editDistance } from '../edit-distance.js';
 import type { IntentLanguage } from '../intent-sentences.js';
+import { REPLACED_WORD_SIMILARITY, replacesAWord } from '../near-name.js';
 import { parseDuration, parseNumberWords, parsePercent } from '../number-words.js';
 import { COLOURS, type IntentHome } from '../recognizer.js';
 import { normalizeText } from '../text-normalize.js';
@@ -78,6 +79,8 @@ const phraseTokens = (phrase: string, language: IntentLanguage): string[] =>
 /** One fuzzy candidate: a name phrase without spaces, for comparing with said text whose spaces may differ. */
 interface FuzzyName {
   joined: string;
+  /** The phrase normalised with its spaces, for telling a misspelt word from a replaced one. */
+  phrase: string;
   entry: Entry;
 }
 
@@ -104,7 +107,7 @@ export class MentionFinder {
       const useful = meaning.t === 'action' || meaning.t === 'verb' || meaning.t === 'device' || meaning.t === 'keyword';
       if (useful && language === 'en' && joined.length >= 4 && !seen.has(`${joined}|${meaning.t}`)) {
         seen.add(`${joined}|${meaning.t}`);
-        this.fuzzyWords.push({ joined, entry: { kind: 'word', meaning } });
+        this.fuzzyWords.push({ joined, phrase: joined, entry: { kind: 'word', meaning } });
       }
     }
   }
@@ -132,7 +135,7 @@ export class MentionFinder {
     this.add(phrase, entry);
     // A name written in the other script (an English name in a Chinese home) is still matched as said.
     const joined = normalizeText(phrase).replace(/ /gu, '');
-    if (joined.length > 0) this.fuzzyNames.push({ joined, entry });
+    if (joined.length > 0) this.fuzzyNames.push({ joined, phrase: normalizeText(phrase), entry });
   }
 
   /** The mentions of a sentence, left to right, covering every token. */
@@ -231,13 +234,20 @@ export class MentionFinder {
         for (let to = idx + 1; to <= Math.min(result.length, from + 4); to++) {
           const window = result.slice(from, to);
           if (!window.every(nameLike)) continue;
-          const said = tokens.slice((window[0] as Mention).start, (window[window.length - 1] as Mention).end).join('');
+          const saidTokens = tokens.slice((window[0] as Mention).start, (window[window.length - 1] as Mention).end);
+          const said = saidTokens.join('');
+          const spaced = saidTokens.join(' ');
           for (const candidate of [...this.fuzzyNames, ...(to - from === 1 ? this.fuzzyWords : [])]) {
             const allowed = allowedEdits(candidate.joined, this.language);
             if (allowed === 0 || Math.abs(candidate.joined.length - said.length) > allowed) continue;
+            // A word too short to tell a slip from another word ("war" is not "warm") is never repaired.
+            if (this.language === 'en' && said.length < 4) continue;
             const distance = editDistance(said, candidate.joined, allowed);
             if (distance > allowed) continue;
-            const similarity = 1 - distance / Math.max(said.length, candidate.joined.length);
+            let similarity = 1 - distance / Math.max(said.length, candidate.joined.length);
+            // "dining room blinds" for Living Room Blinds: a word replaced, not misspelt, is only a guess.
+            if (candidate.entry.kind !== 'word' && replacesAWord(spaced, candidate.phrase))
+              similarity = Math.min(similarity, REPLACED_WORD_SIMILARITY);
             const span = to - from;
             const better =
               !best || similarity > best.similarity + 1e-9 || (Math.abs(similarity - best.similarity) < 1e-9 && span > best.to - best.from);
