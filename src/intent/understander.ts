@@ -44,6 +44,17 @@ const DEFAULT_MAX_CONVERSATIONS = 256;
 /** Intents acting on a named list must name a list the home has; a template's free text may not. */
 const LIST_INTENTS = new Set(['HassListAddItem', 'HassListCompleteItem']);
 const ON_OFF_INTENTS = new Set(['HassTurnOn', 'HassTurnOff', 'HassToggle']);
+/** Why the composer calls a sentence talk about the home rather than a request (its lexicon's blocks). */
+const TALK = new Set(['past', 'why']);
+/** Intents that only ask: answering one never changes the home. */
+const QUERY_INTENTS = new Set([
+  'HassGetState',
+  'HassClimateGetTemperature',
+  'HassGetWeather',
+  'HassTimerStatus',
+  'HassGetCurrentTime',
+  'HassGetCurrentDate',
+]);
 
 export class IntentUnderstander {
   readonly recognizer: IntentRecognizer;
@@ -130,6 +141,9 @@ export class IntentUnderstander {
     });
     if (template && !tidyListName(template, this.home)) template = undefined;
     if (template) this.nameTheOne(template, composer);
+    // A story or a "why" around a template's command words ("somebody left the hall light on", "why
+    // is the garage door open") is not that command: nothing is done.
+    if (template && composed.kind === 'none' && TALK.has(composed.why) && !QUERY_INTENTS.has(template.name)) template = undefined;
     // A template reading that selects no device ("lock the garage door": the garage has no lock)
     // gives way to the composer's account of what the device there can do.
     if (

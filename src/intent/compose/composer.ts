@@ -125,6 +125,9 @@ export class Composer {
     let lowest = 1;
     for (const clause of clauses) {
       const result = this.clause(clause, context, previousAction, previousDevice);
+      // "turn on the basement light", "锁上侧门": a word the home does not know right before the kind
+      // of device names one it does not have; asking which of the others is meant would be a guess.
+      if (result.kind === 'ask' && unknownModifier(clause.mentions)) return { kind: 'none', why: 'unknown target' };
       if (result.kind !== 'intents') return result;
       explained += result.explained;
       unexplained += result.unexplained;
@@ -797,6 +800,15 @@ export class Composer {
 const TRANSPORT: ReadonlySet<Action> = new Set(['pause', 'resume', 'next', 'previous']);
 
 const QUERY = new Set(['HassGetState', 'HassClimateGetTemperature', 'HassGetCurrentTime', 'HassGetCurrentDate', 'HassGetWeather']);
+
+/** An unplaced content word directly before a device word ("basement light", "侧门"), "的" between allowed. */
+function unknownModifier(mentions: readonly Mention[]): boolean {
+  return mentions.some((m, at) => {
+    if (!isUnknownWord(m)) return false;
+    const next = mentions[at + 1]?.text === '的' ? mentions[at + 2] : mentions[at + 1];
+    return next !== undefined && next.piece.t === 'word' && next.piece.meanings.some((x) => x.t === 'device');
+  });
+}
 
 /** A word the finder could not place and that is not a light word ("the", "的"): content left unexplained. */
 function isUnknownWord(m: Mention): boolean {

@@ -182,7 +182,7 @@ const EN: Lexicon = {
     ...many('it|them|that|those|this|these|its', { t: 'it' }),
     ...many('too|also|as well|again|now', { t: 'also' }),
     ...many('yesterday|last night|last week|ago|earlier|this morning|used to|before', b('past')),
-    ...many('turned|switched|bought|forgot|broke|broken|made|makes|making|happened|was|were|had|left it', b('past')),
+    ...many('turned|switched|bought|forgot|broke|broken|made|making|happened|was|were|had|left it', b('past')),
     ...many('why|how come', b('why')),
     ...many('do you think|should|should i|would it|is it safe|safe|better|best|worth|love|hate|prefer|wonder|i wonder', b('opinion')),
     ...many('dont|do not|never|dont turn|dont switch', b('negation')),
@@ -190,7 +190,7 @@ const EN: Lexicon = {
     ...many('how do|how does|explain|what is a|what is an|work|works|invented|invent|who', b('howto')),
     ...many('joke|poem|story|hello|hi|thanks|thank you|good morning|good night|capital|hey|weird|noise|noisy|loud|stuck', b('chat')),
     // Someone other than the house did it, or it lasted a while: a story about the home, not a request.
-    ...many('somebody|someone|all night|all day|overnight|already', b('past')),
+    ...many('somebody|someone|all night|all day|overnight|already|when did|when was|when were', b('past')),
     ...many('think|thinking', b('opinion')),
     ...many(
       'please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|a bit|little|a little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
