@@ -190,6 +190,7 @@ export class MemoryService implements Service {
         facts: stores.facts,
         embedder,
         tokens: (text) => analyzer.tokens(text),
+        tag: (text) => analyzer.tag(text),
         ...this.#o.recall,
       });
       const maintenance = new MemoryMaintenance({

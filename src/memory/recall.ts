@@ -16,6 +16,7 @@ import type { DocumentStore, StoredDocument } from './document-store.js';
 import type { FactHit, FactIndex } from './fact-index.js';
 import type { GraphStore } from './graph-store.js';
 import { isPersonName } from './household-people.js';
+import { type QuerySubject, subjectCoverage, subjectWords } from './query-subject.js';
 import { extractSymbols } from './symbols.js';
 
 export type FusionMethod = 'rrf' | 'weighted';
@@ -53,6 +54,11 @@ export interface RecallOptions {
   embedder: Embedder;
   /** The analyser's search tokens and keywords (graph seeds). */
   tokens: (text: string) => string[];
+  /**
+   * The analyser's part-of-speech tags: the query's nouns are what it asks about (its subject).
+   * Absent: no subject check (ranking by the paths alone, abstention only when nothing matches).
+   */
+  tag?: (text: string) => ReadonlyArray<{ word: string; tag: string }>;
   fusion?: FusionMethod;
   /** Candidates taken from each path. Default 30. */
   perPath?: number;
@@ -100,6 +106,9 @@ const DEMOTION_DEPTH = 40;
 /** How much a transcript of facts since superseded still counts, for a question about the present. */
 const STALE_FACTOR = 0.1;
 
+/** How much more a transcript of superseded facts counts for a question about the past. */
+const PAST_PREFERENCE = 2;
+
 /** Questions about the past reach superseded facts ("where was the key last week", "以前钥匙放哪"). */
 const PAST_QUESTION =
   /\b(?:last (?:week|month|year|time|winter|summer|spring|autumn)|before|used to|previously|originally|earlier|formerly|ago|back then|at first|in the past|had been)\b|以前|之前|原来|上周|上个月|上次|去年|过去|曾经|那时|当时|起初|本来/i;
@@ -114,7 +123,11 @@ function documentKey(doc: StoredDocument): string {
 }
 
 export class MemoryRecall {
-  readonly #o: Required<Omit<RecallOptions, 'fusion' | 'facts'>> & { fusion: FusionMethod; facts?: FactIndex };
+  readonly #o: Required<Omit<RecallOptions, 'fusion' | 'facts' | 'tag'>> & {
+    fusion: FusionMethod;
+    facts?: FactIndex;
+    tag?: RecallOptions['tag'];
+  };
 
   constructor(options: RecallOptions) {
     this.#o = {
@@ -211,7 +224,11 @@ export class MemoryRecall {
     if (abstain) return { items: [], abstain: true };
 
     for (const path of RECALL_PATHS) if (!this.#o.paths.includes(path)) ranked.delete(path);
-    const fused = this.#demoteSuperseded(this.#o.fusion === 'rrf' ? fuseRrf(ranked) : fuseWeighted(ranked), candidates, history);
+    const merged = this.#o.fusion === 'rrf' ? fuseRrf(ranked) : fuseWeighted(ranked);
+    const subject = this.#o.tag ? subjectWords(query, this.#o.tag, this.#o.tokens, (word) => PAST_QUESTION.test(word)) : [];
+    const weighed = this.#weighSubject(merged, candidates, subject);
+    if (weighed === undefined) return { items: [], abstain: true };
+    const fused = this.#demoteSuperseded(weighed, candidates, history);
     // Items never repeat what an earlier item already carries (widening makes neighbours overlap).
     const items: RecallItem[] = [];
     const covered = new Set<string>();
@@ -265,19 +282,48 @@ export class MemoryRecall {
       .filter((hit) => !excluded.has(hit.source_event_id))
       .map((hit) => {
         const item = factItem(hit);
-        // A superseded fact answers a question about the past, but after the current one.
+        // For the present the current fact comes first; for the past ("where was it before") the superseded one.
         return {
           key: item.sources[0] ? `e${item.sources[0]}` : `s${hit.sentence_id}`,
-          item: { ...item, score: hit.score * (hit.current ? 1 : 0.5) },
+          item: { ...item, score: hit.score * (hit.current === !history ? 1 : 0.5) },
           fact: hit,
         };
       });
   }
 
-  /** Turns whose every fact has been superseded count for little, unless the question is about the past. */
+  /**
+   * What the question asks about decides: an item naming all of its subject ("car charger") ranks
+   * above one sharing part of it ("phone charger", "car boot"), and when no candidate names any of
+   * its noun phrases whole, memory holds nothing about what is asked (undefined: abstain) — loosely
+   * related hits are not an answer.
+   */
+  #weighSubject(
+    fused: Array<[string, number]>,
+    candidates: ReadonlyMap<string, Candidate>,
+    subject: readonly QuerySubject[],
+  ): Array<[string, number]> | undefined {
+    if (subject.length === 0) return fused;
+    let best = 0;
+    // Only the head of the ranking can reach the list (as for superseded facts); the rest keeps its order below it.
+    const head = fused.slice(0, DEMOTION_DEPTH);
+    const tail = fused.slice(DEMOTION_DEPTH).map(([key, score]): [string, number] => [key, score * SUBJECT_FLOOR]);
+    const weighed = head.map(([key, score]): [string, number] => {
+      const candidate = candidates.get(key);
+      const text = candidate ? coreText(candidate) : '';
+      const { said, named, phrases } = subjectCoverage(text, subject, this.#o.tokens);
+      best = Math.max(best, phrases);
+      // Being the speaker of a turn counts half towards being what it is about.
+      const covered = (said + named) / 2;
+      return [key, score * (SUBJECT_FLOOR + (1 - SUBJECT_FLOOR) * covered ** 2)];
+    });
+    if (best === 0) return undefined;
+    return [...weighed, ...tail].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  }
+
+  /** Turns whose every fact has been superseded count for little; for a question about the past they count for more. */
   #demoteSuperseded(fused: Array<[string, number]>, candidates: ReadonlyMap<string, Candidate>, history: boolean): Array<[string, number]> {
     const facts = this.#o.facts;
-    if (!facts || history) return fused;
+    if (!facts) return fused;
     // Only the head of the ranking can reach the list; checking every candidate costs more than it decides.
     const events = fused.slice(0, DEMOTION_DEPTH).flatMap(([key]) => candidates.get(key)?.item.sources ?? []);
     const stale = facts.supersededEvents(events);
@@ -285,7 +331,10 @@ export class MemoryRecall {
     return fused
       .map(([key, score]): [string, number] => {
         const sources = candidates.get(key)?.item.sources ?? [];
-        return [key, sources.length > 0 && sources.every((id) => stale.has(id)) ? score * STALE_FACTOR : score];
+        const isStale = sources.length > 0 && sources.every((id) => stale.has(id));
+        if (!isStale) return [key, score];
+        // "Where was the key before": the superseded value is the answer, ahead of the correction.
+        return [key, history ? score * PAST_PREFERENCE : score * STALE_FACTOR];
       })
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   }
@@ -410,6 +459,17 @@ export class MemoryRecall {
         .slice(0, this.#o.perPath)
     );
   }
+}
+
+/** How much an item naming none of the question's subject still counts (of one naming all of it). */
+const SUBJECT_FLOOR = 0.1;
+
+/** The text a candidate itself holds (its turn, its fact's sentence), before widening with neighbours. */
+function coreText(candidate: Candidate): string {
+  const parts = [candidate.item.text];
+  if (candidate.fact) parts.push(candidate.fact.text);
+  if (candidate.document) parts.push(documentText(candidate.document));
+  return parts.join('\n');
 }
 
 /** What each item still to come is guaranteed of the list's budget (a turn is about 150 characters). */
