@@ -45,7 +45,7 @@ const DEFAULT_MAX_CONVERSATIONS = 256;
 const LIST_INTENTS = new Set(['HassListAddItem', 'HassListCompleteItem']);
 const ON_OFF_INTENTS = new Set(['HassTurnOn', 'HassTurnOff', 'HassToggle']);
 /** Why the composer calls a sentence talk about the home rather than a request (its lexicon's blocks). */
-const TALK = new Set(['past', 'why']);
+const TALK = new Set(['past', 'why', 'condition', 'except']);
 /** Intents that only ask: answering one never changes the home. */
 const QUERY_INTENTS = new Set([
   'HassGetState',
@@ -141,8 +141,9 @@ export class IntentUnderstander {
     });
     if (template && !tidyListName(template, this.home)) template = undefined;
     if (template) this.nameTheOne(template, composer);
-    // A story or a "why" around a template's command words ("somebody left the hall light on", "why
-    // is the garage door open") is not that command: nothing is done.
+    // A story, a "why", a condition or an exception around a template's command words ("somebody
+    // left the hall light on", "if it gets dark turn on …", "all the lights except …") is not that
+    // command: nothing is done.
     if (template && composed.kind === 'none' && TALK.has(composed.why) && !QUERY_INTENTS.has(template.name)) template = undefined;
     // A template reading that selects no device ("lock the garage door": the garage has no lock)
     // gives way to the composer's account of what the device there can do.

@@ -80,7 +80,7 @@ export type Meaning =
   /** Where one command ends and the next begins ("and then", "然后"). */
   | { t: 'break' }
   /** A sentence with one of these is talk about the home, not a command (see the module comment). */
-  | { t: 'block'; why: 'past' | 'why' | 'opinion' | 'negation' | 'statement' | 'howto' | 'chat' }
+  | { t: 'block'; why: 'past' | 'why' | 'opinion' | 'negation' | 'statement' | 'howto' | 'chat' | 'condition' | 'except' }
   | { t: 'filler' };
 
 export interface Lexicon {
@@ -192,6 +192,10 @@ const EN: Lexicon = {
     // Someone other than the house did it, or it lasted a while: a story about the home, not a request.
     ...many('somebody|someone|all night|all day|overnight|already|when did|when was|when were', b('past')),
     ...many('think|thinking', b('opinion')),
+    // A condition or an exception is an automation or a rule, not a command to do now ("if it gets
+    // dark …", "all the lights except the kitchen": acting on the rest would need what is excepted).
+    ...many('if|unless|as soon as|when i|when we|when it|whenever', b('condition')),
+    ...many('except|apart from|other than|but not|besides', b('except')),
     ...many(
       'please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|a bit|little|a little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
       F,
@@ -278,6 +282,9 @@ const ZH: Lexicon = {
     ...many('已经|刚刚|早就|一整夜|整晚|一晚上', b('past')),
     ...many('谁', b('howto')),
     ...many('想一想|想想|想一下', b('chat')),
+    // 条件和例外是规则或自动化，不是现在就做的命令（“如果天黑了就…”，“除了厨房…”）。
+    ...many('如果|要是|假如|一旦|等我|等你|等到|的时候', b('condition')),
+    ...many('除了|以外|之外', b('except')),
     ...many(
       '有|请|请你|麻烦|麻烦你|帮我|帮忙|给我|替我|把|将|让|给|的|了|吧|啊|呀|呢|哦|嗯|一下|一点|一点儿|下|好|好了|里|里面|上|中|这里|这边|这儿|那边|在|往|从|为|到|个|我|你|能|能不能|可以|可不可以|想|要|我要|我想|需要|是|现在把|现在|先|马上|立刻|快|就|那|一个|一|下吧|拿|设个|定个|来|去|得|着|都给|过来|记得|个小|点|帮忙把',
       F,
