@@ -81,8 +81,12 @@ export interface DaemonHandle {
   readonly stderr: () => string;
   /** The exit, once the process has ended. */
   readonly exit: Exit | undefined;
-  /** The first log line (already printed or still to come) matching; rejects on timeout or exit. */
-  waitForLog(predicate: (line: LogLine) => boolean, timeoutMs: number): Promise<LogLine>;
+  /**
+   * The first log line (already printed or still to come) matching; rejects on timeout or exit.
+   * With `fromIndex`, only lines from that index of `logs` on count (`logs.length` taken before an
+   * action: a line that action caused, not an earlier one of the same kind).
+   */
+  waitForLog(predicate: (line: LogLine) => boolean, timeoutMs: number, fromIndex?: number): Promise<LogLine>;
   /**
    * Whether a matching line is logged within `timeoutMs` (false instead of a rejection). Lines come
    * over stderr, so a line logged just before an answer over the socket may not be read yet: wait, do not look once.
@@ -376,8 +380,19 @@ export function daemonWaits(o: {
       o.waiters.add(check);
       check();
     });
-  const waitForLog = (predicate: (line: LogLine) => boolean, timeoutMs: number) =>
-    until(() => o.logs.find(predicate), timeoutMs, 'a matching log line', true);
+  const waitForLog = (predicate: (line: LogLine) => boolean, timeoutMs: number, fromIndex = 0) =>
+    until(
+      () => {
+        for (let i = fromIndex; i < o.logs.length; i++) {
+          const line = o.logs[i] as LogLine;
+          if (predicate(line)) return line;
+        }
+        return undefined;
+      },
+      timeoutMs,
+      'a matching log line',
+      true,
+    );
   return {
     waitForLog,
     sawLog: (predicate, timeoutMs = 5000) =>

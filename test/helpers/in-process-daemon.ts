@@ -64,7 +64,8 @@ export interface InProcessDaemonHandle {
   readonly stderr: () => string;
   /** The exit main.ts would report, once the daemon has closed or failed to start. */
   readonly exit: Exit | undefined;
-  waitForLog(predicate: (line: LogLine) => boolean, timeoutMs: number): Promise<LogLine>;
+  /** As spawnDaemon's: with `fromIndex`, only lines from that index of `logs` on. */
+  waitForLog(predicate: (line: LogLine) => boolean, timeoutMs: number, fromIndex?: number): Promise<LogLine>;
   sawLog(predicate: (line: LogLine) => boolean, timeoutMs?: number): Promise<boolean>;
   waitForReady(timeoutMs?: number): Promise<LogLine>;
   waitForExit(timeoutMs?: number): Promise<Exit>;

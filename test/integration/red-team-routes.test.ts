@@ -292,13 +292,14 @@ interface Route {
 const OWNER_VECTORS: Vector[] = ['file', 'knowledge', 'web page', 'tool output'];
 const OTHER_VECTORS: Vector[] = ['direct', 'file'];
 
-const turnsFinished = () => daemon.logs.filter((line) => line.msg === 'turn finished').length;
-
-/** Runs `send` and waits for the daemon to finish the turn it started. */
+/**
+ * Runs `send` and waits for the daemon to finish the turn it started: the first "turn finished"
+ * line logged since the send began, awaited on the log itself (woken by each line, not polled).
+ */
 async function oneTurn<T>(send: () => Promise<T>): Promise<T> {
-  const before = turnsFinished();
+  const from = daemon.logs.length;
   const result = await send();
-  await until('the turn to finish', () => (turnsFinished() > before ? true : undefined), 30_000);
+  await daemon.waitForLog((line) => line.msg === 'turn finished', 30_000, from);
   return result;
 }
 
