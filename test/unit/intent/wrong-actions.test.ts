@@ -62,3 +62,11 @@ t.test('an unknown word before a kind of device refuses rather than asks', async
   t.equal(en.understand('turn on the light', 'en').kind, 'ask', 'with no word unknown it still asks');
   t.equal(zh.understand('开灯', 'zh').kind, 'ask');
 });
+
+t.test('conditions and exceptions are rules, not commands', async (t) => {
+  for (const s of ['if it gets dark turn on the garden lights', 'turn off all the lights except the kitchen'])
+    t.equal(en.understand(s, 'en').kind, 'none', s);
+  for (const s of ['如果天黑了就打开阳台灯', '除了厨房把灯都关了', '等我回家再开水壶']) t.equal(zh.understand(s, 'zh').kind, 'none', s);
+  t.match(one(en.understand('turn off all the lights in the kitchen', 'en')), { name: 'HassTurnOff', slots: { area: 'Kitchen' } });
+  t.match(one(zh.understand('把厨房的灯都关了', 'zh')), { name: 'HassTurnOff', slots: { area: '厨房' } });
+});
