@@ -2,12 +2,6 @@
  * The built daemon as a process: readiness and watchdog over a real AF_UNIX datagram notification
  * socket, homeagentctl round trips, clean shutdown, the data-directory lock, configuration errors,
  * corruption recovery and offline restore.
- *
- * Where the process boundary is not the point — the homeagentctl round trips, recovery from a
- * corrupt state.db, and the daemon started on a restored database — the daemon is built in this
- * process (test/helpers/in-process-daemon.ts); homeagentctl is still the real binary, against its
- * socket. sd_notify, SIGTERM, the second daemon's exit 75, the daemon a restore is refused by and
- * the configuration errors' exit 78 keep a real daemon process.
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +9,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import t from 'tap';
 import { runCtl, runHomeagent, spawnDaemon, tempDir } from '../helpers/daemon.js';
-import { startDaemon } from '../helpers/in-process-daemon.js';
 import { type NotifyMessage, startNotifyListener, withField } from '../helpers/notify-listener.js';
 import { requireTool } from '../helpers/tools.js';
 
@@ -94,7 +87,7 @@ t.test('watchdog honesty: no WATCHDOG=1 when WATCHDOG_PID names another process'
 });
 
 t.test('homeagentctl against a running daemon', async (t) => {
-  const daemon = await startDaemon(t);
+  const daemon = spawnDaemon(t);
   await daemon.waitForReady();
 
   t.test('status --json', async (t) => {
@@ -315,7 +308,7 @@ t.test('a corrupt state.db is moved aside and the daemon runs degraded', async (
   for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 7919 + 13) % 251;
   writeFileSync(join(dataDir, 'state.db'), garbage);
 
-  const daemon = await startDaemon(t, { dataDir });
+  const daemon = spawnDaemon(t, { dataDir });
   await daemon.waitForReady();
   const r = await daemon.ctl(['status', '--json']);
   t.equal(r.code, 0);
@@ -339,7 +332,6 @@ t.test('a corrupt state.db is moved aside and the daemon runs degraded', async (
 });
 
 t.test('homeagent restore: refused while running, restores after stop', async (t) => {
-  // A process: restore tells a running daemon by its pid file's process, which must be a daemon.
   const daemon = spawnDaemon(t);
   await daemon.waitForReady();
   t.equal((await daemon.ctl(['config', 'set', 'core.name', 'before-backup'])).code, 0);
@@ -361,7 +353,7 @@ t.test('homeagent restore: refused while running, restores after stop', async (t
   const previous = readdirSync(daemon.dataDir).filter((f) => /^state\.db\.before-restore-[^-]/.test(f) && !/-(wal|shm)$/.test(f));
   t.equal(previous.length, 1, 'the replaced database is kept');
 
-  const again = await startDaemon(t, { dataDir: daemon.dataDir });
+  const again = spawnDaemon(t, { dataDir: daemon.dataDir });
   await again.waitForReady();
   const name = (await again.ctl(['config', 'get', 'core.name', '--json'])).json() as SettingJson;
   t.match(name, { value: 'before-backup', source: 'runtime' }, 'the setting from before the backup is back');
