@@ -73,8 +73,14 @@ export function subjectCoverage(
   const speakers = lines.map((line) => SPEAKER_LABEL.exec(line)?.[1]?.toLowerCase() ?? '').join('\n');
   const spoken = lines.map((line) => line.replace(SPEAKER_LABEL, '')).join('\n');
   const lower = spoken.toLowerCase();
-  const held = new Set(tokens(spoken));
-  const inSpeech = subject.filter((s) => lower.includes(s.word) || s.tokens.every((t) => held.has(t)));
+  // Tokenising is the costly part (recall checks dozens of candidates per question): only when the plain word is not there.
+  let held: Set<string> | undefined;
+  const inSpeech = subject.filter((s) => {
+    if (lower.includes(s.word)) return true;
+    held ??= new Set(tokens(spoken));
+    const words = held;
+    return s.tokens.every((t) => words.has(t));
+  });
   const bySpeaker = subject.filter((s) => !inSpeech.includes(s) && speakers.includes(s.word));
   const named = new Set([...inSpeech, ...bySpeaker]);
   const phrases = [...new Set(subject.map((s) => s.phrase))];

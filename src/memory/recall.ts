@@ -228,7 +228,7 @@ export class MemoryRecall {
     const subject = this.#o.tag ? subjectWords(query, this.#o.tag, this.#o.tokens, (word) => PAST_QUESTION.test(word)) : [];
     const weighed = this.#weighSubject(merged, candidates, subject);
     if (weighed === undefined) return { items: [], abstain: true };
-    const fused = this.#demoteSuperseded(weighed, candidates, history);
+    const { fused, stale } = this.#demoteSuperseded(weighed, candidates, history);
     // Items never repeat what an earlier item already carries (widening makes neighbours overlap).
     const items: RecallItem[] = [];
     const covered = new Set<string>();
@@ -244,13 +244,14 @@ export class MemoryRecall {
       const reserve = (limit - items.length - 1) * RESERVED_ITEM_CHARS;
       const allowance = Math.max(RESERVED_ITEM_CHARS, Math.min(this.#o.itemChars, budget - used - reserve));
       const item = candidate.fact
-        ? this.#factItem(candidate, score, covered, allowance)
+        ? this.#factItem(candidate, score, covered, allowance, history)
         : candidate.document
-          ? this.#widen(candidate.document, score, covered, allowance)
+          ? this.#widen(candidate.document, score, covered, allowance, history)
           : { ...candidate.item, score, text: cut(candidate.item.text, allowance) };
       for (const id of item.sources) covered.add(id);
       used += item.text.length;
-      items.push(item);
+      // A transcript of what is no longer so is history, shown as such, like a superseded fact.
+      items.push(stale.has(key) ? { ...item, superseded: true } : item);
     }
     return { items, abstain: false };
   }
@@ -259,11 +260,11 @@ export class MemoryRecall {
    * A fact found for a turn: the sentence it was read from, with who said it and when (the turn's
    * document, when there is one, still widens it with what was said around it).
    */
-  #factItem(candidate: Candidate, score: number, covered: ReadonlySet<string>, allowance: number): RecallItem {
+  #factItem(candidate: Candidate, score: number, covered: ReadonlySet<string>, allowance: number, history: boolean): RecallItem {
     const fact = candidate.fact as FactHit;
     const base = factItem(fact);
     if (!candidate.document) return { ...base, score, text: cut(base.text, allowance) };
-    const widened = this.#widen(candidate.document, score, covered, allowance, base);
+    const widened = this.#widen(candidate.document, score, covered, allowance, history, base);
     // The fact's own sentence first, then what was said around it.
     const around = widened.text
       .split('\n')
@@ -320,32 +321,60 @@ export class MemoryRecall {
     return [...weighed, ...tail].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   }
 
-  /** Turns whose every fact has been superseded count for little; for a question about the past they count for more. */
-  #demoteSuperseded(fused: Array<[string, number]>, candidates: ReadonlyMap<string, Candidate>, history: boolean): Array<[string, number]> {
+  /**
+   * Turns whose every fact has been superseded count for little; for a question about the past they
+   * count for more. Returns the keys of such turns too: their items are marked as history.
+   */
+  #demoteSuperseded(
+    fused: Array<[string, number]>,
+    candidates: ReadonlyMap<string, Candidate>,
+    history: boolean,
+  ): { fused: Array<[string, number]>; stale: Set<string> } {
     const facts = this.#o.facts;
-    if (!facts) return fused;
+    const staleKeys = new Set<string>();
+    if (!facts) return { fused, stale: staleKeys };
     // Only the head of the ranking can reach the list; checking every candidate costs more than it decides.
     const events = fused.slice(0, DEMOTION_DEPTH).flatMap(([key]) => candidates.get(key)?.item.sources ?? []);
     const stale = facts.supersededEvents(events);
-    if (stale.size === 0) return fused;
-    return fused
+    if (stale.size === 0) return { fused, stale: staleKeys };
+    const demoted = fused
       .map(([key, score]): [string, number] => {
         const sources = candidates.get(key)?.item.sources ?? [];
         const isStale = sources.length > 0 && sources.every((id) => stale.has(id));
         if (!isStale) return [key, score];
+        staleKeys.add(key);
         // "Where was the key before": the superseded value is the answer, ahead of the correction.
         return [key, history ? score * PAST_PREFERENCE : score * STALE_FACTOR];
       })
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+    return { fused: demoted, stale: staleKeys };
   }
 
-  /** A document with its neighbours in time, while the item stays within the character budget. */
-  #widen(doc: StoredDocument, score: number, covered: ReadonlySet<string>, itemChars: number, centre?: RecallItem): RecallItem {
+  /**
+   * A document with its neighbours in time, while the item stays within the character budget. For a
+   * question about the present, a neighbour whose every fact was superseded is left out: it would
+   * bring the old value back as context of a current item.
+   */
+  #widen(
+    doc: StoredDocument,
+    score: number,
+    covered: ReadonlySet<string>,
+    itemChars: number,
+    history: boolean,
+    centre?: RecallItem,
+  ): RecallItem {
     const base = centre ? { ...documentItem(doc), text: centre.text } : documentItem(doc);
     const { neighbours } = this.#o;
     if (neighbours <= 0 || base.text.length >= itemChars) return { ...base, score, text: cut(base.text, itemChars) };
     const around = this.#o.documents.adjacent(doc, neighbours);
-    const fresh = (d: StoredDocument) => !d.source_event_ids.some((id) => covered.has(id));
+    const facts = this.#o.facts;
+    const stale =
+      history || !facts
+        ? new Set<string>()
+        : facts.supersededEvents([...around.before, ...around.after].flatMap((d) => d.source_event_ids));
+    const fresh = (d: StoredDocument) =>
+      !d.source_event_ids.some((id) => covered.has(id)) &&
+      !(d.source_event_ids.length > 0 && d.source_event_ids.every((id) => stale.has(id)));
     const sides = { before: around.before.filter(fresh), after: around.after.filter(fresh) };
     let text = base.text;
     const sources = [...base.sources];
