@@ -12,6 +12,7 @@ import { Composer, type Referent } from './compose/composer.js';
 import { checkIntent, type Unsupported } from './compose/intent-schema.js';
 import { SpellingRepair } from './compose/spelling.js';
 import type { IntentLanguage, IntentSentences } from './intent-sentences.js';
+import { QUERY_INTENTS } from './query-intents.js';
 import { type IntentHome, IntentRecognizer, type IntentRecognizerOptions, intentLanguageOf, type RecognisedIntent } from './recognizer.js';
 
 export type Understanding =
@@ -46,15 +47,6 @@ const LIST_INTENTS = new Set(['HassListAddItem', 'HassListCompleteItem']);
 const ON_OFF_INTENTS = new Set(['HassTurnOn', 'HassTurnOff', 'HassToggle']);
 /** Why the composer calls a sentence talk about the home rather than a request (its lexicon's blocks). */
 const TALK = new Set(['past', 'why', 'condition', 'except']);
-/** Intents that only ask: answering one never changes the home. */
-const QUERY_INTENTS = new Set([
-  'HassGetState',
-  'HassClimateGetTemperature',
-  'HassGetWeather',
-  'HassTimerStatus',
-  'HassGetCurrentTime',
-  'HassGetCurrentDate',
-]);
 
 export class IntentUnderstander {
   readonly recognizer: IntentRecognizer;

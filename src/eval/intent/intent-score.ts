@@ -9,6 +9,7 @@
  * is not what was expected, the worst outcome) and refusals (no intent and no question). The
  * recogniser is passed in, so the scorer exists before the engine does.
  */
+import { QUERY_INTENTS } from '../../intent/query-intents.js';
 import { canonicalIntent, type EffectHome, isTargetKey, sameTargets } from './intent-effect.js';
 import type { Expectation, IntentCase, IntentContext, SlotValue } from './intent-tests.js';
 
@@ -55,22 +56,6 @@ export interface IntentScore {
   per_intent: Record<string, { total: number; correct: number }>;
   failures: IntentFailure[];
 }
-
-/**
- * Intents that only read or talk: a wrong one answers the wrong question but changes nothing, so
- * it is a miss, not a wrong action.
- */
-export const QUERY_INTENTS: ReadonlySet<string> = new Set([
-  'HassGetState',
-  'HassClimateGetTemperature',
-  'HassGetCurrentTime',
-  'HassGetCurrentDate',
-  'HassGetWeather',
-  'HassTimerStatus',
-  'HassNevermind',
-  'HassRespond',
-  'HassShoppingListLastItems',
-]);
 
 type Comparable = string | number | boolean;
 
