@@ -278,22 +278,18 @@ t.test('a files_write outside <data>/plugins records no change set', async (t) =
   const afterId = await newestChangeId(client);
   const changeEvents = () => stream.events.filter((e) => e.event === 'change.state').length;
   const seenChangeEvents = changeEvents();
-  script.push(toolReply('files_write', { path: 'notes/porch.txt', content: 'porch light: warm white\n' }), textReply('Noted.'));
-  const turn = await chat('Note that the porch light should be warm white.');
-  t.match(turn.receipt, { status: 'done', text: /^Noted\./ }, 'the agent answered');
-  // This turn recalls the earlier edit, whose tool output memory cannot vouch for: even a
-  // pre-authorised files_write then waits for the owner (docs/security.md), who approves it here.
-  const code = /\/confirm ([A-Z0-9]{6})/.exec(turn.receipt.text ?? '')?.[1];
-  t.ok(code, 'the write waits for the owner: the turn had recalled memory');
-  t.notMatch(toolResultSeen(before + 1), /"bytes"/, "and did not run on the model's say-so");
-  const approved = await chat(`/confirm ${code}`);
-  const result = /^Confirmed: files_write ran\. Result: (.*)$/s.exec(approved.receipt.text ?? '')?.[1] ?? '{}';
-  const written = JSON.parse(result) as { path?: string };
+  script.push(toolReply('files_write', { path: 'notes/hallway.txt', content: 'hallway bulbs: warm white\n' }), textReply('Noted.'));
+  // The sentence names nothing the earlier turns named, so recall finds no record, the turn keeps
+  // the owner's trust and the pre-authorised write runs at once. (A turn that recalls a transcript
+  // holding tool output is lowered and waits for /confirm: test/unit/agent/agent.test.ts covers that.)
+  const turn = await chat('Note that the hallway bulbs should be warm white.');
+  t.match(turn.receipt, { status: 'done', text: 'Noted.' }, 'the agent answered after the write');
+  const written = JSON.parse(toolResultSeen(before + 1)) as { path?: string };
   t.ok(
     written.path?.startsWith(join(dataDir, 'plugin-data', 'files')),
     `the file went to the files plugin's data folder (${written.path})`,
   );
-  t.equal(readFileSync(written.path ?? '', 'utf8'), 'porch light: warm white\n', 'with the content the model gave');
+  t.equal(readFileSync(written.path ?? '', 'utf8'), 'hallway bulbs: warm white\n', 'with the content the model gave');
   // The receipt comes after the tool call and its tracking wrapper returned: a change set would exist now.
   t.equal(await newestChangeId(client), afterId, 'no change set was recorded');
   t.match(await client.call('changes.status'), { trial: null, pending_files: 0 }, 'nothing went on trial');
