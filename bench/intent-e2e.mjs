@@ -252,7 +252,7 @@ async function throughDaemon(emit) {
     }
     const commands = [
       ['turn on the kitchen light', 'Turned on Kitchen Light.', 'on'],
-      ['关闭厨房灯', '已关闭Kitchen Light。', 'off'],
+      ['关闭厨房灯', '已关闭厨房灯。', 'off'],
     ];
     const times = [];
     for (let i = 0; i < DAEMON_WARMUP + DAEMON_RUNS; i++) {
