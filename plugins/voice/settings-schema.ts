@@ -444,6 +444,109 @@ const VoiceTtsSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
+/** One Wyoming satellite (wyoming-satellite on a Pi Zero 2 W, an ESP32 box): its microphone and speaker in a room. */
+const VoiceSatelliteSchema = Type.Object(
+  {
+    id: Type.String({
+      pattern: '^[a-z][a-z0-9_]{0,21}$',
+      description: 'Short id (kitchen): its conversation and output channel are satellite_<id>.',
+    }),
+    name: Type.String({ default: '', maxLength: 64, description: 'How it is shown ("Kitchen satellite"); empty: the id.' }),
+    host: Type.String({ minLength: 1, ...NETWORK_HOST, description: 'Host or address of its Wyoming server.' }),
+    port: Type.Integer({
+      default: 10700,
+      minimum: 1,
+      maximum: 65535,
+      description: 'Port of its Wyoming server (wyoming-satellite: 10700).',
+    }),
+    area: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'The area (room) it is in: "turn on the light" said to it means this room’s light.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const VoiceSatellitesSchema = Type.Object(
+  {
+    list: Type.Array(VoiceSatelliteSchema, {
+      default: [],
+      maxItems: 16,
+      ...voiceMeta(
+        'Wyoming satellites HomeAgent connects to, each {id, name, host, port, area}: wake detections and audio from one are a turn in its area, and the answer plays on it.',
+        {
+          description_zh:
+            'HomeAgent 要连接的 Wyoming 卫星，每个为 {id, name, host, port, area}：卫星上的唤醒和音频在它所在的区域里算一轮对话，回答也在它上面播放。',
+        },
+      ),
+    }),
+    reconnect_min_ms: Type.Integer({
+      default: 1000,
+      minimum: 100,
+      maximum: 600000,
+      ...voiceMeta('First wait before connecting again to a satellite that dropped or refused; doubles on each failure in a row.', {
+        description_zh: '卫星断开或拒绝连接后，第一次重连前等多久；连续失败时每次翻倍。',
+      }),
+    }),
+    reconnect_max_ms: Type.Integer({
+      default: 60000,
+      minimum: 100,
+      maximum: 3600000,
+      ...voiceMeta('Longest wait between connection attempts to a satellite.', { description_zh: '两次连接卫星之间最长等待多久。' }),
+    }),
+    connect_timeout_ms: Type.Integer({
+      default: 5000,
+      minimum: 500,
+      maximum: 120000,
+      ...voiceMeta('A satellite must accept the connection and describe itself within this.', {
+        description_zh: '卫星必须在这段时间内接受连接并回复自己的信息。',
+      }),
+    }),
+    ping_interval_ms: Type.Integer({
+      default: 5000,
+      minimum: 500,
+      maximum: 600000,
+      ...voiceMeta('How often a connected satellite is pinged, so a dead one is noticed.', {
+        description_zh: '多久向已连接的卫星发一次 ping，以便发现失联的卫星。',
+      }),
+    }),
+    pong_timeout_ms: Type.Integer({
+      default: 5000,
+      minimum: 200,
+      maximum: 600000,
+      ...voiceMeta('A satellite that does not answer a ping within this is disconnected and connected again.', {
+        description_zh: '卫星在这段时间内不回应 ping，就断开并重新连接。',
+      }),
+    }),
+    turn_timeout_ms: Type.Integer({
+      default: 20000,
+      minimum: 1000,
+      maximum: 120000,
+      ...voiceMeta('After a satellite heard its wake word: how long its audio may stream before a command must have ended.', {
+        description_zh: '卫星听到唤醒词之后：音频最多能传多久，这之前命令必须说完。',
+      }),
+    }),
+    max_payload_bytes: Type.Integer({
+      default: 262144,
+      minimum: 4096,
+      maximum: 10485760,
+      ...voiceMeta('Largest Wyoming message payload accepted from a satellite (an audio chunk); larger breaks the connection.', {
+        description_zh: '从卫星接受的 Wyoming 消息体最大多少字节（一块音频）；更大的会断开连接。',
+      }),
+    }),
+    play_timeout_ms: Type.Integer({
+      default: 10000,
+      minimum: 500,
+      maximum: 600000,
+      ...voiceMeta('After the answer’s audio was sent, how much longer than its length the satellite may take to report it played.', {
+        description_zh: '回答的音频发出后，卫星最多可以比音频长度多用多久来报告播放完毕。',
+      }),
+    }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
 export const settingsSchema = Type.Object(
   {
     enabled: pluginEnabled('voice'),
@@ -472,6 +575,7 @@ export const settingsSchema = Type.Object(
     activation: VoiceActivationSchema,
     stt: VoiceSttSchema,
     tts: VoiceTtsSchema,
+    satellites: VoiceSatellitesSchema,
     speaker_enabled: Type.Boolean({
       default: true,
       ...voiceMeta('Offer the speaker output channel (announcements, spoken answers).', {
