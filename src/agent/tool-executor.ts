@@ -13,6 +13,7 @@ import type { ToolCall } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
 import {
+  callTier,
   matchesToolName,
   type ToolContext,
   type ToolDefinition,
@@ -183,10 +184,13 @@ export class ToolExecutor {
       } else {
         const { input, task_id, stageContext, confirmed } = state.options;
         const check = this.#registry.validate(def, effective.arguments);
-        const notPermitted = check.ok && !confirmed ? this.#actRefusal(def, input.sender, state.options.answer_channel) : undefined;
+        // A tool whose tier depends on its arguments (seq_run) meets the policies and the gate at this call's tier.
+        const tier = check.ok ? callTier(def, check.args) : def.tier;
+        const callDef = tier === def.tier ? def : { ...def, tier };
+        const notPermitted = check.ok && !confirmed ? this.#actRefusal(callDef, input.sender, state.options.answer_channel) : undefined;
         const verdict =
           check.ok && !confirmed && !notPermitted
-            ? this.#gate?.check(def, effective, { input, task_id, trust: stageContext.trust })
+            ? this.#gate?.check(callDef, effective, { input, task_id, trust: stageContext.trust })
             : undefined;
         if (!check.ok) outcome = failedOutcome(effective, check.error, started, state);
         else if (notPermitted) {
@@ -202,7 +206,7 @@ export class ToolExecutor {
           );
           outcome = failedOutcome(effective, awaitingConfirmation(verdict.pending), started, state);
         } else {
-          if (def.tier === 'dangerous') {
+          if (tier === 'dangerous') {
             // Whatever let it through, a dangerous call that runs leaves a record of who asked and why it could.
             this.#audit?.({
               actor: input.sender.id,

@@ -34,9 +34,10 @@ import type {
   PluginKnowledge,
   PluginMemory,
   PluginTrust,
+  ToolFacts,
 } from '../sdk/plugin.js';
 import { HomeAgentError } from '../shared/errors.js';
-import { matchesToolName, type ToolDefinition } from '../shared/tool.js';
+import { matchesToolName, type ToolContext, type ToolDefinition, ToolError } from '../shared/tool.js';
 import { type InputSender, isTrust, UNKNOWN_SENDER } from '../shared/trust.js';
 import type { HttpRouteRegistry, RegisteredRoute } from './http-routes.js';
 import { allowedToolPatterns, type Manifest } from './manifest.js';
@@ -513,6 +514,12 @@ export class PluginGeneration {
             },
           );
         },
+        ...(external
+          ? {}
+          : ({
+              describe: (toolName: string) => describeTool(kernel.tools, toolName),
+              call: (toolName, args, context) => callTool(kernel.tools, toolName, args, context),
+            } satisfies Pick<PluginContext['tools'], 'describe' | 'call'>)),
       },
       stages: {
         register: (stage, handler, scope = 'global') => {
@@ -615,4 +622,20 @@ function permissionError(plugin: string, what: string): HomeAgentError {
 
 function unavailable(what: string): Promise<never> {
   return Promise.reject(new HomeAgentError('HA_ERR_UNAVAILABLE', `${what} is not available in this daemon yet`));
+}
+
+/** The facts PluginTools.describe gives about a registered tool. */
+export function describeTool(tools: ToolRegistry, name: string): ToolFacts | undefined {
+  const def = tools.get(name);
+  if (!def) return undefined;
+  return { name: def.name, owner: def.owner, tier: def.tier, parallel_safe: def.parallel_safe === true, description: def.description };
+}
+
+/** PluginTools.call: the arguments checked as the executor checks them, then the tool's own execute (no gate: see the SDK). */
+export async function callTool(tools: ToolRegistry, name: string, args: Record<string, unknown>, context: ToolContext): Promise<unknown> {
+  const def = tools.get(name);
+  if (!def) throw new ToolError({ reason: 'not_found', field: 'tool', detail: `no tool named ${name} is registered` });
+  const check = tools.validate(def, JSON.stringify(args));
+  if (!check.ok) throw new ToolError(check.error);
+  return def.execute(check.args, context);
 }

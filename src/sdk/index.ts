@@ -64,6 +64,16 @@ export { type InputSender, isTrust, lowerTrust, TRUST_LEVELS, type Trust, type T
 export { VERSION as HOMEAGENT_VERSION } from '../shared/version.js';
 export type { Caller, ControlApi, ControlMethod, MethodInfo } from './control.js';
 export {
+  type Migration,
+  openPluginDatabase,
+  type PluginDatabase,
+  type PluginDatabaseOptions,
+  type Recovery,
+  type SqlDatabase,
+  type SqlRunResult,
+  type SqlStatement,
+} from './database.js';
+export {
   definePlugin,
   type HttpRequest,
   type HttpResponse,
@@ -99,6 +109,7 @@ export {
   type PluginTrust,
   type ServedRoute,
   type StoredMediaInfo,
+  type ToolFacts,
   type Triple,
   type TypedPluginSettings,
   type UntypedPluginSettings,

@@ -22,7 +22,7 @@ import type { InputType, Level, OutputChannel, Receipt } from '../io/types.js';
 import type { ChatMessage, Usage } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import type { Service } from '../shared/service.js';
-import type { ToolDefinition } from '../shared/tool.js';
+import type { ToolContext, ToolDefinition, ToolTier } from '../shared/tool.js';
 import type { InputSender } from '../shared/trust.js';
 import type { ControlApi, ControlMethod } from './control.js';
 import type { SettingKey, SettingValue } from './settings.js';
@@ -136,12 +136,32 @@ export interface PluginIo {
   laterTarget?(origin: { source: string; channel: string }): LaterTarget;
 }
 
+/** What a plugin may learn about a registered tool (PluginTools.describe). */
+export interface ToolFacts {
+  name: string;
+  /** `core`, `io`, `plugin:<name>`, `device:<name>`. */
+  owner: string;
+  tier: ToolTier;
+  parallel_safe: boolean;
+  description: string;
+}
+
 export interface PluginTools {
   /**
    * Offers a tool to the model; its owner is the plugin. A name already taken is rejected
    * (HA_ERR_TOOL_DEFINITION). Returns a function that removes it.
    */
   register<A>(definition: Omit<ToolDefinition<A>, 'owner'>): () => void;
+  /** A registered tool's owner, tier and concurrency; undefined when no tool has that name. Built-in plugins only. */
+  describe?(name: string): ToolFacts | undefined;
+  /**
+   * Runs another registered tool with `args` (checked against its schema first: a ToolError with
+   * the reason otherwise) under `context`, and resolves with its result. It does NOT pass the
+   * confirmation gate, the trust policies or stage hooks: the caller answers for the call having
+   * passed them already, as seq does by running its steps only inside a call of its own whose tier
+   * is the highest of theirs. Built-in plugins only.
+   */
+  call?(name: string, args: Record<string, unknown>, context: ToolContext): Promise<unknown>;
 }
 
 export interface PluginStages {

@@ -55,6 +55,12 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   owner: string;
   /** What the tool may do; `dangerous` tools run only after confirmation. */
   tier: ToolTier;
+  /**
+   * The tier of one call, when it depends on the arguments (seq_run is as dangerous as the most
+   * dangerous step of the sequence it names). The executor applies the trust policies and the
+   * confirmation gate to this tier once the arguments are valid; `tier` is what holds before that.
+   */
+  tier_for?: (args: A) => ToolTier;
   /** May run concurrently with other parallel-safe tools of the same reply. Default false. */
   parallel_safe?: boolean;
   /** Keep this tool's results out of memory text. */
@@ -65,6 +71,17 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   timeout_ms?: number;
   /** Returns any JSON-serialisable value, or throws a {@link ToolError} the model can read. */
   execute(args: A, context: ToolContext): unknown | Promise<unknown>;
+}
+
+/** The tier of a call with valid `args`: the tool's own `tier_for`, or its declared tier (also when `tier_for` throws). */
+export function callTier<A>(definition: Pick<ToolDefinition<A>, 'tier' | 'tier_for'>, args: A): ToolTier {
+  if (!definition.tier_for) return definition.tier;
+  try {
+    const tier = definition.tier_for(args);
+    return TOOL_TIERS.includes(tier) ? tier : definition.tier;
+  } catch {
+    return definition.tier;
+  }
 }
 
 /** Why a tool call failed, as the model reads it. The list is closed. */

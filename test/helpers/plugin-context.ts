@@ -15,6 +15,7 @@ import type { Level, OutputChannel, Receipt } from '../../src/io/types.js';
 import { LogManager } from '../../src/log/logger.js';
 import { ControlRegistry } from '../../src/plugin/control-registry.js';
 import { HttpRouteRegistry } from '../../src/plugin/http-routes.js';
+import { callTool, describeTool } from '../../src/plugin/plugin-generation.js';
 import { pluginMedia } from '../../src/plugin/plugin-media.js';
 import type { PluginContext, PluginInput, PluginTrust } from '../../src/sdk/plugin.js';
 import { type Clock, systemClock } from '../../src/shared/clock.js';
@@ -159,7 +160,15 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
       injectInput: (input) => inject(input, 0),
       injectInterrupt: (input, level) => inject(input, level),
     },
-    tools: { register: (definition) => tools.register({ ...definition, owner } as ToolDefinition) },
+    tools: {
+      register: (definition) => tools.register({ ...definition, owner } as ToolDefinition),
+      ...((options.trust ?? 'builtin') === 'external'
+        ? {}
+        : {
+            describe: (name: string) => describeTool(tools, name),
+            call: (name: string, args: Record<string, unknown>, callContext: ToolContext) => callTool(tools, name, args, callContext),
+          }),
+    },
     stages: { register: (stage, handler, scope) => stages.register(owner, stage, handler, scope) },
     memory: { recall: unavailable('memory'), commit: unavailable('memory') },
     knowledge: {
