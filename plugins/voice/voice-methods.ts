@@ -1,11 +1,18 @@
 /**
  * The voice control methods behind `homeagentctl`: voice.status (every part of the pipeline and
  * why one is off), voice.say (an announcement on the speaker), voice.listen (the next utterance is
- * a command, as after a push-to-talk press) and voice.activations (the activation log, for tuning
- * false triggers).
+ * a command, as after a push-to-talk press), voice.activations (the activation log, for tuning
+ * false triggers) and voice.satellites (each satellite's room, connection and last turn).
  */
 import { Type } from '@sinclair/typebox';
-import type { ActivationEntry, VoiceActivationsResult, VoiceListenResult, VoiceSayResult } from '../../src/sdk/api.js';
+import type {
+  ActivationEntry,
+  SatelliteStatus,
+  VoiceActivationsResult,
+  VoiceListenResult,
+  VoiceSatellitesResult,
+  VoiceSayResult,
+} from '../../src/sdk/api.js';
 import { HomeAgentError, type PluginControl } from '../../src/sdk/index.js';
 import type { SpeechLanguage } from './speech.js';
 
@@ -16,6 +23,8 @@ export interface VoiceStatus {
   tts: unknown;
   speaker: unknown;
   activation: unknown;
+  /** Each configured satellite's connection, when there are any (voice.satellites has the details). */
+  satellites?: unknown;
 }
 
 /** What the methods need of the running plugin. */
@@ -26,6 +35,8 @@ export interface VoiceMethodTarget {
   /** Arms the listen window; false when the refractory period refused it or input is off. */
   listen(): VoiceListenResult;
   activations(limit: number): Promise<ActivationEntry[]>;
+  /** The configured satellites, in the order of plugin.voice.satellites.list. */
+  satellites(): SatelliteStatus[];
 }
 
 const MAX_SAY_CHARS = 20_000;
@@ -73,6 +84,14 @@ export function registerVoiceMethods(control: Pick<PluginControl, 'register'>, t
         description: 'The newest activations and rejected triggers, newest first (for tuning false triggers).',
         params: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000 })) }, { additionalProperties: false }),
         handler: async (params): Promise<VoiceActivationsResult> => ({ activations: await target.activations(params.limit ?? 50) }),
+      }),
+    );
+    undo.push(
+      control.register({
+        name: 'voice.satellites',
+        description: 'The Wyoming satellites: room, connection state and why it is not connected, last event seen, last turn.',
+        params: Type.Object({}, { additionalProperties: false }),
+        handler: (): VoiceSatellitesResult => ({ satellites: target.satellites() }),
       }),
     );
   } catch (error) {

@@ -36,3 +36,48 @@ export interface ActivationEntry {
 export interface VoiceActivationsResult {
   activations: ActivationEntry[];
 }
+
+/** A satellite's connection (voice.satellites). */
+export type SatelliteState = 'connecting' | 'connected' | 'failed' | 'stopped';
+
+/** How a satellite's last turn ended. */
+export type SatelliteTurnOutcome = 'command' | 'nothing' | 'timeout' | 'refused' | 'error';
+
+export interface SatelliteTurn {
+  /** ISO time the turn ended. */
+  at: string;
+  outcome: SatelliteTurnOutcome;
+  /** The command heard (outcome command). */
+  heard?: string;
+  /** Why it ended without a command. */
+  problem?: string;
+}
+
+/** One configured satellite, as voice.satellites lists it. */
+export interface SatelliteStatus {
+  id: string;
+  name: string;
+  /** The area its turns act in. */
+  area: string;
+  host: string;
+  port: number;
+  state: SatelliteState;
+  /** Why it is not connected (the last failure), while it is not. */
+  problem?: string;
+  /** ISO time since the state holds. */
+  since: string;
+  /** ISO time of the last event received from it. */
+  last_seen?: string;
+  /** Failed connection attempts in a row. */
+  failures: number;
+  /** ISO time of the next connection attempt, while waiting. */
+  retry_at?: string;
+  /** What the satellite says about itself (its info event). */
+  reported?: { name?: string; area?: string; wake_words: string[] };
+  turns: number;
+  last_turn?: SatelliteTurn;
+}
+
+export interface VoiceSatellitesResult {
+  satellites: SatelliteStatus[];
+}
