@@ -25,7 +25,9 @@ import { ActivationLog } from './activation/activation-log.js';
 import { KeyphraseSpotter, type KeyphraseSpotterOptions } from './activation/keyphrase-spotter.js';
 import { matchWakePhrase } from './activation/wake-phrase.js';
 import { WakeWordDetector } from './activation/wake-word.js';
-import { ActivationPolicy } from './activation-policy.js';
+import { ActivationPolicy, type ActivationRecord } from './activation-policy.js';
+import type { OpenSatelliteVad } from './satellites/satellite-device.js';
+import { Satellites } from './satellites/satellites.js';
 import type { VoiceSettings } from './settings-schema.js';
 import { SpeakerOutput } from './speaker-output.js';
 import type { SpeechLanguage, SpeechToText, TextToSpeech, Utterance } from './speech.js';
@@ -62,6 +64,8 @@ export interface VoicePluginOptions {
   openVad?: OpenVad;
   /** Opens the local wake word spotter; pocketsphinx by default. */
   openKeyphrase?: (options: KeyphraseSpotterOptions) => Promise<KeyphraseHandle>;
+  /** Opens the voice activity detector of each satellite; the Silero one by default. */
+  openSatelliteVad?: OpenSatelliteVad;
   now?: () => number;
 }
 
@@ -92,6 +96,7 @@ export class VoicePlugin implements PluginInstance {
   #policy: ActivationPolicy | undefined;
   #pipeline: VoicePipeline | undefined;
   #log: ActivationLog | undefined;
+  #satellites: Satellites | undefined;
 
   constructor(ctx: PluginContext<VoiceSettings>, options: VoicePluginOptions = {}) {
     this.#ctx = ctx;
@@ -106,17 +111,13 @@ export class VoicePlugin implements PluginInstance {
     this.#policy = new ActivationPolicy({
       now: this.#now,
       settings: () => activationSettings(ctx.settings),
-      record: (entry) => {
-        const { at, ...rest } = entry;
-        void this.#log?.append({ ...rest, at: new Date(at).toISOString() }).then((error) => {
-          if (error) this.#note('activation_log', `activation log not written: ${error.message}`, `激活日志没有写入：${error.message}`);
-        });
-      },
+      record: (entry) => this.#recordActivation(entry),
     });
     if (ctx.settings.get('speaker_enabled') && this.#tts) this.#startSpeaker();
     this.#undo.push(...registerVoiceMethods(ctx.control, this.#methodTarget()));
     this.#undo.push(ctx.settings.onChange((key) => this.#settingChanged(key)));
     this.#stt = this.#build('stt', 'speech-to-text', '语音转文字', () => createSpeechToText(sttSettings(ctx.settings)));
+    this.#startSatellites();
     if (this.#broken.has('stt')) return;
     if (!this.#stt) {
       this.#note(
@@ -132,6 +133,8 @@ export class VoicePlugin implements PluginInstance {
 
   async stop(): Promise<void> {
     for (const undo of this.#undo.splice(0)) undo();
+    await this.#satellites?.stop();
+    this.#satellites = undefined;
     this.#speaker?.interrupt();
     await this.#microphone?.stop();
     await Promise.allSettled([this.#vad?.close(), this.#wakeWord?.close(), this.#keyphrase?.close()]);
@@ -168,6 +171,9 @@ export class VoicePlugin implements PluginInstance {
           : { on: false, problem: this.#broken.get('keyphrase') ?? this.#notes.get('keyphrase') },
         push_to_talk: this.#ctx.settings.get('activation.push_to_talk_entity') || undefined,
       },
+      ...(this.#satellites && this.#satellites.devices.length > 0
+        ? { satellites: this.#satellites.list().map((s) => ({ id: s.id, state: s.state })) }
+        : {}),
     };
   }
 
@@ -423,9 +429,35 @@ export class VoicePlugin implements PluginInstance {
     microphone.start();
   }
 
+  /** Satellites connect whether or not the local microphone runs: each is its own room's microphone and speaker. */
+  #startSatellites(): void {
+    const satellites = new Satellites({
+      ctx: this.#ctx,
+      now: this.#now,
+      stt: () => this.#stt,
+      tts: () => this.#tts,
+      record: (entry) => this.#recordActivation(entry),
+      onProblem: (key, problem) => {
+        if (problem === undefined) this.#forgetNote(key);
+        else this.#note(key, problem.en, problem.zh);
+      },
+      ...(this.#options.openSatelliteVad ? { openVad: this.#options.openSatelliteVad } : {}),
+    });
+    this.#satellites = satellites;
+    satellites.start();
+  }
+
+  #recordActivation(entry: ActivationRecord): void {
+    const { at, ...rest } = entry;
+    void this.#log?.append({ ...rest, at: new Date(at).toISOString() }).then((error) => {
+      if (error) this.#note('activation_log', `activation log not written: ${error.message}`, `激活日志没有写入：${error.message}`);
+    });
+  }
+
   #methodTarget() {
     return {
       status: () => this.status(),
+      satellites: () => this.#satellites?.list() ?? [],
       say: async (text: string, language?: SpeechLanguage) => {
         if (!this.#speaker) throw new HomeAgentError('HA_ERR_SPEAKER_UNAVAILABLE', 'the speaker is off (plugin.voice.speaker_enabled)');
         return this.#speaker.say(text, language);
