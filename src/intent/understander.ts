@@ -10,6 +10,7 @@
  */
 import { Composer, type Referent } from './compose/composer.js';
 import { checkIntent, type Unsupported } from './compose/intent-schema.js';
+import { tidyItem } from './compose/list-items.js';
 import { SpellingRepair } from './compose/spelling.js';
 import type { IntentLanguage, IntentSentences } from './intent-sentences.js';
 import { QUERY_INTENTS } from './query-intents.js';
@@ -132,6 +133,7 @@ export class IntentUnderstander {
       ...(context.minSimilarity !== undefined && { minSimilarity: context.minSimilarity }),
     });
     if (template && !tidyListName(template, this.home)) template = undefined;
+    if (template && typeof template.slots.item === 'string') template.slots.item = tidyItem(template.slots.item, lang);
     if (template) this.nameTheOne(template, composer);
     // A story, a "why", a condition or an exception around a template's command words ("somebody
     // left the hall light on", "if it gets dark turn on …", "all the lights except …") is not that
@@ -189,6 +191,12 @@ export class IntentUnderstander {
 
   /** The schema check on a template's reading: true, false (not a reading at all), or what the device cannot do. */
   private fits(intent: RecognisedIntent, composer: Composer): true | false | { why: Unsupported; names: string[] } {
+    if (
+      intent.name === 'HassMediaSearchAndPlay' &&
+      typeof intent.slots.search_query === 'string' &&
+      !isSearch(intent.slots.search_query, composer)
+    )
+      return false;
     const targets = ['name', 'area', 'floor', 'domain'].some((k) => k in intent.slots) ? composer.targetsOf(intent.slots) : [];
     const check = checkIntent(intent, targets);
     if (check.ok) return true;
@@ -231,6 +239,23 @@ function tidyListName(intent: RecognisedIntent, home: IntentHome): boolean {
     delete intent.slots.name;
   } else intent.slots.name = name;
   return true;
+}
+
+/** Transport words: "play the next track" skips, it searches for nothing. */
+const TRANSPORT_ACTIONS = new Set(['next', 'previous', 'pause', 'resume', 'stop']);
+
+/**
+ * Whether a "play …" template's free text is something to search for: not a transport command
+ * ("the next track", "下一首") and not a thing the home has by name ("观影模式" is a scene to run).
+ */
+function isSearch(query: string, composer: Composer): boolean {
+  return !composer
+    .mentions(query)
+    .some(
+      (m) =>
+        m.piece.t === 'entity' ||
+        (m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'action' && TRANSPORT_ACTIONS.has(x.action))),
+    );
 }
 
 function hasTargetSlots(intent: RecognisedIntent): boolean {

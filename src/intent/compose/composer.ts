@@ -14,6 +14,7 @@ import type { HomeEntity, IntentHome, RecognisedIntent } from '../recognizer.js'
 import type { SlotValue } from '../template-grammar.js';
 import { checkIntent, IMPLIED_DOMAIN, intentFor, stateFor, type Unsupported } from './intent-schema.js';
 import type { Action, DeviceWord, Keyword, Meaning } from './lexicon.js';
+import { tidyItem } from './list-items.js';
 import { type Mention, MentionFinder, type Value } from './mention-finder.js';
 
 export type Composed =
@@ -73,6 +74,10 @@ export class Composer {
     for (const a of home.areas) if (a.floor !== undefined) this.floorOfArea.set(a.name, a.floor);
   }
 
+  private isList(name: string): boolean {
+    return this.byName.get(name)?.some((e) => e.domain === 'todo') ?? false;
+  }
+
   /** The entities the slots of an intent select (name, area, floor, domain, class), for the schema check. */
   targetsOf(slots: Readonly<Record<string, unknown>>): HomeEntity[] {
     // "all" is a template's way of saying every device of the kind, not a name.
@@ -123,7 +128,14 @@ export class Composer {
     let explained = 0;
     let unexplained = 0;
     let lowest = 1;
+    const commands = clauses.filter((c) => c.mentions.some((m) => has(m, 'action') || has(m, 'verb'))).length;
     for (const clause of clauses) {
+      // "it's hot in here, turn on the fan", "好热啊，开一下吊扇": a remark beside a command — no action,
+      // no question, no target — is its reason, not a question to answer. Its unknown words still count.
+      if (commands > 0 && clauses.length > 1 && isRemark(clause.mentions)) {
+        unexplained += clause.mentions.filter(isUnknownWord).reduce((n, m) => n + (this.language === 'en' ? 1 : m.text.length), 0);
+        continue;
+      }
       const result = this.clause(clause, context, previousAction, previousDevice);
       // "turn on the basement light", "锁上侧门": a word the home does not know right before the kind
       // of device names one it does not have; asking which of the others is meant would be a guess.
@@ -179,7 +191,22 @@ export class Composer {
       if (bare && onlyValues && last) last.mentions.push(...clause.mentions);
       else merged.push(clause);
     }
-    return merged;
+    // "robot vacuum, go back to the charger", "扫地机，回去充电": a clause that only names a target,
+    // said before a command that names none, is who the command is for.
+    const addressed: Clause[] = [];
+    for (let i = 0; i < merged.length; i++) {
+      const clause = merged[i] as Clause;
+      const next = merged[i + 1];
+      const namesOnly = clause.mentions.some(isTargetOrThing) && clause.mentions.every((m) => !isCommandPart(m));
+      const commandWithout =
+        next?.mentions.some((m) => has(m, 'action') || has(m, 'verb')) === true && !next.mentions.some(isTargetOrThing);
+      if (next !== undefined && namesOnly && commandWithout) {
+        const joined = { mentions: [...clause.mentions, ...next.mentions.filter((m) => !has(m, 'it'))] };
+        addressed.push(joined);
+        i += 1;
+      } else addressed.push(clause);
+    }
+    return addressed;
   }
 
   private clause(
@@ -254,6 +281,12 @@ export class Composer {
     // "make sure the back door is locked": the state is wanted, the "is" asks nothing.
     if (ensure) question = false;
     const action = this.actionOf(ms, keywords, values, color) ?? (ensure && state !== undefined ? 'set' : undefined);
+    // "what time is it", "tell me the time": the word "time" is the clock's unless something says
+    // timer — a word for one, the time left, a length, or an action only a timer takes.
+    const timerWord = ms.some((m) => meaning(m, 'keyword')?.keyword === 'timer' && !isClockWord(m));
+    const timerAction = action !== undefined && ['cancel', 'pause', 'resume', 'stop', 'add', 'raise', 'lower'].includes(action);
+    if (keywords.has('timer') && keywords.has('time') && !timerWord && !keywords.has('left') && !timerAction && values.length === 0)
+      keywords.delete('timer');
     // "the lights in the cellar", "地下室的灯": a place the home does not have is no place to act in.
     if (this.unknownPlace(ms)) return { kind: 'none', why: 'unknown place' };
     const base = { explained, unexplained, similarity, usedMemory: false };
@@ -390,17 +423,39 @@ export class Composer {
     let verb = false;
     let particle: string | undefined;
     let action: Action | undefined;
+    /** The action word is also a verb its particle completes ("put … on", "shut … off"). */
+    let actionIsVerb = false;
+    const actions: Action[] = [];
     for (const m of ms) {
       if (has(m, 'verb')) verb = true;
       const p = meaning(m, 'particle');
       if (p && particle === undefined) particle = p.particle;
       const a = meaning(m, 'action');
-      if (a && action === undefined) action = a.action;
+      if (a && action === undefined) {
+        action = a.action;
+        actionIsVerb = has(m, 'verb');
+      }
+      if (m.piece.t === 'word') for (const x of m.piece.meanings) if (x.t === 'action') actions.push(x.action);
     }
+    const listSaid = keywords.has('list') || ms.some((m) => m.piece.t === 'entity' && m.piece.names.some((n) => this.isList(n)));
+    // "加" is "add" and "raise": beside a list it adds, beside a timer it adds time.
+    if (listSaid) {
+      const listAction = actions.find((x) => x === 'add' || x === 'complete');
+      if (listAction) return listAction;
+    }
+    // "开始扫地", "start cleaning": a generic start before the action that says what is started.
+    if (action === 'start') {
+      const specific = actions.find((x) => IMPLIED_DOMAIN[x] !== undefined && x !== 'pause' && x !== 'resume');
+      if (specific) action = specific;
+    }
+    // "put the thermostat on 21", "put the blinds at 30%": "put" adds only to a list or a timer.
+    if (action === 'add' && actionIsVerb && !listSaid && !keywords.has('timer')) action = undefined;
     // "turn of the lamp": "off" with a letter lost.
     if (action === undefined && verb && particle === undefined && ms.some((m) => m.text === 'of')) particle = 'off';
     if (action === undefined && (verb || particle !== undefined)) {
-      if (particle === 'on') action = 'on';
+      // "put the thermostat on 21": a verb with a value sets it, whatever particle comes with it.
+      if (verb && particle !== 'off' && values.some((v) => v.kind !== 'duration')) action = 'set';
+      else if (particle === 'on') action = 'on';
       else if (particle === 'off') action = 'off';
       // "turn the heating up to 23": up or down to a value sets it.
       else if ((particle === 'up' || particle === 'down') && values.some((v) => v.kind !== 'duration')) action = 'set';
@@ -411,7 +466,7 @@ export class Composer {
     // "turn the lamp off" after a generic action word such as "set"/"make", "flip the light off":
     // the particle decides.
     if (
-      (action === 'set' || action === 'start' || action === 'toggle') &&
+      (action === 'set' || action === 'start' || action === 'toggle' || actionIsVerb) &&
       values.length === 0 &&
       !color &&
       (particle === 'on' || particle === 'off')
@@ -503,6 +558,14 @@ export class Composer {
                     : act;
     }
     if (act === undefined && (number || color)) act = 'set';
+    // "movie night please", "晚安模式": a scene or a script said by name alone is run, the one thing it does.
+    if (
+      act === undefined &&
+      target.names !== undefined &&
+      pool.length > 0 &&
+      pool.every((e) => e.domain === 'scene' || e.domain === 'script')
+    )
+      act = 'activate';
     if (act === undefined) return { kind: 'none', why: 'no action' };
     // "open the blinds to 40 percent", "halfway": a position. "Close them 30 %" could mean either
     // way up; that is the model's to ask, never a full close.
@@ -591,7 +654,7 @@ export class Composer {
         (device.device_class === undefined ||
           e.domain === 'lock' ||
           e.domain === 'media_player' ||
-          e.device_class === device.device_class));
+          classFits(device.device_class, e.device_class, target.area !== undefined)));
     let entities: HomeEntity[];
     if (target.names !== undefined) {
       entities = target.names.flatMap((n) => this.byName.get(n) ?? []);
@@ -628,7 +691,10 @@ export class Composer {
       return { kind: 'slots', slots };
     }
     if (domain) slots.domain = domain;
-    const cls = target.device?.device_class;
+    // "车库的门" said "door" of a garage door: the slot names the class the devices have.
+    const classes = [...new Set(entities.map((e) => e.device_class))];
+    const saidClass = target.device?.device_class;
+    const cls = saidClass === 'door' && classes.length === 1 && classes[0] !== undefined ? classes[0] : saidClass;
     if (cls !== undefined && domain !== 'lock' && domain !== 'media_player') slots.device_class = cls;
     if (target.area !== undefined || target.floor !== undefined) {
       if (target.area !== undefined) slots.area = target.area;
@@ -722,7 +788,7 @@ export class Composer {
     const shopping = listName === undefined || /shopping|grocer|购物/iu.test(listName);
     if (action !== 'add' && action !== 'complete') return { kind: 'none', why: 'list without action' };
     // The items: what lies between the action and the list (or after both), with connecting words trimmed.
-    const actionAt = ms.findIndex((m) => meaning(m, 'action')?.action === action);
+    const actionAt = ms.findIndex((m) => m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'action' && x.action === action));
     const listAt = ms.findIndex((m) =>
       listTarget ? m.piece.t === 'entity' && m.piece.names === listTarget.names : meaning(m, 'keyword')?.keyword === 'list',
     );
@@ -742,7 +808,7 @@ export class Composer {
       let words = part.map((m) => m.text);
       while (words.length > 0 && edge.test(words[words.length - 1] as string)) words = words.slice(0, -1);
       while (words.length > 0 && edge.test(words[0] as string)) words = words.slice(1);
-      const item = words.join(this.language === 'en' ? ' ' : '').trim();
+      const item = tidyItem(words.join(this.language === 'en' ? ' ' : '').trim(), this.language);
       if (/^(it|them|that)$/u.test(item)) return { kind: 'none', why: 'no item' };
       if (item !== '') items.push(item);
     }
@@ -801,6 +867,26 @@ const TRANSPORT: ReadonlySet<Action> = new Set(['pause', 'resume', 'next', 'prev
 
 const QUERY = new Set(['HassGetState', 'HassClimateGetTemperature', 'HassGetCurrentTime', 'HassGetCurrentDate', 'HassGetWeather']);
 
+/**
+ * A garage door or a gate is a door too when a place says which ("车库的门": the garage's door);
+ * "open the door" alone never reaches the garage. Other classes are only themselves.
+ */
+const DOOR_LIKE = new Set(['door', 'garage', 'gate']);
+function classFits(said: string, has: string | undefined, placed: boolean): boolean {
+  return said === has || (placed && said === 'door' && has !== undefined && DOOR_LIKE.has(has));
+}
+
+/** A clause that asks and orders nothing and names no target: a remark such as "it's hot in here". */
+function isRemark(mentions: readonly Mention[]): boolean {
+  // "it's" (said "its") is the weather's "it", not a device the conversation named.
+  return !mentions.some((m) => isTargetOrThing(m) || isCommandPart(m) || (has(m, 'it') && m.text !== 'its') || has(m, 'also'));
+}
+
+/** A word that is a timer word only because it is also the clock's ("time", "时间"). */
+function isClockWord(m: Mention): boolean {
+  return m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'keyword' && x.keyword === 'time');
+}
+
 /** An unplaced content word directly before a device word ("basement light", "侧门"), "的" between allowed. */
 function unknownModifier(mentions: readonly Mention[]): boolean {
   return mentions.some((m, at) => {
@@ -813,6 +899,22 @@ function unknownModifier(mentions: readonly Mention[]): boolean {
 /** A word the finder could not place and that is not a light word ("the", "的"): content left unexplained. */
 function isUnknownWord(m: Mention): boolean {
   return m.piece.t === 'unknown' && !m.piece.light;
+}
+
+/** A target, or a thing of the home that is not a device (a timer, a list). */
+function isTargetOrThing(m: Mention): boolean {
+  return (
+    isTarget(m) ||
+    (m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'keyword' && (x.keyword === 'timer' || x.keyword === 'list')))
+  );
+}
+
+/** Words that make a clause a command or a question of its own. */
+function isCommandPart(m: Mention): boolean {
+  return (
+    m.piece.t === 'value' ||
+    (m.piece.t === 'word' && m.piece.meanings.some((x) => ['action', 'verb', 'particle', 'question', 'state', 'color'].includes(x.t)))
+  );
 }
 
 function isTarget(m: Mention): boolean {

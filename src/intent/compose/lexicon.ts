@@ -167,7 +167,7 @@ const EN: Lexicon = {
     ...many('position|halfway|way', k('position')),
     ...many('song|track|tune|one', k('song')),
     ...many('today|now|currently|right now|at the moment', k('today')),
-    ...many('house|home|everywhere|whole house', k('home')),
+    ...many('house|home|everywhere|anywhere|whole house', k('home')),
     ...many('left|remaining', k('left')),
     ...many('is|are|was it|is it|did i|did we|have i|have we|did you|do i|is there|are there', q('yes_no')),
     ...many('which|what|whats|where|what is|what are|any|anything|is any|are any', q('which')),
@@ -197,7 +197,8 @@ const EN: Lexicon = {
     ...many('if|unless|as soon as|when i|when we|when it|whenever', b('condition')),
     ...many('except|apart from|other than|but not|besides', b('except')),
     ...many(
-      'please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|a bit|little|a little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
+      // "can I have the kettle on", "do you know what time it is": a request put as a question about the speaker.
+      'can i have|could i have|can i get|could i get|can we have|could we have|may i have|do you know|never mind|nevermind|still|play|playing|please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|a bit|little|a little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
       F,
     ),
   ],
@@ -220,10 +221,10 @@ const ZH: Lexicon = {
     ...many('继续|恢复|接着放|接着|继续放|继续播放|重新开始', a('resume')),
     ...many('下一首|下一曲|下首|切歌|换一首|换首|跳过', a('next')),
     ...many('上一首|上一曲|上首', a('previous')),
-    ...many('调到|调成|调为|调至|设为|设成|设置为|设置成|设置|设定|设到|设|改成|改为|换成|变成|弄成|调|开到|放到|拉到', a('set')),
+    ...many('调到|调成|调为|调至|设为|设成|设置为|设置成|设置|设定|设到|设|改成|改为|换成|变成|变为|变|弄成|调|开到|放到|拉到', a('set')),
     ...many('调亮|调高|调大|亮一点|高一点|大一点|加大|升高|提高|增加|加', a('raise')),
     ...many('调暗|调低|调小|暗一点|低一点|小一点|降低|减小|减少|减', a('lower')),
-    ...many('加到|加上|添加|加入|放进|放到|记上|加', a('add')),
+    ...many('加到|加上|添加|加入|放进|放到|记上|记一下|记下|加', a('add')),
     ...many('划掉|勾掉|删掉|删除|去掉|已经买了|买了|完成', a('complete')),
     ...many('取消|不要计时|撤销|清除|停止计时', a('cancel')),
     ...many('回充|回去充电|充电|回基座|回座|返回|回家|回去', a('dock')),
@@ -245,7 +246,7 @@ const ZH: Lexicon = {
     ...many('空调|暖气|地暖|温控器|冷气', d(['climate'])),
     ...many('场景|模式', d(['scene', 'script'])),
     ...many('阀门|水阀|喷淋', d(['valve'])),
-    ...many('计时器|计时|倒计时|定时器|定时|闹钟计时|定个时', k('timer')),
+    ...many('计时器|计时|倒计时|倒数|定时器|定时|闹钟计时|定个时', k('timer')),
     ...many('清单|列表|购物清单|购物单', k('list')),
     ...many('几点|几点钟|时间|钟点|几点了', k('time')),
     ...many('几号|几月几号|日期|星期几|礼拜几|周几|哪一天|哪天|几月几日', k('date')),
@@ -275,11 +276,11 @@ const ZH: Lexicon = {
     ...many('为什么|为啥|怎么会|干嘛', b('why')),
     ...many('你觉得|觉得|认为|安全吗|安全|好看|值得|值不值|喜欢|讨厌|比较好|哪种|买', b('opinion')),
     ...many('不要|别|不用开|不准|不许|不想', b('negation')),
-    ...many('我妈|我爸|孩子们|孩子|他们|我们|有点响|响|坏了|卡住|漏水', b('statement')),
+    ...many('我妈|我爸|女儿|儿子|老公|老婆|外婆|外公|姥爷|孩子们|孩子|他们|我们|有点响|响|坏了|卡住|漏水', b('statement')),
     ...many('怎么工作|是怎么|怎么|原理|是什么|是谁|发明|影响', b('howto')),
     ...many('笑话|诗|你好|谢谢|早上好|晚安啊|首都|讲个|写一首|越来越', b('chat')),
     // Who did it, or that it is done already: a story about the home, not a request.
-    ...many('已经|刚刚|早就|一整夜|整晚|一晚上', b('past')),
+    ...many('已经|刚刚|早就|一整夜|整晚|一晚上|一下午|一上午|一整天|一天了|半天了|好几天|好久', b('past')),
     ...many('谁', b('howto')),
     ...many('想一想|想想|想一下', b('chat')),
     // 条件和例外是规则或自动化，不是现在就做的命令（“如果天黑了就…”，“除了厨房…”）。
@@ -310,5 +311,5 @@ export const ZH_LIGHT_CHARS = new Set([...'的了吧啊呀呢哦嗯么嘛个把�
 
 /** English words that carry no meaning of their own (articles, prepositions, pronouns). */
 export const EN_LIGHT_WORDS = new Set(
-  'the a an to of in on at for from with my our your me us is are be it its this that and or please so just then now'.split(' '),
+  'the a an to of in on at for from with my our your me us is are be it its this that and or please so just then now out'.split(' '),
 );

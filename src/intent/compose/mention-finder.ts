@@ -98,6 +98,18 @@ export class MentionFinder {
     const names = (items: ReadonlyArray<{ name: string; aliases?: readonly string[] }>) =>
       items.flatMap((item) => [item.name, ...(item.aliases ?? [])].filter((p) => p.trim() !== '').map((p) => [p, item.name] as const));
     for (const [p, name] of names(home.entities)) this.addName(p, { kind: 'entity', name });
+    // "床头的灯" for 床头灯, "车库的门" for 车库门: a Chinese name ending in a kind of device is also
+    // said with 的 before the kind. Only exact, like the name itself (no fuzzy variant).
+    if (language === 'zh') {
+      // A place before 的 ("厨房的灯") is the place's devices of that kind, which the composer reads.
+      const places = new Set([...names(home.areas), ...names(home.floors)].map(([p]) => p));
+      const kinds = LEXICONS.zh.phrases.filter(([, m]) => m.t === 'device').map(([w]) => w);
+      for (const [p, name] of names(home.entities)) {
+        const kind = kinds.filter((k) => p.endsWith(k) && p.length - k.length >= 2).sort((x, y) => y.length - x.length)[0];
+        const prefix = kind === undefined ? '' : p.slice(0, -kind.length);
+        if (kind !== undefined && !p.includes('的') && !places.has(prefix)) this.add(`${prefix}的${kind}`, { kind: 'entity', name });
+      }
+    }
     for (const [p, name] of names(home.areas)) this.addName(p, { kind: 'area', name });
     for (const [p, name] of names(home.floors)) this.addName(p, { kind: 'floor', name });
     // Action and device words may be misspelt too ("trun", "swich", "curtian"), if long enough to tell apart.
@@ -325,7 +337,8 @@ const EN_TEMPERATURE_UNIT = /^(degrees?|celsius|fahrenheit)$/u;
 function readEnglishValue(span: string, last: string): Value | undefined {
   // "an hour and a half": the duration ends on the half, not on its unit.
   if (EN_DURATION_UNIT.test(last) || (last === 'half' && /\b(hours?|hrs?|minutes?|mins?) and a half$/u.test(span))) {
-    const seconds = parseDuration(span);
+    // "5 more minutes", "ten extra minutes": the length is the same said with "more".
+    const seconds = parseDuration(span.replace(/ (more|extra)(?= )/gu, ''));
     return seconds === undefined || seconds <= 0 ? undefined : { kind: 'duration', seconds };
   }
   if (EN_TEMPERATURE_UNIT.test(last)) {
@@ -346,13 +359,18 @@ function readEnglishValue(span: string, last: string): Value | undefined {
 
 const ZH_NUMBER = '[0-9零〇一二两三四五六七八九十百千点半.]+';
 const ZH_VALUE = new RegExp(
-  `^(?:(百分之${ZH_NUMBER})|(${ZH_NUMBER}(?:个)?(?:半)?(?:小时|钟头|分钟|分|秒钟|秒)(?:${ZH_NUMBER}(?:分钟|分|秒钟|秒))?)|(${ZH_NUMBER})(摄氏度|度)|(${ZH_NUMBER}%?)|(一半))`,
+  `^(?:(百分之${ZH_NUMBER})|(${ZH_NUMBER}(?:个)?(?:半)?(?:小时|钟头|分钟|分|秒钟|秒)(?:${ZH_NUMBER}(?:分钟|分|秒钟|秒))?)|(${ZH_NUMBER})(摄氏度|度)|(${ZH_NUMBER}%?)|(一半)|(最亮|最大))`,
   'u',
 );
 
 function readChineseValue(tokens: readonly string[], start: number): { end: number; value: Value } | undefined {
   // Tokens are characters (digits kept in runs): read from the text they make and count back.
-  const rest = tokens.slice(start, start + 16).join('');
+  // "俩分钟", "仨小时": the spoken two and three, one character each like the numerals they stand for.
+  const rest = tokens
+    .slice(start, start + 16)
+    .join('')
+    .replace(/俩/gu, '两')
+    .replace(/仨/gu, '三');
   const m = ZH_VALUE.exec(rest);
   if (!m) return undefined;
   const [whole] = m;
@@ -368,7 +386,9 @@ function readChineseValue(tokens: readonly string[], start: number): { end: numb
     if (n !== undefined) value = { kind: 'temperature', value: n };
   } else if (m[5] !== undefined) {
     const text = m[5];
-    if (text.endsWith('%')) {
+    // "一半" reads as a numeral too: it is half of the whole.
+    if (text === '一半') value = { kind: 'percent', value: 50 };
+    else if (text.endsWith('%')) {
       const p = parsePercent(text);
       if (p) value = { kind: 'percent', value: p.value };
     } else if (!/^[点半.]|^一$|^两$|^一点$/u.test(text)) {
@@ -376,6 +396,8 @@ function readChineseValue(tokens: readonly string[], start: number): { end: numb
       if (n !== undefined) value = { kind: 'number', value: n };
     }
   } else if (m[6] !== undefined) value = { kind: 'percent', value: 50 };
+  // "开到最亮", "音量调到最大": the whole of it.
+  else if (m[7] !== undefined) value = { kind: 'percent', value: 100 };
   if (!value) return undefined;
   let length = 0;
   let end = start;
