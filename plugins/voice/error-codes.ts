@@ -11,5 +11,7 @@ export const errorCodes = {
   HA_ERR_VOICE_WAKE_WORD: 'the wake word models could not be loaded (directory, file names or input and output shapes)',
   HA_ERR_VOICE_KEYPHRASE:
     'the local wake word (pocketsphinx keyphrase spotting) cannot run: pocketsphinx_continuous or its English model is missing, the phrase has a word the dictionary lacks, or the program exited',
+  HA_ERR_VOICE_OFFLINE_ONLY:
+    'the local command recogniser heard no home command it knows and no open speech-to-text back end (plugin.voice.stt.fallback_backend) is configured',
   HA_ERR_VOICE_SATELLITE: 'a Wyoming satellite is not connected, refused the connection, or broke the protocol',
 } as const;

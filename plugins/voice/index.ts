@@ -34,6 +34,8 @@ import type { SpeechLanguage, SpeechToText, TextToSpeech, Utterance } from './sp
 import { SpokenStream } from './spoken-stream.js';
 import { speakableText, spokenLanguage } from './spoken-text.js';
 import { createSpeechToText } from './stt/create-stt.js';
+import { type LocalStt, openLocalStt } from './stt/local-stt.js';
+import type { LocalModelCheck } from './stt/pocketsphinx-stt.js';
 import { createTextToSpeech } from './tts/create-tts.js';
 import { VoiceActivityDetector } from './vad/voice-activity-detector.js';
 import { registerVoiceMethods, type VoiceStatus } from './voice-methods.js';
@@ -64,6 +66,8 @@ export interface VoicePluginOptions {
   openVad?: OpenVad;
   /** Opens the local wake word spotter; pocketsphinx by default. */
   openKeyphrase?: (options: KeyphraseSpotterOptions) => Promise<KeyphraseHandle>;
+  /** Whether pocketsphinx and its model are here (stt.backend auto or local); the real check by default. */
+  checkLocalModel?: (modelDir: string) => LocalModelCheck;
   /** Opens the voice activity detector of each satellite; the Silero one by default. */
   openSatelliteVad?: OpenSatelliteVad;
   now?: () => number;
@@ -88,6 +92,7 @@ export class VoicePlugin implements PluginInstance {
   #stream: SpokenStream | undefined;
   #tts: TextToSpeech | undefined;
   #stt: SpeechToText | undefined;
+  #localStt: LocalStt | undefined;
   #microphone: Microphone | undefined;
   #micStatus: MicrophoneStatus | undefined;
   #vad: VadHandle | undefined;
@@ -116,14 +121,14 @@ export class VoicePlugin implements PluginInstance {
     if (ctx.settings.get('speaker_enabled') && this.#tts) this.#startSpeaker();
     this.#undo.push(...registerVoiceMethods(ctx.control, this.#methodTarget()));
     this.#undo.push(ctx.settings.onChange((key) => this.#settingChanged(key)));
-    this.#stt = this.#build('stt', 'speech-to-text', '语音转文字', () => createSpeechToText(sttSettings(ctx.settings)));
+    const localMissing = this.#startSpeechToText();
     this.#startSatellites();
     if (this.#broken.has('stt')) return;
     if (!this.#stt) {
       this.#note(
         'input',
-        'voice input off: no speech-to-text back end (plugin.voice.stt.backend)',
-        '语音输入关闭：没有语音转文字后端（plugin.voice.stt.backend）',
+        `voice input off: no speech-to-text back end (plugin.voice.stt.backend)${localMissing ? `; ${localMissing.en}` : ''}`,
+        `语音输入关闭：没有语音转文字后端（plugin.voice.stt.backend）${localMissing ? `；${localMissing.zh}` : ''}`,
         'info',
       );
       return;
@@ -137,7 +142,8 @@ export class VoicePlugin implements PluginInstance {
     this.#satellites = undefined;
     this.#speaker?.interrupt();
     await this.#microphone?.stop();
-    await Promise.allSettled([this.#vad?.close(), this.#wakeWord?.close(), this.#keyphrase?.close()]);
+    await Promise.allSettled([this.#vad?.close(), this.#wakeWord?.close(), this.#keyphrase?.close(), this.#localStt?.close()]);
+    this.#localStt = undefined;
     this.#microphone = undefined;
     this.#vad = undefined;
     this.#wakeWord = undefined;
@@ -159,7 +165,11 @@ export class VoicePlugin implements PluginInstance {
     return {
       microphone: this.#micStatus ?? { state: 'stopped', problem: this.#notes.get('input') },
       vad: this.#vad ? { state: 'running' } : { state: this.#broken.get('vad') ? 'failed' : 'off', problem: this.#broken.get('vad') },
-      stt: { backend: this.#stt?.name ?? 'none', ...(this.#pipeline ? this.#pipeline.stats() : {}) },
+      stt: {
+        backend: this.#stt?.name ?? 'none',
+        ...(this.#pipeline ? this.#pipeline.stats() : {}),
+        ...(this.#localStt?.grammar() ? { grammar: this.#localStt.grammar() } : {}),
+      },
       tts: { backend: this.#tts?.name },
       speaker: this.#speaker?.status() ?? { enabled: false },
       activation: {
@@ -189,6 +199,9 @@ export class VoicePlugin implements PluginInstance {
         this.#tts = tts;
         this.#mend('tts');
       }
+    } else if (key.startsWith('stt.') && this.#localStt) {
+      // The local recogniser stays (its own settings need a restart); its open back end follows.
+      this.#localStt.settingsChanged();
     } else if (key.startsWith('stt.') && this.#pipeline) {
       const stt = this.#build('stt', 'speech-to-text', '语音转文字', () => createSpeechToText(sttSettings(ctx.settings)));
       if (stt) {
@@ -196,6 +209,36 @@ export class VoicePlugin implements PluginInstance {
         this.#mend('stt');
       }
     }
+  }
+
+  /**
+   * The configured speech-to-text back end; auto and local are the offline recogniser (stt/local-stt.ts).
+   * Returns why auto found none, for the status line.
+   */
+  #startSpeechToText(): { en: string; zh: string } | undefined {
+    const ctx = this.#ctx;
+    const backend = ctx.settings.get('stt.backend');
+    if (backend !== 'auto' && backend !== 'local') {
+      this.#stt = this.#build('stt', 'speech-to-text', '语音转文字', () => createSpeechToText(sttSettings(ctx.settings)));
+      return undefined;
+    }
+    const outcome = openLocalStt({
+      ctx,
+      build: (create) => this.#build('stt', 'speech-to-text fallback', '语音转文字备用后端', create),
+      ...(this.#options.checkLocalModel ? { check: this.#options.checkLocalModel } : {}),
+      onProblem: (problem) => {
+        if (problem === undefined) this.#forgetNote('local_stt');
+        else this.#note('local_stt', problem.en, problem.zh);
+      },
+    });
+    if (outcome.kind === 'missing') return outcome;
+    if (outcome.kind === 'broken') {
+      this.#break('stt', outcome.en, outcome.zh);
+      return undefined;
+    }
+    this.#localStt = outcome.local;
+    this.#stt = outcome.local.stt;
+    return undefined;
   }
 
   #startSpeaker(): void {
@@ -421,8 +464,10 @@ export class VoicePlugin implements PluginInstance {
       },
       onStatus: (status) => {
         this.#micStatus = status;
-        if (status.state === 'recording') this.#forgetNote('microphone');
-        else if (status.problem) this.#note('microphone', `microphone: ${status.problem}`, `麦克风：${status.problem}`);
+        if (status.state === 'recording') {
+          this.#forgetNote('microphone');
+          this.#localStt?.warm();
+        } else if (status.problem) this.#note('microphone', `microphone: ${status.problem}`, `麦克风：${status.problem}`);
       },
     });
     this.#microphone = microphone;

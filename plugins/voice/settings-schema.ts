@@ -244,13 +244,64 @@ const VoiceActivationSchema = Type.Object(
 
 const VoiceSttSchema = Type.Object(
   {
-    backend: Type.Union([Type.Literal('none'), Type.Literal('wyoming'), Type.Literal('openai'), Type.Literal('command')], {
+    backend: Type.Union(
+      [
+        Type.Literal('auto'),
+        Type.Literal('local'),
+        Type.Literal('none'),
+        Type.Literal('wyoming'),
+        Type.Literal('openai'),
+        Type.Literal('command'),
+      ],
+      {
+        default: 'auto',
+        ...voiceMeta(
+          'Speech-to-text: local (offline recognition of home commands with pocketsphinx, English), wyoming (a faster-whisper or whisper.cpp Wyoming server on the LAN), openai (POST /v1/audio/transcriptions), command (a program that reads a WAV and prints the text). auto: local when pocketsphinx and its English model are installed, else none. none: the microphone stays closed.',
+          {
+            description_zh:
+              '语音转文字：local（用 pocketsphinx 离线识别家居指令，英文）、wyoming（局域网里的 faster-whisper 或 whisper.cpp Wyoming 服务器）、openai（POST /v1/audio/transcriptions）、command（读取 WAV 并打印文字的程序）。auto：装了 pocketsphinx 和英文模型时用 local，否则 none。none：麦克风保持关闭。',
+          },
+        ),
+      },
+    ),
+    fallback_backend: Type.Union([Type.Literal('none'), Type.Literal('wyoming'), Type.Literal('openai'), Type.Literal('command')], {
       default: 'none',
       ...voiceMeta(
-        'Speech-to-text: wyoming (a faster-whisper or whisper.cpp Wyoming server on the LAN), openai (POST /v1/audio/transcriptions), command (a program that reads a WAV and prints the text). none: the microphone stays closed.',
+        'With the local back end: where an utterance goes that is no home command it knows (wyoming, openai or command, with their settings below). none: HomeAgent answers "I only understand home commands offline".',
         {
           description_zh:
-            '语音转文字：wyoming（局域网里的 faster-whisper 或 whisper.cpp Wyoming 服务器）、openai（POST /v1/audio/transcriptions）、command（读取 WAV 并打印文字的程序）。none：麦克风保持关闭。',
+            '使用 local 后端时：它不认识的、不是家居指令的话交给哪个后端（wyoming、openai 或 command，用下面它们的设置）。none：HomeAgent 回答“离线时我只听得懂家居指令”。',
+        },
+      ),
+    }),
+    local_model_dir: Type.String({
+      default: '/usr/share/pocketsphinx/model/en-us',
+      minLength: 1,
+      maxLength: 4096,
+      ...voiceMeta(
+        'The pocketsphinx model of the local back end: a directory with the acoustic model in en-us/ (mdef, feat.params) and the pronunciation dictionary cmudict-en-us.dict.',
+        {
+          description_zh: 'local 后端的 pocketsphinx 模型：声学模型在 en-us/（mdef、feat.params），发音词典为 cmudict-en-us.dict 的目录。',
+          requires_restart: true,
+        },
+      ),
+    }),
+    local_grammar_delay_ms: Type.Integer({
+      default: 3000,
+      minimum: 100,
+      maximum: 600000,
+      ...voiceMeta("Quiet time after the last change of the home's devices before the local command grammar is rebuilt.", {
+        description_zh: '家里的设备最后一次变动后，等多久再重建本地指令语法。',
+      }),
+    }),
+    local_max_grammar_states: Type.Integer({
+      default: 200000,
+      minimum: 100,
+      maximum: 5000000,
+      ...voiceMeta(
+        'Largest local command grammar (states of its automaton); a bigger home is refused with a status line rather than loaded.',
+        {
+          description_zh: '本地指令语法最大多少个状态；更大的家会被拒绝并给出状态说明，而不是加载。',
         },
       ),
     }),

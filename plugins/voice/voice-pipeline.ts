@@ -9,12 +9,17 @@
  * Utterances are handled one at a time, in the order heard, so a command and the one after it
  * reach the agent in order.
  */
-import type { Logger } from '../../src/sdk/index.js';
+import { isHomeAgentError, type Logger } from '../../src/sdk/index.js';
 import type { ActivationMethod, ActivationPolicy, WakePhraseHit } from './activation-policy.js';
 import type { SpeechLanguage, SpeechToText, Utterance } from './speech.js';
 
 export const PROMPT: Record<SpeechLanguage, string> = { en: 'Yes?', zh: '嗯？' };
 export const APOLOGY: Record<SpeechLanguage, string> = { en: "Sorry, I couldn't hear that.", zh: '抱歉，我没听清。' };
+/** The local recogniser heard no home command and no open back end is configured (HA_ERR_VOICE_OFFLINE_ONLY). */
+export const OFFLINE_ANSWER: Record<SpeechLanguage, string> = {
+  en: 'I only understand home commands offline.',
+  zh: '离线时我只听得懂家居指令。',
+};
 /**
  * Utterances waiting for the one being transcribed. A television in the room with wake phrases on
  * makes an utterance every few seconds; when speech-to-text is slower than that, newer ones are
@@ -68,6 +73,8 @@ export class VoicePipeline {
   #chain: Promise<void> = Promise.resolve();
   /** The utterance being handled and those waiting for it. */
   #pending = 0;
+  /** The last transcription failed because only home commands are understood offline. */
+  #offlineMiss = false;
   readonly #stats: PipelineStats = { utterances: 0, dropped: 0, transcribed: 0, commands: 0, stt_failures: 0, barge_ins: 0 };
 
   constructor(options: VoicePipelineOptions) {
@@ -117,7 +124,8 @@ export class VoicePipeline {
     }
     const heard = await this.#transcribe(stt, utterance, decision.kind === 'accept');
     if (heard === undefined) {
-      if (decision.kind === 'accept') await this.#say(APOLOGY[this.#options.languageHint() ?? this.#lastLanguage]);
+      const language = this.#options.languageHint() ?? this.#lastLanguage;
+      if (decision.kind === 'accept') await this.#say((this.#offlineMiss ? OFFLINE_ANSWER : APOLOGY)[language]);
       return;
     }
     const phrases = this.#options.wakePhrases();
@@ -138,11 +146,18 @@ export class VoicePipeline {
   }
 
   async #transcribe(stt: SpeechToText, utterance: Utterance, forUs: boolean): Promise<{ text: string; language?: string } | undefined> {
+    this.#offlineMiss = false;
     try {
       const result = await stt.transcribe(utterance, {});
       this.#stats.transcribed++;
       return { text: result.text.trim(), ...(result.language ? { language: result.language } : {}) };
     } catch (error) {
+      if (isHomeAgentError(error) && error.code === 'HA_ERR_VOICE_OFFLINE_ONLY') {
+        // Not a failure: the room's talk that is no home command, heard by the offline recogniser.
+        this.#offlineMiss = true;
+        this.#options.log.debug({ activated: forUs }, 'no home command heard offline');
+        return undefined;
+      }
       this.#stats.stt_failures++;
       this.#options.log.warn({ err: error, backend: stt.name, activated: forUs }, 'speech-to-text failed');
       return undefined;

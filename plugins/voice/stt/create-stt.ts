@@ -11,8 +11,12 @@ import type { LanguageSetting } from './stt-common.js';
 import { WyomingStt } from './wyoming-stt.js';
 
 /** The leaves under plugin.voice.stt, plus the plugin-wide Wyoming payload limit. */
+export type RemoteSttBackend = 'none' | 'wyoming' | 'openai' | 'command';
+
 export interface SttSettings {
-  backend: 'none' | 'wyoming' | 'openai' | 'command';
+  /** auto and local are built by the plugin (local-stt.ts); the others here. */
+  backend: 'auto' | 'local' | RemoteSttBackend;
+  fallback_backend: RemoteSttBackend;
   language: LanguageSetting;
   timeout_ms: number;
   wyoming_host: string;
@@ -33,9 +37,12 @@ function missing(key: string, extra = ''): HomeAgentError {
  * The configured back end, or undefined for none. The openai one has its own URL and key on purpose,
  * never core.llm's: what the microphone hears goes only where the owner sent it.
  */
-export function createSpeechToText(settings: SttSettings): SpeechToText | undefined {
+export function createSpeechToText(settings: SttSettings, backend: SttSettings['backend'] = settings.backend): SpeechToText | undefined {
   const common = { timeoutMs: settings.timeout_ms, language: settings.language, maxOutputChars: settings.max_output_chars };
-  switch (settings.backend) {
+  switch (backend) {
+    case 'auto':
+    case 'local':
+      throw new HomeAgentError('HA_ERR_CONFIG_INVALID', `plugin.voice.stt.backend "${backend}" is built by the voice plugin, not here`);
     case 'none':
       return undefined;
     case 'wyoming':
@@ -69,7 +76,7 @@ export function createSpeechToText(settings: SttSettings): SpeechToText | undefi
     default:
       throw new HomeAgentError(
         'HA_ERR_CONFIG_INVALID',
-        `plugin.voice.stt.backend "${String(settings.backend)}" is not none, wyoming, openai or command`,
+        `plugin.voice.stt.backend "${String(backend)}" is not auto, local, none, wyoming, openai or command`,
       );
   }
 }

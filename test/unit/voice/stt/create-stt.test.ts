@@ -8,6 +8,7 @@ import { expectError } from '../../fixtures/support.js';
 function settings(overrides: Partial<SttSettings> = {}): SttSettings {
   return {
     backend: 'none',
+    fallback_backend: 'none',
     language: 'auto',
     timeout_ms: 30000,
     wyoming_host: '',

@@ -1,0 +1,260 @@
+/**
+ * Offline command recognition (issue 30): CMU pocketsphinx constrained by the home's command
+ * grammar (command-grammar.ts), Debian's `pocketsphinx` and `pocketsphinx-en-us` packages.
+ *
+ * One decoder runs for as long as the grammar stays the same: loading the acoustic model and a
+ * grammar of the intent engine's size takes most of a second, longer than the whole turn may.
+ * Each utterance the plugin's voice activity detection ended is written to the decoder's stdin
+ * (raw 16 kHz, as the wake word spotter feeds it, through `cat`), followed by a second of faint
+ * noise so that the decoder's own endpointer closes it. The decoder logs "N frames" when it closes
+ * an utterance and prints the words it heard, if any; an utterance outside the grammar prints
+ * nothing. Utterances go one at a time, so every answer belongs to the last one written.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { findOnPath } from '../../../src/sdk/index.js';
+import { DEFAULT_MODEL_DIR, KEYPHRASE_PROGRAM, KEYPHRASE_SAMPLE_RATE } from '../activation/keyphrase-spotter.js';
+import type { PcmAudio, SpeechToText, TranscribeOptions, TranscriptResult } from '../speech.js';
+import { checkAudio, pcmBytes, sttError, throwIfAborted } from './stt-common.js';
+
+export { DEFAULT_MODEL_DIR };
+export const DICTIONARY_FILE = 'cmudict-en-us.dict';
+/** Faint noise after each utterance (s): the decoder's endpointer needs half a second of quiet. */
+const TRAILING_QUIET_S = 1;
+const STDERR_KEEP = 2000;
+/** The decoder's log line when it closed an utterance, heard or not. */
+const UTTERANCE_END = /fsg_search\.c\(\d+\): \d+ frames, /u;
+/** After that line, how long the words may take to arrive on the other pipe. */
+const WORDS_GRACE_MS = 40;
+
+export interface LocalModelCheck {
+  ok: boolean;
+  /** The program found, when it was. */
+  program?: string;
+  why?: string;
+  whyZh?: string;
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readable(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the local recogniser can run here: the program on PATH and the model's files. */
+export function checkLocalModel(modelDir: string, programName = KEYPHRASE_PROGRAM): LocalModelCheck {
+  const program = isAbsolute(programName) ? (executable(programName) ? programName : undefined) : findOnPath(programName);
+  const install = 'apt-get install pocketsphinx pocketsphinx-en-us';
+  if (!program) {
+    return { ok: false, why: `${programName} is not installed (${install})`, whyZh: `没有安装 ${programName}（${install}）` };
+  }
+  const needed = [join(modelDir, 'en-us', 'mdef'), join(modelDir, 'en-us', 'feat.params'), join(modelDir, DICTIONARY_FILE)];
+  const lacking = needed.filter((path) => !readable(path));
+  if (lacking.length > 0) {
+    return {
+      ok: false,
+      program,
+      why: `the pocketsphinx model is missing in ${modelDir} (${lacking.join(', ')}; ${install})`,
+      whyZh: `${modelDir} 里缺少 pocketsphinx 模型（${lacking.join('、')}；${install}）`,
+    };
+  }
+  return { ok: true, program };
+}
+
+/** The decoder's command line: raw 16 kHz on stdin, the grammar as an FSG file, the log on stderr. */
+export function localDecoderArgs(modelDir: string, fsgPath: string): string[] {
+  return [
+    '-infile',
+    '/dev/stdin',
+    '-hmm',
+    join(modelDir, 'en-us'),
+    '-dict',
+    join(modelDir, DICTIONARY_FILE),
+    '-fsg',
+    fsgPath,
+    '-samprate',
+    String(KEYPHRASE_SAMPLE_RATE),
+  ];
+}
+
+export interface PocketsphinxSttOptions {
+  program: string;
+  modelDir: string;
+  /** The current grammar file; a new path restarts the decoder with it. */
+  grammarPath: () => Promise<string>;
+  timeoutMs: number;
+}
+
+interface Waiter {
+  words: string[];
+  ended: boolean;
+  done: (text: string | undefined, error?: Error) => void;
+}
+
+/** Speech to text by the offline decoder; an utterance outside the grammar gives an empty text. */
+export class PocketsphinxStt implements SpeechToText {
+  readonly name = 'local';
+  readonly #options: PocketsphinxSttOptions;
+  #child: ChildProcess | undefined;
+  #childGrammar = '';
+  #chain: Promise<unknown> = Promise.resolve();
+  #waiter: Waiter | undefined;
+  #stdout = '';
+  #stderr = '';
+  #log = '';
+
+  constructor(options: PocketsphinxSttOptions) {
+    this.#options = options;
+  }
+
+  transcribe(audio: PcmAudio, options: TranscribeOptions): Promise<TranscriptResult> {
+    const run = this.#chain.then(() => this.#transcribe(audio, options));
+    this.#chain = run.catch(() => {});
+    return run;
+  }
+
+  /** Starts the decoder ahead of the first utterance (it takes most of a second to load). */
+  async warm(): Promise<void> {
+    const run = this.#chain.then(() => this.#decoder());
+    this.#chain = run.catch(() => {});
+    await run;
+  }
+
+  async close(): Promise<void> {
+    const child = this.#child;
+    this.#child = undefined;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.stdin?.destroy();
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      child.kill('SIGTERM');
+    }
+    await exited;
+  }
+
+  async #transcribe(audio: PcmAudio, options: TranscribeOptions): Promise<TranscriptResult> {
+    checkAudio(audio);
+    throwIfAborted('local', options.signal);
+    if (audio.sampleRate !== KEYPHRASE_SAMPLE_RATE) {
+      throw sttError(`local speech-to-text needs 16000 Hz audio, got ${audio.sampleRate} (plugin.voice.microphone.sample_rate)`);
+    }
+    const child = await this.#decoder();
+    const heard = await new Promise<string | undefined>((resolve, reject) => {
+      const timer = setTimeout(
+        () => finish(undefined, sttError(`local speech-to-text gave no answer within ${this.#options.timeoutMs} ms`)),
+        this.#options.timeoutMs,
+      );
+      const onAbort = (): void => finish(undefined, sttError('local speech-to-text was cancelled'));
+      const finish = (text: string | undefined, error?: Error): void => {
+        if (this.#waiter !== waiter) return;
+        this.#waiter = undefined;
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve(text);
+      };
+      const waiter: Waiter = { words: [], ended: false, done: finish };
+      this.#waiter = waiter;
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      child.stdin?.write(pcmBytes(audio));
+      child.stdin?.write(quiet(TRAILING_QUIET_S));
+    });
+    return { text: heard ?? '', language: 'en' };
+  }
+
+  async #decoder(): Promise<ChildProcess> {
+    const grammar = await this.#options.grammarPath();
+    const running = this.#child;
+    if (running && this.#childGrammar === grammar && running.exitCode === null && running.signalCode === null) return running;
+    await this.close();
+    // Node hands a child a socket as stdin and the decoder cannot fopen a socket: `cat` makes it a pipe.
+    const child = spawn('sh', ['-c', 'cat | "$0" "$@"', this.#options.program, ...localDecoderArgs(this.#options.modelDir, grammar)], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+    this.#child = child;
+    this.#childGrammar = grammar;
+    this.#stdout = '';
+    this.#stderr = '';
+    this.#log = '';
+    child.stdin?.on('error', () => {});
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (chunk: string) => this.#readWords(chunk));
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => this.#readLog(chunk));
+    child.on('exit', (code, signal) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+      if (this.#child === child) this.#child = undefined;
+      const last = this.#stderr.trim().split('\n').at(-1) ?? '';
+      this.#waiter?.done(
+        undefined,
+        sttError(`the local decoder exited (${signal ?? `code ${code}`})${last ? `: ${last.slice(0, 200)}` : ''}`),
+      );
+    });
+    return child;
+  }
+
+  #readWords(chunk: string): void {
+    this.#stdout += chunk;
+    let newline = this.#stdout.indexOf('\n');
+    while (newline >= 0) {
+      const line = this.#stdout.slice(0, newline).trim();
+      this.#stdout = this.#stdout.slice(newline + 1);
+      const waiter = this.#waiter;
+      if (waiter && line !== '') {
+        waiter.words.push(line);
+        if (waiter.ended) waiter.done(waiter.words.join(' '));
+      }
+      newline = this.#stdout.indexOf('\n');
+    }
+  }
+
+  #readLog(chunk: string): void {
+    this.#stderr = (this.#stderr + chunk).slice(-STDERR_KEEP);
+    this.#log += chunk;
+    let newline = this.#log.indexOf('\n');
+    while (newline >= 0) {
+      const line = this.#log.slice(0, newline);
+      this.#log = this.#log.slice(newline + 1);
+      const waiter = this.#waiter;
+      if (waiter && !waiter.ended && UTTERANCE_END.test(line)) {
+        waiter.ended = true;
+        // The words are printed right after this line, on stdout: they may still be on their way.
+        if (waiter.words.length > 0) waiter.done(waiter.words.join(' '));
+        else setTimeout(() => waiter.done(waiter.words.length > 0 ? waiter.words.join(' ') : undefined), WORDS_GRACE_MS);
+      }
+      newline = this.#log.indexOf('\n');
+    }
+  }
+}
+
+/** Faint noise rather than digital silence, which the decoder's features take badly. */
+function quiet(seconds: number): Buffer {
+  const samples = Math.round(seconds * KEYPHRASE_SAMPLE_RATE);
+  const bytes = Buffer.alloc(samples * 2);
+  let seed = 12345;
+  for (let index = 0; index < samples; index++) {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    bytes.writeInt16LE((seed % 9) - 4, index * 2);
+  }
+  return bytes;
+}
