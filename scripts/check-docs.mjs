@@ -79,7 +79,7 @@ export function docProblems(root) {
   compare(problems, "README.md's layout (adapters/)", 'Lua adapter', adapters, listed('adapters'));
 
   const paragraph = readme.slice(readme.indexOf('Built-in plugins:'), readme.indexOf('Installed plugins run'));
-  const ticked = new Set([...paragraph.matchAll(/`([a-z]+)`/g)].map((m) => m[1]).filter((w) => plugins.includes(w)));
+  const ticked = new Set([...paragraph.matchAll(/`([a-z][a-z0-9_]*)`/g)].map((m) => m[1]).filter((w) => plugins.includes(w)));
   compare(problems, "README.md's Built-in plugins paragraph", 'built-in plugin', plugins, ticked);
 
   const devicesReadme = read(join(root, 'devices', 'README.md'));

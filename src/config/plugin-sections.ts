@@ -9,6 +9,7 @@
 export { settingsSchema as camera } from '../../devices/camera/settings-schema.js';
 export { settingsSchema as gpio } from '../../devices/gpio/settings-schema.js';
 export { settingsSchema as i2c } from '../../devices/i2c/settings-schema.js';
+export { settingsSchema as ai_image } from '../../plugins/ai_image/settings-schema.js';
 export { settingsSchema as cfgmgr } from '../../plugins/cfgmgr/settings-schema.js';
 export { settingsSchema as cli } from '../../plugins/cli/settings-schema.js';
 export { settingsSchema as cmd } from '../../plugins/cmd/settings-schema.js';

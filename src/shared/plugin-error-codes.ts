@@ -10,6 +10,7 @@ export { errorCodes as gpio } from '../../devices/gpio/error-codes.js';
 export { errorCodes as i2c } from '../../devices/i2c/error-codes.js';
 export { errorCodes as microphone } from '../../devices/microphone/error-codes.js';
 export { errorCodes as speaker } from '../../devices/speaker/error-codes.js';
+export { errorCodes as ai_image } from '../../plugins/ai_image/error-codes.js';
 export { errorCodes as cfgmgr } from '../../plugins/cfgmgr/error-codes.js';
 export { errorCodes as cmd } from '../../plugins/cmd/error-codes.js';
 export { errorCodes as homeassistant } from '../../plugins/homeassistant/error-codes.js';
