@@ -46,7 +46,7 @@ export interface LinkStatus {
   lastSeen?: number;
   /** Epoch ms since the state holds. */
   since: number;
-  /** Failed attempts since the last connection that stayed up. */
+  /** Failed attempts since it was last connected (0 while connected). */
   failures: number;
   /** When the next attempt starts (epoch ms), while waiting. */
   retryAt?: number;
@@ -67,6 +67,7 @@ export class SatelliteLink {
   #connectedAt: number | undefined;
   #timers = new Set<NodeJS.Timeout>();
   #pongTimer: NodeJS.Timeout | undefined;
+  #failures = 0;
   /** Bumped per attempt, so events of a closed socket are ignored. */
   #attempt = 0;
 
@@ -89,7 +90,7 @@ export class SatelliteLink {
       ...(this.#state !== 'connected' && this.#problem ? { problem: this.#problem } : {}),
       ...(this.#lastSeen === undefined ? {} : { lastSeen: this.#lastSeen }),
       since: this.#since,
-      failures: this.#backoff.attempts,
+      failures: this.#failures,
       ...(this.#retryAt === undefined ? {} : { retryAt: this.#retryAt }),
     };
   }
@@ -194,6 +195,7 @@ export class SatelliteLink {
   #handshakeDone(socket: Socket, info: WyomingEvent): void {
     this.#connectedAt = this.#options.now();
     this.#problem = undefined;
+    this.#failures = 0;
     this.#setState('connected');
     socket.write(encodeEvent(event('run-satellite')));
     this.#schedulePing(socket);
@@ -235,6 +237,7 @@ export class SatelliteLink {
     this.#connectedAt = undefined;
     const problem = new HomeAgentError('HA_ERR_VOICE_SATELLITE', `${this.#options.label}: ${reason}`);
     this.#problem = problem.message;
+    this.#failures++;
     this.#setState('failed');
     const wait = this.#backoff.next();
     this.#retryAt = now + wait;

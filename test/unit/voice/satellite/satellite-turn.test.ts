@@ -3,10 +3,8 @@
 // noise, the real Silero detector finds the command's end, a command back end transcribes it, the
 // command becomes an input in the satellite's room, and the answer goes back as synthesize and
 // audio. The input then runs through the real intent engine: the kitchen's light, not another.
-import { Value } from '@sinclair/typebox/value';
 import t from 'tap';
-import { type OpenVad, VoicePlugin } from '../../../../plugins/voice/index.js';
-import { ConfigSchema } from '../../../../src/config/schema.js';
+import { VoicePlugin } from '../../../../plugins/voice/index.js';
 import type { SatelliteStatus, VoiceActivationsResult, VoiceSatellitesResult } from '../../../../src/sdk/api.js';
 import type { InputSender } from '../../../../src/sdk/index.js';
 import { createTestPluginContext } from '../../../helpers/plugin-context.js';
@@ -15,37 +13,7 @@ import { espeakMissing } from '../../../helpers/system-tools.js';
 import { until } from '../../../helpers/until.js';
 import { ScriptedSatellite } from '../../../helpers/wyoming-satellite.js';
 import { intentRig } from '../../intent/intent-rig.js';
-
-/** plugin.voice.* defaults from the schema as flat dotted keys, with the test's changes. */
-export function voiceSettings(changes: Record<string, unknown>): Record<string, unknown> {
-  const flat: Record<string, unknown> = {};
-  const walk = (value: unknown, prefix: string) => {
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      for (const [key, inner] of Object.entries(value)) walk(inner, prefix === '' ? key : `${prefix}.${key}`);
-    } else flat[prefix] = value;
-  };
-  walk((Value.Default(ConfigSchema, {}) as { plugin: { voice: object } }).plugin.voice, '');
-  return { ...flat, ...changes };
-}
-
-/** The local microphone stays out of the way: no detector, no recorder that works, no wake word spotter. */
-export const quietLocal: OpenVad = async () => ({ push: () => {}, close: () => {} });
-
-export function satelliteSettings(port: number, changes: Record<string, unknown> = {}): Record<string, unknown> {
-  return voiceSettings({
-    speaker_enabled: false,
-    'stt.backend': 'command',
-    'stt.command': [process.execPath, '-e', 'console.log("turn on the light")', '{wav}'],
-    'microphone.device': 'nosuchmic',
-    'microphone.restart_backoff_ms': 600_000,
-    'microphone.restart_backoff_max_ms': 600_000,
-    'activation.keyphrase': '',
-    'satellites.list': [{ id: 'kitchen', name: 'Kitchen satellite', host: '127.0.0.1', port, area: 'kitchen' }],
-    'satellites.reconnect_min_ms': 100,
-    'satellites.reconnect_max_ms': 400,
-    ...changes,
-  });
-}
+import { quietLocal, satelliteSettings } from './satellite-settings.js';
 
 const caller = { actor: 'cli' };
 
