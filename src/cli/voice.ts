@@ -1,10 +1,17 @@
 /**
- * `homeagentctl voice [status] | say TEXT… [--language en|zh] | listen | activations [--limit N]`:
+ * `homeagentctl voice [status] | say TEXT… [--language en|zh] | listen | activations [--limit N] | satellites`:
  * the voice plugin's control methods. Whoever looks after the box over SSH checks here why the
- * microphone or speaker is quiet, tests the speaker with an announcement, and reads the activation
- * log to tune false triggers.
+ * microphone or speaker is quiet, tests the speaker with an announcement, reads the activation
+ * log to tune false triggers, and sees which satellite in which room is connected.
  */
-import type { ActivationEntry, VoiceActivationsResult, VoiceListenResult, VoiceSayResult } from '../api/voice.js';
+import type {
+  ActivationEntry,
+  SatelliteStatus,
+  VoiceActivationsResult,
+  VoiceListenResult,
+  VoiceSatellitesResult,
+  VoiceSayResult,
+} from '../api/voice.js';
 import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage } from './cli-words.js';
@@ -24,7 +31,8 @@ export type VoiceCommand =
   | { command: 'status' }
   | { command: 'say'; text: string; language?: 'en' | 'zh' }
   | { command: 'listen' }
-  | { command: 'activations'; limit?: number };
+  | { command: 'activations'; limit?: number }
+  | { command: 'satellites' };
 
 export class VoiceUsageError extends Error {}
 
@@ -40,6 +48,7 @@ export const voiceCommand = defineCommand<VoiceFlags>({
     { synopsis: 'voice say TEXT... [--language en|zh]', about: 'speak an announcement on the speaker' },
     { synopsis: 'voice listen', about: 'take the next utterance as a command (as a push-to-talk press)' },
     { synopsis: 'voice activations [--limit N]', about: 'wake phrases, wake words and button presses heard, accepted or not (for tuning)' },
+    { synopsis: 'voice satellites', about: 'the Wyoming satellites: room, connection (and why not), last turn' },
   ],
   parse: (args, flags) => {
     const command = parseVoiceCommand(args, flags);
@@ -52,6 +61,7 @@ const ALLOWED: Record<VoiceCommand['command'], ReadonlyArray<keyof VoiceFlags>> 
   say: ['language'],
   listen: [],
   activations: ['limit'],
+  satellites: [],
 };
 const MAX_LIMIT = 10_000;
 
@@ -62,7 +72,8 @@ export function voiceFlagsUsed(flags: VoiceFlags): Array<keyof VoiceFlags> {
 /** Reads `voice [<sub> …]` (positionals after `voice`); no sub-command means status. Throws VoiceUsageError. */
 export function parseVoiceCommand(positionals: readonly string[], flags: VoiceFlags): VoiceCommand {
   const [sub = 'status', ...rest] = positionals;
-  if (!Object.hasOwn(ALLOWED, sub)) throw new VoiceUsageError(`unknown voice command ${sub}; use status, say, listen or activations`);
+  if (!Object.hasOwn(ALLOWED, sub))
+    throw new VoiceUsageError(`unknown voice command ${sub}; use status, say, listen, activations or satellites`);
   const command = sub as VoiceCommand['command'];
   const stray = voiceFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
   if (stray.length > 0) throw new VoiceUsageError(`--${stray[0]} does not belong to voice ${command}`);
@@ -112,6 +123,8 @@ export async function runVoice(command: VoiceCommand, options: CommandRunOptions
           formatActivations(r.activations, language),
         );
       }
+      case 'satellites':
+        return print((await call('voice.satellites', {})) as VoiceSatellitesResult, (r) => formatSatellites(r.satellites, language));
     }
   });
 }
@@ -128,6 +141,12 @@ const WORDS = {
     yes: 'yes',
     no: (reason: string) => `no: ${reason}`,
     header: ['AT', 'METHOD', 'ACCEPTED', 'SCORE', 'HEARD'],
+    noSatellites: 'no satellites configured (plugin.voice.satellites.list)',
+    satelliteHeader: ['ID', 'ROOM', 'STATE', 'LAST SEEN', 'LAST TURN'],
+    states: { connecting: 'connecting', connected: 'connected', failed: 'failed', stopped: 'stopped' },
+    outcomes: { command: 'command', nothing: 'nothing understood', timeout: 'timed out', refused: 'refused', error: 'error' },
+    retry: (at: string) => `retry ${at}`,
+    never: 'never',
   },
   zh: {
     spoken: '已播报',
@@ -139,6 +158,12 @@ const WORDS = {
     yes: '是',
     no: (reason: string) => `否：${reason}`,
     header: ['时间', '方式', '接受', '分数', '听到'],
+    noSatellites: '没有配置语音卫星（plugin.voice.satellites.list）',
+    satelliteHeader: ['ID', '房间', '状态', '最后联系', '最近一轮'],
+    states: { connecting: '正在连接', connected: '已连接', failed: '连接失败', stopped: '已停止' },
+    outcomes: { command: '指令', nothing: '没听懂', timeout: '超时', refused: '被拒绝', error: '出错' },
+    retry: (at: string) => `重试 ${at}`,
+    never: '从未',
   },
 } as const;
 /** One line per part: "microphone  state=recording restarts=0 …"; nested values as compact JSON. */
@@ -166,4 +191,17 @@ export function formatActivations(entries: ActivationEntry[], language: Language
     e.heard ?? e.phrase ?? e.model ?? '',
   ]);
   return table([[...w.header], ...rows], '');
+}
+
+/** One row per satellite; under the table, why each one that is not connected is not, and when it tries again. */
+export function formatSatellites(satellites: SatelliteStatus[], language: Language = cliLanguage()): string {
+  const w = WORDS[language];
+  if (satellites.length === 0) return w.noSatellites;
+  const rows = satellites.map((s) => {
+    const turn = s.last_turn;
+    const lastTurn = turn ? `${turn.at} ${w.outcomes[turn.outcome]}${turn.heard ? `: ${turn.heard}` : ''}` : '';
+    return [s.id, s.area, w.states[s.state], s.last_seen ?? w.never, lastTurn];
+  });
+  const problems = satellites.filter((s) => s.problem).map((s) => `${s.id}: ${s.problem}${s.retry_at ? ` (${w.retry(s.retry_at)})` : ''}`);
+  return [table([[...w.satelliteHeader], ...rows], ''), ...problems].join('\n');
 }
