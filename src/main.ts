@@ -13,14 +13,12 @@
  *   homeagent version | help
  */
 import { parseArgs } from 'node:util';
-import { createDaemon, type Daemon, type DaemonConfig, loadDaemonConfig, type StopResult } from './daemon.js';
-import { runMemoryEvalCommand } from './eval/memory/memory-eval-command.js';
+import type { Daemon, DaemonConfig, StopResult } from './daemon.js';
 import { consoleDestination } from './log/console-format.js';
 import { systemClock } from './shared/clock.js';
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { EXIT_CODES } from './shared/exit-codes.js';
 import { VERSION } from './shared/version.js';
-import { restoreDatabase } from './store/restore.js';
 import { runningOwner } from './supervisor/pid-lock.js';
 
 const USAGE = `usage: homeagent <command>
@@ -40,8 +38,10 @@ const USAGE = `usage: homeagent <command>
   help                          print this text`;
 
 async function main(argv: string[]): Promise<number> {
-  // An offline tool with options of its own; it never touches the daemon's data.
-  if (argv[0] === 'memory-eval') return runMemoryEvalCommand(argv.slice(1));
+  // Each command loads only what it runs: the daemon's few hundred modules cost seconds on a Pi,
+  // and tracker-apply runs before every start of the service. Offline tools with options of
+  // their own; they never touch the daemon's data.
+  if (argv[0] === 'memory-eval') return (await import('./eval/memory/memory-eval-command.js')).runMemoryEvalCommand(argv.slice(1));
   if (argv[0] === 'intent-eval') return (await import('./eval/intent/intent-eval-command.js')).runIntentEvalCommand(argv.slice(1));
   if (argv[0] === 'config-migrate') return (await import('./config/config-migrate-command.js')).runConfigMigrateCommand(argv.slice(1));
   // The privileged helpers of the plugins overlay, run as root by systemd units (docs/deploy.md).
@@ -59,7 +59,7 @@ async function main(argv: string[]): Promise<number> {
     case 'run':
       return run(config);
     case 'restore':
-      return restore(file, config);
+      return await restore(file, config);
     case 'version':
       process.stdout.write(`homeagent ${VERSION}\n`);
       return EXIT_CODES.OK;
@@ -83,7 +83,8 @@ function parseCommandLine(argv: string[]) {
 }
 
 /** Loads the configuration or prints one line per problem; undefined means "exit 78". */
-function loadOrReport(file: string | undefined): DaemonConfig | undefined {
+async function loadOrReport(file: string | undefined): Promise<DaemonConfig | undefined> {
+  const { loadDaemonConfig } = await import('./daemon.js');
   try {
     return loadDaemonConfig({ ...(file !== undefined && { configFile: file }), env: process.env, cwd: process.cwd() });
   } catch (error) {
@@ -102,8 +103,9 @@ function reportConfigProblems(error: HomeAgentError): void {
 
 /** `homeagent run`: the daemon of src/daemon.ts under this process's signals and exit codes. */
 async function run(configFile: string | undefined): Promise<number> {
-  const config = loadOrReport(configFile);
+  const config = await loadOrReport(configFile);
   if (!config) return EXIT_CODES.CONFIG;
+  const { createDaemon } = await import('./daemon.js');
   let daemon: Daemon;
   // Readable lines on a terminal, JSON lines for the journal and pipes (core.log.format).
   const logDestination = consoleDestination(config.loaded.config.core.log.format);
@@ -164,14 +166,15 @@ async function run(configFile: string | undefined): Promise<number> {
   return result.clean ? EXIT_CODES.OK : EXIT_CODES.FAILURE;
 }
 
-function restore(file: string | undefined, configFile: string | undefined): number {
-  const boot = loadOrReport(configFile);
+async function restore(file: string | undefined, configFile: string | undefined): Promise<number> {
+  const boot = await loadOrReport(configFile);
   if (!boot || file === undefined) return EXIT_CODES.CONFIG;
   const owner = runningOwner(boot.paths.pidFile);
   if (owner !== undefined) {
     process.stderr.write(`homeagent: the daemon is running (pid ${owner}); stop it first (systemctl stop homeagent)\n`);
     return EXIT_CODES.TEMP_FAIL;
   }
+  const { restoreDatabase } = await import('./store/restore.js');
   try {
     const result = restoreDatabase(file, boot.paths.stateDb, systemClock);
     process.stdout.write(
