@@ -172,7 +172,7 @@ function compose(core: CoreParts, surroundings: { env: NodeJS.ProcessEnv; cwd: s
   const { skills, scheduler } = composeAgent(core, { toolbox, llm, memory, media, entities });
   submit.bind((input, submitOptions) => scheduler.submit(input, submitOptions));
   const { io } = toolbox;
-  const automations = composeAutomations(core, { entities, io, scheduler });
+  const automations = composeAutomations(core, { entities, io, scheduler, tools: toolbox.tools });
   const automationFileWatch = composeAutomationFileWatch(core);
   const lists = composeLists(core, toolbox);
   const intent = composeIntent(core, { toolbox, llm, entities, lists: lists.lists, automations, memory });

@@ -1,5 +1,5 @@
 /**
- * The actions of a run, in order: service calls, delays, notifications and agent inputs. The first
+ * The actions of a run, in order: service calls, delays, notifications, agent inputs and tool sequences. The first
  * action starts synchronously from the trigger (no await, no database write before it), so a state
  * change reaches the service call in the same tick. A failing action fails the run and stops the
  * actions after it; an aborted run (restart mode, disable, reload, stop) ends its delay at once.
@@ -12,7 +12,7 @@ import type { AutomationAction } from '../config/schema.js';
 import type { EntityInfo } from '../home/types.js';
 import type { TimerClock } from '../shared/clock.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
-import type { AutomationEntities, AutomationIo, RunStatus, RunStep, TriggerData } from './types.js';
+import type { AutomationEntities, AutomationIo, AutomationTools, RunStatus, RunStep, TriggerData } from './types.js';
 
 export interface ActionContext {
   automation_id: string;
@@ -20,6 +20,8 @@ export interface ActionContext {
   trigger: TriggerData;
   entities: AutomationEntities;
   io: AutomationIo;
+  /** What a `sequence` action runs seq_run with; absent: such an action fails with HA_ERR_UNAVAILABLE. */
+  tools?: AutomationTools;
   clock: TimerClock;
   /** Aborted when the run is cancelled; the running delay ends at once. */
   signal: AbortSignal;
@@ -80,6 +82,8 @@ function describeAction(action: AutomationAction, context: ActionContext): Descr
       const message = fillTemplate(action.text, context.trigger, (ref) => context.entities.find(ref));
       return { text: `${action.channel ?? 'automation'}: ${message}`, message };
     }
+    case 'sequence':
+      return { text: `${action.name} ${JSON.stringify(action.args ?? {})}` };
   }
 }
 
@@ -102,6 +106,12 @@ async function runAction(action: AutomationAction, detail: Described, context: A
     case 'input':
       context.io.input(action.channel ?? 'automation', detail.message ?? action.text, (action.level ?? 0) as 0 | 1 | 2 | 3, meta);
       return;
+    case 'sequence': {
+      if (!context.tools)
+        throw new HomeAgentError('HA_ERR_UNAVAILABLE', `sequence ${action.name}: this daemon runs no tools for automations`);
+      await context.tools.run('seq_run', { name: action.name, args: action.args ?? {} }, { ...meta, signal: context.signal });
+      return;
+    }
   }
 }
 

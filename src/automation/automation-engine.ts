@@ -38,6 +38,7 @@ import type {
   AutomationMode,
   AutomationRunRecord,
   AutomationsSettings,
+  AutomationTools,
   CheckedRule,
   CheckedTrigger,
   LastRun,
@@ -50,6 +51,8 @@ export interface AutomationEngineOptions {
   entities: AutomationEntities;
   events: EventBus;
   io: AutomationIo;
+  /** What `sequence` actions run seq_run with; absent: they fail with HA_ERR_UNAVAILABLE. */
+  tools?: AutomationTools;
   /** The home database (component `automations`); opened by the Store before start. */
   database: () => ManagedDatabase;
   log: Logger;
@@ -471,7 +474,7 @@ export class AutomationEngine implements Service {
   }
 
   #startRun(rt: RuleRuntime, data: TriggerData): string {
-    const { clock, entities, io } = this.#o;
+    const { clock, entities, io, tools } = this.#o;
     const run: ActiveRun = {
       id: this.#newId(),
       trigger: data,
@@ -483,7 +486,16 @@ export class AutomationEngine implements Service {
       finished: false,
     };
     rt.running.push(run);
-    const context = { automation_id: rt.rule.id, run_id: run.id, trigger: data, entities, io, clock, signal: run.controller.signal };
+    const context = {
+      automation_id: rt.rule.id,
+      run_id: run.id,
+      trigger: data,
+      entities,
+      io,
+      ...(tools === undefined ? {} : { tools }),
+      clock,
+      signal: run.controller.signal,
+    };
     // Runs synchronously up to the first action's first await: nothing is written before it.
     void executeActions(rt.rule.actions, context, {
       started: (index, type, detail) => {

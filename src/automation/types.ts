@@ -19,6 +19,19 @@ export interface AutomationEntities {
   call(reference: string, service: string, data: Record<string, unknown>, context: EntityContext): Promise<EntityInfo>;
 }
 
+/** Running a tool without the model (the `sequence` action runs seq_run); absent when the daemon offers none. */
+export interface AutomationTools {
+  /**
+   * Runs the tool with `args` as an automation (household trust); throws HA_ERR_UNAVAILABLE when no
+   * tool has the name and HA_ERR_CONFIRMATION_REQUIRED when this call would be dangerous.
+   */
+  run(
+    tool: string,
+    args: Record<string, unknown>,
+    context: { automation_id: string; run_id: string; signal: AbortSignal },
+  ): Promise<unknown>;
+}
+
 /** Inputs and outputs as far as automations use them. */
 export interface AutomationIo {
   /** Sends a text through an output channel (IoManager.send underneath). */

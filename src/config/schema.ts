@@ -1039,6 +1039,18 @@ const AutomationActionSchema = Type.Union([
     },
     { additionalProperties: false, description: 'Hands a text input to the agent.' },
   ),
+  Type.Object(
+    {
+      type: Type.Literal('sequence'),
+      name: Type.String({ minLength: 1, maxLength: 64, description: 'The tool sequence to run (seq plugin; seq_list shows them).' }),
+      args: Type.Record(Type.String(), Type.Unknown(), { default: {}, description: "The sequence's arguments ($args.<name> inside it)." }),
+    },
+    {
+      additionalProperties: false,
+      description:
+        "Runs a tool sequence of the seq plugin, without the model. One with a dangerous step is refused (it needs the owner's approval, so ask the assistant to run it).",
+    },
+  ),
 ]);
 
 const AutomationRuleSchema = Type.Object(

@@ -4,9 +4,11 @@
  * (docs/automations.md), and the household's shopping and to-do lists.
  */
 
+import type { ToolRegistry } from '../agent/tool-registry.js';
 import { AutomationEngine } from '../automation/automation-engine.js';
 import { AutomationFileWatch } from '../automation/automation-file-watch.js';
 import { registerAutomationMethods } from '../automation/automation-methods.js';
+import type { AutomationTools } from '../automation/types.js';
 import { registerEntityMethods } from '../home/entity-methods.js';
 import { EntityRegistry } from '../home/entity-registry.js';
 import { entityTools } from '../home/entity-tools.js';
@@ -16,7 +18,8 @@ import { registerListMethods } from '../lists/list-methods.js';
 import { ListStore } from '../lists/list-store.js';
 import { listTools } from '../lists/list-tools.js';
 import { ListUpkeep } from '../lists/list-upkeep.js';
-import { describeError } from '../shared/errors.js';
+import { describeError, HomeAgentError } from '../shared/errors.js';
+import { callTier, ToolError } from '../shared/tool.js';
 import type { InputSender } from '../shared/trust.js';
 import type { CoreParts } from './compose-core.js';
 import type { ToolParts } from './compose-tools.js';
@@ -40,7 +43,7 @@ export function composeEntities(core: CoreParts, toolbox: ToolParts): EntityRegi
 
 export function composeAutomations(
   core: CoreParts,
-  deps: { entities: EntityRegistry; io: IoManager; scheduler: InputScheduler },
+  deps: { entities: EntityRegistry; io: IoManager; scheduler: InputScheduler; tools?: ToolRegistry },
 ): AutomationEngine {
   const { events, store, logs, settings, clock, control } = core;
   const { io, scheduler } = deps;
@@ -66,6 +69,7 @@ export function composeAutomations(
         );
       },
     },
+    ...(deps.tools === undefined ? {} : { tools: automationTools(deps.tools) }),
     database: () => store.database('home'),
     log: logs.child('automation'),
     clock: core.timerClock,
@@ -114,4 +118,37 @@ export function composeLists(core: CoreParts, toolbox: ToolParts): ListParts {
   for (const definition of listTools(lists)) toolbox.tools.register(definition);
   registerListMethods(control, lists, { logs });
   return { lists, upkeep: new ListUpkeep({ lists, log: logs.child('lists') }) };
+}
+
+/**
+ * What an automation's `sequence` action runs seq_run with: the registry's tool at the automation's
+ * household trust, never a call whose tier is dangerous (only the owner's approval may run that).
+ */
+export function automationTools(registry: ToolRegistry): AutomationTools {
+  return {
+    run: async (tool, args, context) => {
+      const def = registry.get(tool);
+      if (!def) throw new HomeAgentError('HA_ERR_UNAVAILABLE', `no tool named ${tool} is registered (is its plugin enabled?)`);
+      const check = registry.validate(def, JSON.stringify(args));
+      if (!check.ok) throw new HomeAgentError('HA_ERR_TOOL_INVALID_ARGS', `${tool}: ${check.error.detail}`);
+      if (callTier(def, check.args) === 'dangerous')
+        throw new HomeAgentError(
+          'HA_ERR_CONFIRMATION_REQUIRED',
+          `${tool} ${JSON.stringify(args)} has a dangerous step, which needs the owner's approval; an automation does not run it`,
+        );
+      try {
+        return await def.execute(check.args, {
+          signal: context.signal,
+          task_id: context.run_id,
+          call_id: `${context.automation_id}:${context.run_id}`,
+          source: 'automation',
+          channel: 'automation',
+          trust: AUTOMATION_SENDER.trust,
+        });
+      } catch (error) {
+        if (error instanceof ToolError) throw new HomeAgentError('HA_ERR_TOOL_FAILED', `${tool}: ${error.info.detail}`, { cause: error });
+        throw error;
+      }
+    },
+  };
 }
