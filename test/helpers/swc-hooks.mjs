@@ -10,7 +10,7 @@
 // resolution (which builds an error per import), and transpiled output is kept on disk, keyed by
 // the file's path and content, so each module is transpiled once per checkout, not once per process.
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,8 +18,9 @@ import { fileURLToPath } from 'node:url';
 const TYPESCRIPT = /\.[cm]?ts$/;
 const COMPILED = { '.js': '.ts', '.mjs': '.mts', '.cjs': '.cts' };
 const CACHE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', '.cache', 'homeagent-test-swc');
-/** Part of every cache key: a change to the options below must not reuse older output. */
-const OPTIONS_VERSION = 'es2022-inline-maps-1';
+/** Part of every cache key: another SWC or a change to the options below must not reuse older output. */
+const SWC_VERSION = JSON.parse(readFileSync(join(CACHE_DIR, '..', '..', '@swc', 'core', 'package.json'), 'utf8')).version;
+const OPTIONS_VERSION = `swc-${SWC_VERSION}-es2022-inline-maps-1`;
 
 export async function resolve(specifier, context, next) {
   const ext = /\.[cm]?js$/.exec(specifier)?.[0];
