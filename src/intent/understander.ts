@@ -48,6 +48,8 @@ const LIST_INTENTS = new Set(['HassListAddItem', 'HassListCompleteItem']);
 const ON_OFF_INTENTS = new Set(['HassTurnOn', 'HassTurnOff', 'HassToggle']);
 /** Why the composer calls a sentence talk about the home rather than a request (its lexicon's blocks). */
 const TALK = new Set(['past', 'why', 'condition', 'except']);
+/** Talk that is not a question either: "the lights in the kitchen are too bright" asks nothing. */
+const NOT_A_QUESTION = new Set(['complaint']);
 
 export class IntentUnderstander {
   readonly recognizer: IntentRecognizer;
@@ -139,6 +141,19 @@ export class IntentUnderstander {
     // left the hall light on", "if it gets dark turn on …", "all the lights except …") is not that
     // command: nothing is done.
     if (template && composed.kind === 'none' && TALK.has(composed.why) && !QUERY_INTENTS.has(template.name)) template = undefined;
+    if (template && composed.kind === 'none' && NOT_A_QUESTION.has(composed.why)) template = undefined;
+    // "厨房的灯灭了吧": a template's question with no question form in the sentence, where the
+    // composer reads a sure command that explains every word, is that command.
+    if (
+      template &&
+      QUERY_INTENTS.has(template.name) &&
+      composed.kind === 'intents' &&
+      composed.confidence >= 1 &&
+      composed.intents.every((i) => !QUERY_INTENTS.has(i.name)) &&
+      !composer.asksSomething(text)
+    ) {
+      template = undefined;
+    }
     // A template reading that selects no device ("lock the garage door": the garage has no lock)
     // gives way to the composer's account of what the device there can do.
     if (

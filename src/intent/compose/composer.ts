@@ -74,6 +74,11 @@ export class Composer {
     for (const a of home.areas) if (a.floor !== undefined) this.floorOfArea.set(a.name, a.floor);
   }
 
+  /** Whether the sentence has a question form at all (is, are, which, 吗, 有没有, a question mark). */
+  asksSomething(text: string): boolean {
+    return /[?？]/u.test(text) || this.mentions(text).some((m) => has(m, 'question') || meaning(m, 'keyword')?.keyword === 'left');
+  }
+
   private isList(name: string): boolean {
     return this.byName.get(name)?.some((e) => e.domain === 'todo') ?? false;
   }
@@ -115,6 +120,8 @@ export class Composer {
     for (const m of mentions) {
       const block = meaning(m, 'block');
       // Thanks beside a command do not make it talk; everything else does.
+      // A complaint beside a command is its reason ("too hot in here, turn on the fan").
+      if (block?.why === 'complaint' && hasAction) continue;
       if (block && !(block.why === 'chat' && hasAction && /^(thanks|thank you|谢谢|please)$/u.test(m.text))) {
         return { kind: 'none', why: block.why };
       }
@@ -124,6 +131,7 @@ export class Composer {
     const intents: RecognisedIntent[] = [];
     let previousAction: Action | undefined;
     let previousDevice: DeviceWord | undefined;
+    let previousTargets: TargetMention[] = [];
     let usedMemory = false;
     let explained = 0;
     let unexplained = 0;
@@ -136,7 +144,7 @@ export class Composer {
         unexplained += clause.mentions.filter(isUnknownWord).reduce((n, m) => n + (this.language === 'en' ? 1 : m.text.length), 0);
         continue;
       }
-      const result = this.clause(clause, context, previousAction, previousDevice);
+      const result = this.clause(clause, context, previousAction, previousDevice, previousTargets);
       // "turn on the basement light", "锁上侧门": a word the home does not know right before the kind
       // of device names one it does not have; asking which of the others is meant would be a guess.
       if (result.kind === 'ask' && unknownModifier(clause.mentions)) return { kind: 'none', why: 'unknown target' };
@@ -148,6 +156,7 @@ export class Composer {
       usedMemory ||= result.usedMemory;
       previousAction = result.action ?? previousAction;
       previousDevice = result.device ?? previousDevice;
+      if (result.targets !== undefined && result.targets.length > 0) previousTargets = result.targets;
     }
     if (intents.length === 0) return { kind: 'none', why: 'no intent' };
     const coverage = explained + unexplained === 0 ? 0 : explained / (explained + unexplained);
@@ -198,6 +207,18 @@ export class Composer {
       const clause = merged[i] as Clause;
       const next = merged[i + 1];
       const namesOnly = clause.mentions.some(isTargetOrThing) && clause.mentions.every((m) => !isCommandPart(m));
+      // "客厅窗帘开一点，开到20%": "a little" said first, the amount after it.
+      const partialThenAmount =
+        next !== undefined &&
+        isPartial(clause.mentions) &&
+        !clause.mentions.some((m) => m.piece.t === 'value') &&
+        next.mentions.some((m) => m.piece.t === 'value') &&
+        !next.mentions.some(isTargetOrThing);
+      if (next !== undefined && partialThenAmount) {
+        addressed.push({ mentions: [...clause.mentions.filter((m) => !isPartialWord(m)), ...next.mentions] });
+        i += 1;
+        continue;
+      }
       const commandWithout =
         next?.mentions.some((m) => has(m, 'action') || has(m, 'verb')) === true && !next.mentions.some(isTargetOrThing);
       if (next !== undefined && namesOnly && commandWithout) {
@@ -214,6 +235,7 @@ export class Composer {
     context: ComposeContext,
     previousAction: Action | undefined,
     previousDevice: DeviceWord | undefined,
+    previousTargets: readonly TargetMention[] = [],
   ):
     | {
         kind: 'intents';
@@ -224,6 +246,8 @@ export class Composer {
         usedMemory: boolean;
         action?: Action;
         device?: DeviceWord;
+        /** The devices the clause acted on, for a next clause that names none ("open the curtains a bit, to 20 %"). */
+        targets?: TargetMention[];
       }
     | Exclude<Composed, { kind: 'intents' }> {
     const ms = clause.mentions;
@@ -236,6 +260,7 @@ export class Composer {
     let it = false;
     let also = false;
     let ensure = false;
+    let partial = false;
     let similarity = 1;
     let explained = 0;
     let unexplained = 0;
@@ -268,6 +293,7 @@ export class Composer {
           else if (x.t === 'it') it = true;
           else if (x.t === 'also') also = true;
           else if (x.t === 'ensure') ensure = true;
+          else if (x.t === 'partial') partial = true;
         }
         const device = meaning(m, 'device');
         // A word that is also an action ("lock", "switch") is a device only where no action reading is wanted.
@@ -278,6 +304,10 @@ export class Composer {
         }
       }
     }
+    // "开一点", "拉开一点儿": 一点 right after the action is a little of the way.
+    if (isPartial(ms)) partial = true;
+    // "不要计时", "停止计时": an action word that names the timer in itself.
+    if (ms.some((m) => has(m, 'action') && /计时|timer/u.test(m.text))) keywords.add('timer');
     // "make sure the back door is locked": the state is wanted, the "is" asks nothing.
     if (ensure) question = false;
     const action = this.actionOf(ms, keywords, values, color) ?? (ensure && state !== undefined ? 'set' : undefined);
@@ -292,7 +322,7 @@ export class Composer {
     const base = { explained, unexplained, similarity, usedMemory: false };
     const done = (
       intents: RecognisedIntent[],
-      extra: { usedMemory?: boolean; device?: DeviceWord; explained?: number; unexplained?: number } = {},
+      extra: { usedMemory?: boolean; device?: DeviceWord; explained?: number; unexplained?: number; targets?: TargetMention[] } = {},
     ) => ({
       kind: 'intents' as const,
       ...base,
@@ -364,6 +394,15 @@ export class Composer {
 
     // Devices: the targets of the clause, or the conversation's.
     let clauseTargets = this.targetsOf2(deviceTargets, devices, previousDevice, action);
+    // "客厅窗帘开一点，开到20%": a command without a target after one with a target in the same sentence acts on it.
+    if (
+      clauseTargets.length === 0 &&
+      previousTargets.length > 0 &&
+      !question &&
+      (action !== undefined || values.length > 0) &&
+      (action === undefined || IMPLIED_DOMAIN[action] === undefined)
+    )
+      clauseTargets = [...previousTargets];
     let usedMemory = false;
     const referent = context.referent?.intent;
     if (clauseTargets.length === 0 && (it || also || action !== undefined || values.length > 0) && referent && !question) {
@@ -407,11 +446,25 @@ export class Composer {
 
     const out: RecognisedIntent[] = [];
     for (const target of clauseTargets) {
-      const built = this.deviceIntent(target, effectiveAction, { values, color, keywords, question, state, all, it, context });
+      const actionIsDevice = ms.filter((m) => has(m, 'action')).every((m) => has(m, 'device'));
+      const homeAfterDevice = ms.some((m, at) => m.text === 'home' && at > 0 && isTarget(ms[at - 1] as Mention));
+      const built = this.deviceIntent(target, effectiveAction, {
+        values,
+        color,
+        keywords,
+        question,
+        state,
+        all,
+        it,
+        partial,
+        actionIsDevice,
+        homeAfterDevice,
+        context,
+      });
       if (built.kind !== 'intents') return built;
       out.push(...built.intents.map((i) => ({ ...i, score: explained, confidence: similarity })));
     }
-    return done(out, { usedMemory, ...(devices[0] && { device: devices[0].device }) });
+    return done(out, { usedMemory, targets: clauseTargets, ...(devices[0] && { device: devices[0].device }) });
   }
 
   private actionOf(
@@ -444,7 +497,7 @@ export class Composer {
       if (listAction) return listAction;
     }
     // "开始扫地", "start cleaning": a generic start before the action that says what is started.
-    if (action === 'start') {
+    if (action === 'start' || (action === 'set' && values.length === 0 && !color)) {
       const specific = actions.find((x) => IMPLIED_DOMAIN[x] !== undefined && x !== 'pause' && x !== 'resume');
       if (specific) action = specific;
     }
@@ -514,6 +567,12 @@ export class Composer {
       all: boolean;
       /** "it", "this one" was said: a thing the conversation named, never whatever happens to play. */
       it: boolean;
+      /** "a bit", "开一点点": part of the way, by an amount not said. */
+      partial?: boolean;
+      /** The only action word is the device's name too ("vacuum"): it names the device more than it asks. */
+      actionIsDevice?: boolean;
+      /** "home" said right after the device ("send the vacuum home"): where it goes, not what to clean. */
+      homeAfterDevice?: boolean;
       context: ComposeContext;
     },
   ): Composed {
@@ -558,6 +617,17 @@ export class Composer {
                     : act;
     }
     if (act === undefined && (number || color)) act = 'set';
+    // "send the vacuum home": home is its dock.
+    if ((act === undefined || said.actionIsDevice) && said.homeAfterDevice && pool.length > 0 && pool.every((e) => e.domain === 'vacuum'))
+      act = 'dock';
+    // "open the blinds a bit", "窗帘开一点点": some of the way, by an amount nobody said — never all the way.
+    if (
+      said.partial &&
+      !number &&
+      (act === 'open' || act === 'close' || act === 'on' || act === 'off') &&
+      pool.every((e) => e.domain === 'cover')
+    )
+      return { kind: 'none', why: 'partial' };
     // "movie night please", "晚安模式": a scene or a script said by name alone is run, the one thing it does.
     if (
       act === undefined &&
@@ -570,8 +640,8 @@ export class Composer {
     // "open the blinds to 40 percent", "halfway": a position. "Close them 30 %" could mean either
     // way up; that is the model's to ask, never a full close.
     const coversOnly = pool.every((e) => e.domain === 'cover' || e.domain === 'valve');
-    if (number && coversOnly && act === 'open') act = 'set';
-    if (number && coversOnly && act === 'close') return { kind: 'none', why: 'close by a share' };
+    if (number && coversOnly && (act === 'open' || act === 'on')) act = 'set';
+    if (number && coversOnly && (act === 'close' || act === 'off')) return { kind: 'none', why: 'close by a share' };
     // Settings with a value: brightness, colour, position, volume, temperature.
     if ((act === 'set' || act === 'raise' || act === 'lower') && (number || color)) {
       let name: string;
@@ -627,7 +697,9 @@ export class Composer {
     const name = [...names][0] as string;
     // "next song", "pause the music" with no player said: the executor takes the one playing, as Home Assistant does.
     const bare = target.names === undefined && target.area === undefined && target.floor === undefined;
-    if (bare && !said.it && TRANSPORT.has(act) && able.every((e) => e.domain === 'media_player')) {
+    // "skip it", "skip this track": for a skip, "it" is the song playing, not a device.
+    const itIsTheSong = act === 'next' || act === 'previous';
+    if (bare && (!said.it || itIsTheSong) && TRANSPORT.has(act) && able.every((e) => e.domain === 'media_player')) {
       const here = said.context.area !== undefined && able.some((e) => e.area === said.context.area);
       return {
         kind: 'intents',
@@ -705,6 +777,8 @@ export class Composer {
     }
     // Home Assistant's way of saying every device of the kind; the executor reads it so.
     if (said.all && !query) slots.name = 'all';
+    // "heat the house to 22" with one thermostat: the house's one device of the kind is that device.
+    if (said.keywords.has('home') && !said.all && !query && entities.length === 1) slots.name = (entities[0] as HomeEntity).name;
     if (said.all || said.keywords.has('home') || query) return { kind: 'slots', slots };
     const here = said.context.area === undefined ? [] : entities.filter((e) => e.area === said.context.area);
     if (here.length > 0) {
@@ -863,7 +937,7 @@ export class Composer {
 }
 
 /** Transport controls: without a player said they go to whatever plays (intent-executor.ts #players). */
-const TRANSPORT: ReadonlySet<Action> = new Set(['pause', 'resume', 'next', 'previous']);
+const TRANSPORT: ReadonlySet<Action> = new Set(['pause', 'resume', 'next', 'previous', 'stop']);
 
 const QUERY = new Set(['HassGetState', 'HassClimateGetTemperature', 'HassGetCurrentTime', 'HassGetCurrentDate', 'HassGetWeather']);
 
@@ -874,6 +948,14 @@ const QUERY = new Set(['HassGetState', 'HassClimateGetTemperature', 'HassGetCurr
 const DOOR_LIKE = new Set(['door', 'garage', 'gate']);
 function classFits(said: string, has: string | undefined, placed: boolean): boolean {
   return said === has || (placed && said === 'door' && has !== undefined && DOOR_LIKE.has(has));
+}
+
+/** "a bit", "slightly", or 一点 right after an action ("开一点"). */
+function isPartialWord(m: Mention): boolean {
+  return m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'partial');
+}
+function isPartial(mentions: readonly Mention[]): boolean {
+  return mentions.some((m, at) => isPartialWord(m) || (/^一点儿?$/u.test(m.text) && at > 0 && has(mentions[at - 1] as Mention, 'action')));
 }
 
 /** A clause that asks and orders nothing and names no target: a remark such as "it's hot in here". */
@@ -964,6 +1046,8 @@ function timerIntent(
     return intent('HassIncreaseTimer', parts(duration.seconds));
   if (duration && (action === 'lower' || action === 'complete')) return intent('HassDecreaseTimer', parts(duration.seconds));
   if (!duration && (question || keywords.has('left'))) return intent('HassTimerStatus', {});
+  // "一小时的计时器还剩多久": a length beside "left" names the timer asked about, it starts none.
+  if (keywords.has('left') && (action === undefined || action === 'tell')) return intent('HassTimerStatus', {});
   if (duration && (action === undefined || action === 'start' || action === 'set' || action === 'tell' || action === 'on')) {
     return intent('HassStartTimer', parts(duration.seconds));
   }

@@ -80,7 +80,9 @@ export type Meaning =
   /** Where one command ends and the next begins ("and then", "然后"). */
   | { t: 'break' }
   /** A sentence with one of these is talk about the home, not a command (see the module comment). */
-  | { t: 'block'; why: 'past' | 'why' | 'opinion' | 'negation' | 'statement' | 'howto' | 'chat' | 'condition' | 'except' }
+  | { t: 'block'; why: 'past' | 'why' | 'opinion' | 'negation' | 'statement' | 'howto' | 'chat' | 'condition' | 'except' | 'complaint' }
+  /** "a bit", "slightly", "开一点点": some of the way, an amount nobody said. */
+  | { t: 'partial' }
   | { t: 'filler' };
 
 export interface Lexicon {
@@ -104,7 +106,7 @@ const many = (words: string, meaning: Meaning): Array<[string, Meaning]> => word
 const EN: Lexicon = {
   clauseBreaks: ['and then', 'then', 'and also', 'and', 'after that', 'plus'],
   phrases: [
-    ...many('turn|switch|power|put|flip|shut|get|set it|leave', { t: 'verb', verb: 'turn' }),
+    ...many('turn|switch|power|put|flip|shut|get|set it|leave|heat|heat up|warm up|cool down', { t: 'verb', verb: 'turn' }),
     ['on', { t: 'particle', particle: 'on' }],
     ['off', { t: 'particle', particle: 'off' }],
     ['up', { t: 'particle', particle: 'up' }],
@@ -168,7 +170,7 @@ const EN: Lexicon = {
     ...many('song|track|tune|one', k('song')),
     ...many('today|now|currently|right now|at the moment', k('today')),
     ...many('house|home|everywhere|anywhere|whole house', k('home')),
-    ...many('left|remaining', k('left')),
+    ...many('left|remaining|goes off|go off|rings|ring|is done|be done|finishes', k('left')),
     ...many('is|are|was it|is it|did i|did we|have i|have we|did you|do i|is there|are there', q('yes_no')),
     ...many('which|what|whats|where|what is|what are|any|anything|is any|are any', q('which')),
     ...many('how many|how much|how long', q('how_many')),
@@ -178,6 +180,7 @@ const EN: Lexicon = {
     ...many('opened|open', s('open')),
     ...many('closed|shut', s('closed')),
     ...many('still on', s('on')),
+    ...many('running', s('on')),
     ...many('all|every|everything|each|all of the|all the', { t: 'all' }),
     ...many('it|them|that|those|this|these|its', { t: 'it' }),
     ...many('too|also|as well|again|now', { t: 'also' }),
@@ -192,13 +195,16 @@ const EN: Lexicon = {
     // Someone other than the house did it, or it lasted a while: a story about the home, not a request.
     ...many('somebody|someone|all night|all day|overnight|already|when did|when was|when were', b('past')),
     ...many('think|thinking', b('opinion')),
+    // "the lights are too bright": a complaint; beside a command ("too hot, turn on the fan") it is the reason.
+    ...many('too bright|too dark|too loud|too quiet|too hot|too cold|too warm|too long|too high|too low|too much|too many', b('complaint')),
+    ...many('a bit|a little|a little bit|slightly|partway|partially|part of the way', { t: 'partial' }),
     // A condition or an exception is an automation or a rule, not a command to do now ("if it gets
     // dark …", "all the lights except the kitchen": acting on the rest would need what is excepted).
     ...many('if|unless|as soon as|when i|when we|when it|whenever', b('condition')),
     ...many('except|apart from|other than|but not|besides', b('except')),
     ...many(
       // "can I have the kettle on", "do you know what time it is": a request put as a question about the speaker.
-      'can i have|could i have|can i get|could i get|can we have|could we have|may i have|do you know|never mind|nevermind|still|play|playing|please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|a bit|little|a little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
+      'can i have|could i have|can i get|could i get|can we have|could we have|may i have|do you know|never mind|nevermind|still|play|playing|until|till|got|have we got|you got|please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
       F,
     ),
   ],
@@ -221,7 +227,10 @@ const ZH: Lexicon = {
     ...many('继续|恢复|接着放|接着|继续放|继续播放|重新开始', a('resume')),
     ...many('下一首|下一曲|下首|切歌|换一首|换首|跳过', a('next')),
     ...many('上一首|上一曲|上首', a('previous')),
-    ...many('调到|调成|调为|调至|设为|设成|设置为|设置成|设置|设定|设到|设|改成|改为|换成|变成|变为|变|弄成|调|开到|放到|拉到', a('set')),
+    ...many(
+      '调到|调成|调为|调至|设为|设成|设置为|设置成|设置|设定|设到|设|改成|改为|换成|换个|换|变成|变为|变|弄成|调|开到|放到|拉到',
+      a('set'),
+    ),
     ...many('调亮|调高|调大|亮一点|高一点|大一点|加大|升高|提高|增加|加', a('raise')),
     ...many('调暗|调低|调小|暗一点|低一点|小一点|降低|减小|减少|减', a('lower')),
     ...many('加到|加上|添加|加入|放进|放到|记上|记一下|记下|加', a('add')),
@@ -260,7 +269,8 @@ const ZH: Lexicon = {
     ...many('首歌|歌|这首|曲子', k('song')),
     ...many('今天|现在|目前|当前|此刻', k('today')),
     ...many('家里|全屋|整个家|全家|家中', k('home')),
-    ...many('还剩|剩|剩下|还有多久|还有多长时间|多久|多长时间', k('left')),
+    ...many('还剩|剩|剩下|还有多久|还有多长时间|多久|多长时间|结束|到点', k('left')),
+    ...many('结束计时|结束倒计时', a('cancel')),
     ...many('吗|么|嘛|是不是|有没有|了没有|了没|没有|是否|是吗', q('yes_no')),
     ...many('哪些|哪个|哪几个|哪|什么', q('which')),
     ...many('几个|几盏|多少|几', q('how_many')),
@@ -286,8 +296,11 @@ const ZH: Lexicon = {
     // 条件和例外是规则或自动化，不是现在就做的命令（“如果天黑了就…”，“除了厨房…”）。
     ...many('如果|要是|假如|一旦|等我|等你|等到|的时候', b('condition')),
     ...many('除了|以外|之外', b('except')),
+    // "厨房的灯太亮了": a complaint; beside a command ("太热了，开空调") it is the reason.
+    ...many('太亮|太暗|太吵|太响|太热|太冷|太多|太久|太高|太低|太大|太小', b('complaint')),
+    ...many('一点点|一些|稍微|一小半', { t: 'partial' }),
     ...many(
-      '有|请|请你|麻烦|麻烦你|帮我|帮忙|给我|替我|把|将|让|给|的|了|吧|啊|呀|呢|哦|嗯|一下|一点|一点儿|下|好|好了|里|里面|上|中|这里|这边|这儿|那边|在|往|从|为|到|个|我|你|能|能不能|可以|可不可以|想|要|我要|我想|需要|是|现在把|现在|先|马上|立刻|快|就|那|一个|一|下吧|拿|设个|定个|来|去|得|着|都给|过来|记得|个小|点|帮忙把',
+      '有|请|请你|麻烦|麻烦你|帮我|帮忙|给我|替我|把|将|让|给|的|了|吧|啊|呀|呢|哦|嗯|啦|喽|嘞|咯|哈|会|一下|一点|一点儿|下|好|好了|里|里面|上|中|这里|这边|这儿|那边|在|往|从|为|到|个|我|你|能|能不能|可以|可不可以|想|要|我要|我想|需要|是|现在把|现在|先|马上|立刻|快|就|那|一个|一|下吧|拿|设个|定个|来|去|得|着|都给|过来|记得|个小|点|帮忙把',
       F,
     ),
   ],
@@ -307,7 +320,7 @@ export const LEXICONS: Readonly<Record<'en' | 'zh', Lexicon>> = {
 };
 
 /** Han characters that are not content: particles and measure words left over never lower confidence. */
-export const ZH_LIGHT_CHARS = new Set([...'的了吧啊呀呢哦嗯么嘛个把将给请帮下一点里上这那在是我你']);
+export const ZH_LIGHT_CHARS = new Set([...'的了吧啊呀呢哦嗯么嘛个把将给请帮下一点里上这那在是我你啦喽嘞咯哈']);
 
 /** English words that carry no meaning of their own (articles, prepositions, pronouns). */
 export const EN_LIGHT_WORDS = new Set(

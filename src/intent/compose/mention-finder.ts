@@ -97,14 +97,17 @@ export class MentionFinder {
     for (const { value, phrases } of COLOURS) for (const p of phrases) if (this.isLanguage(p)) this.add(p, { kind: 'color', color: value });
     const names = (items: ReadonlyArray<{ name: string; aliases?: readonly string[] }>) =>
       items.flatMap((item) => [item.name, ...(item.aliases ?? [])].filter((p) => p.trim() !== '').map((p) => [p, item.name] as const));
-    for (const [p, name] of names(home.entities)) this.addName(p, { kind: 'entity', name });
+    // A weather entity is never a target (it is asked about, not acted on), and its name is often a
+    // word of the language ("Home"): it is left to the language.
+    const targets = home.entities.filter((e) => e.domain !== 'weather');
+    for (const [p, name] of names(targets)) this.addName(p, { kind: 'entity', name });
     // "床头的灯" for 床头灯, "车库的门" for 车库门: a Chinese name ending in a kind of device is also
     // said with 的 before the kind. Only exact, like the name itself (no fuzzy variant).
     if (language === 'zh') {
       // A place before 的 ("厨房的灯") is the place's devices of that kind, which the composer reads.
       const places = new Set([...names(home.areas), ...names(home.floors)].map(([p]) => p));
       const kinds = LEXICONS.zh.phrases.filter(([, m]) => m.t === 'device').map(([w]) => w);
-      for (const [p, name] of names(home.entities)) {
+      for (const [p, name] of names(targets)) {
         const kind = kinds.filter((k) => p.endsWith(k) && p.length - k.length >= 2).sort((x, y) => y.length - x.length)[0];
         const prefix = kind === undefined ? '' : p.slice(0, -kind.length);
         if (kind !== undefined && !p.includes('的') && !places.has(prefix)) this.add(`${prefix}的${kind}`, { kind: 'entity', name });
