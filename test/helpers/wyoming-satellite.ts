@@ -114,16 +114,21 @@ export class ScriptedSatellite {
     this.#client?.write(frame(type, data, payload));
   }
 
-  /** The satellite heard its wake word: detection, run-pipeline (asr → tts), the command's audio in 1024-sample chunks, then audio-stop when asked. */
-  wake(samples: Int16Array, options: { wakeWord?: string; audioStop?: boolean; rate?: number } = {}): void {
+  /**
+   * The satellite heard its wake word: detection, run-pipeline (asr → tts), the command's audio in
+   * 1024-sample chunks, then audio-stop when asked. With startStage wake: run-pipeline from wake and the audio.
+   */
+  wake(samples: Int16Array, options: { wakeWord?: string; audioStop?: boolean; rate?: number; startStage?: 'asr' | 'wake' } = {}): void {
     const name = options.wakeWord ?? 'hey_jarvis';
     const rate = options.rate ?? 16000;
-    this.send('detection', { name, timestamp: 0 });
+    // Without a local wake word (start stage wake) the satellite streams from the start and the server listens for the wake word.
+    const local = (options.startStage ?? 'asr') === 'asr';
+    if (local) this.send('detection', { name, timestamp: 0 });
     this.send('run-pipeline', {
-      start_stage: 'asr',
+      start_stage: local ? 'asr' : 'wake',
       end_stage: 'tts',
-      wake_word_name: name,
-      restart_on_end: false,
+      ...(local ? { wake_word_name: name } : {}),
+      restart_on_end: !local,
       snd_format: { rate: 22050, width: 2, channels: 1 },
     });
     const pcm = Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength);

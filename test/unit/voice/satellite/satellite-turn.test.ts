@@ -144,3 +144,56 @@ t.test('a turn in which nobody speaks ends with an error event, and the next one
   t.match((await satellite.next('transcript', from)).data, { text: 'turn on the light' });
   t.match((await until('the command handed to the agent', () => test.injected[0])).input, { meta: { area: 'kitchen' } });
 });
+
+t.test('no command within turn_timeout_ms ends the turn with an error event', async (t) => {
+  const satellite = await ScriptedSatellite.start();
+  t.teardown(() => satellite.close());
+  const test = createTestPluginContext({
+    name: 'voice',
+    dataDir: t.testdir({}),
+    settings: satelliteSettings(satellite.port, { 'satellites.turn_timeout_ms': 1000 }),
+  });
+  t.teardown(() => test.close());
+  const plugin = new VoicePlugin(test.context, { openVad: quietLocal });
+  await plugin.start();
+  t.teardown(() => plugin.stop());
+  await satellite.next('run-satellite');
+  const from = satellite.received.length;
+  // Half a second of silence, and the satellite keeps the stream open.
+  satellite.wake(new Int16Array(8000));
+  const error = await satellite.next('error', from);
+  t.match(error.data, { code: 'stt-no-text-recognized', text: 'no command heard within 1000 ms' });
+  const { satellites } = (await test.control.call('voice.satellites', {}, caller)) as VoiceSatellitesResult;
+  t.match(satellites[0], { turns: 1, last_turn: { outcome: 'timeout' } });
+  t.equal(test.injected.length, 0);
+});
+
+t.test(
+  'a satellite without a local wake word: HomeAgent finds the wake phrase in what it streams',
+  { skip: espeakMissing() },
+  async (t) => {
+    const satellite = await ScriptedSatellite.start({ wakeWords: [] });
+    t.teardown(() => satellite.close());
+    const test = createTestPluginContext({
+      name: 'voice',
+      dataDir: t.testdir({}),
+      settings: satelliteSettings(satellite.port, {
+        'stt.command': [process.execPath, '-e', 'console.log("hey home, turn on the light")', '{wav}'],
+      }),
+    });
+    t.teardown(() => test.close());
+    const plugin = new VoicePlugin(test.context, { openVad: quietLocal });
+    await plugin.start();
+    t.teardown(() => plugin.stop());
+    await satellite.next('run-satellite');
+
+    const speech = await speechInNoise('hey home, turn on the light', { atMs: 400, totalMs: 3200 });
+    const from = satellite.received.length;
+    satellite.wake(speech.samples, { startStage: 'wake' });
+    const transcript = await satellite.next('transcript', from);
+    t.same(transcript.data, { text: 'turn on the light', language: 'en' }, 'the wake phrase is not part of the command');
+    t.same(satellite.typesSince(from), ['voice-started', 'voice-stopped', 'detection', 'transcript']);
+    const { input } = await until('the command handed to the agent', () => test.injected[0]);
+    t.match(input, { payload: 'turn on the light', meta: { area: 'kitchen', activation: 'wake_phrase' } });
+  },
+);
