@@ -9,7 +9,7 @@
  * confirmation gate reads `definition.tier` before the tool runs (src/agent/confirmation-gate.ts),
  * and the act policy (core.agent.*_act_tools) matches tool names. So, as entity_call does for
  * critical entities, each change comes as two tools: `config_set` / `config_reset` (act) change
- * ordinary settings and answer a protected key with `confirmation_required`, pointing to
+ * ordinary settings and answer a protected key with `unauthorized`, pointing to
  * `config_set_protected` / `config_reset_protected` (dangerous), which the gate holds until the
  * owner approves from an owner-proven input. An MQTT payload, a group chat, a web page or a
  * tool's output can thus make the model ask for a protected change, never make one.
@@ -247,9 +247,15 @@ export class CfgmgrPlugin implements PluginInstance {
   }
 }
 
+/**
+ * The act tool's answer for a protected key. Its reason is `unauthorized` (this tool may not change
+ * that key), not `confirmation_required`: the agent ends the tool loop after a round whose every
+ * call was rejected or held (src/agent/agent.ts), and the model must get the next round to call
+ * the protected tool, which the gate then holds.
+ */
 function protectedRefusal(key: string, classes: readonly ProtectedClass[], tool: string): ToolError {
   return new ToolError({
-    reason: 'confirmation_required',
+    reason: 'unauthorized',
     field: 'key',
     detail: `HA_ERR_CFGMGR_PROTECTED: ${key} was not changed: changing it needs the owner's approval because ${explainClasses(classes)}`,
     hint: `call ${tool} with the same arguments; the owner is asked to approve it`,

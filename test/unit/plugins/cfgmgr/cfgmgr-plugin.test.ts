@@ -147,7 +147,7 @@ t.test('each protected kind of key is refused by config_set, nothing stored, and
   for (const [key, value, why] of cases) {
     const before = settings.get(key);
     const info = await refusal(tc.call('config_set', { key, value }));
-    t.equal(info.reason, 'confirmation_required', key);
+    t.equal(info.reason, 'unauthorized', key);
     t.match(info.detail, new RegExp(`^HA_ERR_CFGMGR_PROTECTED: ${key.replace(/\./g, '\\.')} was not changed`), key);
     t.match(info.detail, why, key);
     t.match(info.hint, /config_set_protected with the same arguments/);
@@ -161,7 +161,7 @@ t.test('each protected kind of key is refused by config_set, nothing stored, and
   t.equal(settings.history('core.llm.api_key')[0]?.value, null, 'the secret is not in the history');
 
   const reset = await refusal(tc.call('config_reset', { key: 'core.llm.api_key' }));
-  t.match(reset, { reason: 'confirmation_required', hint: /config_reset_protected/ });
+  t.match(reset, { reason: 'unauthorized', hint: /config_reset_protected/ });
   t.equal(settings.get('core.llm.api_key').source, 'runtime', 'the reset did not happen');
   await tc.call('config_reset_protected', { key: 'core.llm.api_key' });
   t.not(settings.get('core.llm.api_key').source, 'runtime');

@@ -80,12 +80,13 @@ t.test('a protected key through the act tool is refused by the plugin itself, wh
   const { settings, run, turn } = await gateRig(t);
   for (const sender of [OWNER, HOUSEHOLD, GROUP_MEMBER]) {
     const outcome = await run('config_set', { key: 'core.agent.untrusted_act_tools', value: ['*'] }, turn(sender));
-    t.equal(outcome.error?.reason, 'confirmation_required', sender.id);
+    t.equal(outcome.error?.reason, 'unauthorized', sender.id);
     t.match(outcome.error?.detail, /^HA_ERR_CFGMGR_PROTECTED/);
+    t.equal(outcome.executed, true, 'the plugin refused it itself');
   }
   t.same(settings.history('core.agent.untrusted_act_tools'), [], 'nothing stored');
   const reset = await run('config_reset', { key: 'plugin.webui.allowed_hosts' }, turn(HOUSEHOLD));
-  t.equal(reset.error?.reason, 'confirmation_required');
+  t.equal(reset.error?.reason, 'unauthorized');
 });
 
 t.test('ordinary changes follow the act policy: untrusted inputs may not, the household may', async (t) => {
