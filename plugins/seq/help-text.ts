@@ -17,7 +17,10 @@ export const HELP_EXAMPLE = {
         { tool: 'entity_call', args: { entity: 'light.living_room', service: 'turn_off' }, as: 'living_room' },
       ],
     },
-    { name: 'reminder', calls: [{ tool: 'timer_set', args: { duration: '$args.minutes', message: 'lock the door' }, as: 'timer' }] },
+    {
+      name: 'reminder',
+      calls: [{ tool: 'timer_set', args: { duration: '$args.minutes minutes', message: 'lock the door' }, as: 'timer' }],
+    },
   ],
 };
 

@@ -444,3 +444,24 @@ t.test(
     t.equal(r.calls.length, 4, 'nothing else ran');
   },
 );
+
+t.test("seq_help's example passes seq_create's checks and runs as it says", async (t) => {
+  const r = await start(t, tempDir(t));
+  const seen: Array<Record<string, unknown>> = [];
+  for (const name of ['entity_call', 'timer_set'])
+    r.tc.tools.register({
+      name,
+      description: name,
+      owner: 'plugin:house',
+      tier: 'act',
+      parameters: { type: 'object', properties: {} },
+      execute: (args: Record<string, unknown>) => {
+        seen.push({ tool: name, ...args });
+        return { ok: true };
+      },
+    });
+  const help = (await r.tc.call('seq_help', {})) as { example: Record<string, unknown> };
+  t.match(await r.tc.call('seq_create', help.example), { created: 'good night', tier: 'act' });
+  t.match(await r.tc.call('seq_run', { name: 'good night', args: { minutes: 20 } }), { ok: true, results: { timer: { ok: true } } });
+  t.same(seen.at(-1), { tool: 'timer_set', duration: '20 minutes', message: 'lock the door' });
+});
