@@ -9,17 +9,18 @@
  * `run-pipeline` (start_stage asr), then streams audio-chunk events. We answer `voice-started` and
  * `voice-stopped` as the detector hears the command begin and end, then `transcript` (the satellite
  * stops streaming and goes back to its wake word), and the answer comes back as synthesize plus
- * audio. A turn that hears nothing within turn_timeout_ms, or whose audio is bad, ends with an
+ * audio (sentence by sentence while the model writes, with stream_speech). A turn that hears nothing within turn_timeout_ms, or whose audio is bad, ends with an
  * `error` event, which also sends the satellite back to its wake word. A satellite without a local
  * wake word (start_stage wake) streams all the time: its utterances are searched for a wake phrase
  * like the microphone's.
  */
 import { randomUUID } from 'node:crypto';
 import type { SatelliteStatus, SatelliteTurn, SatelliteTurnOutcome } from '../../../src/sdk/api.js';
-import { CAPABILITY, HomeAgentError, type Logger, type OutputChannel, type PluginInput } from '../../../src/sdk/index.js';
+import { CAPABILITY, type EventMap, HomeAgentError, type Logger, type OutputChannel, type PluginInput } from '../../../src/sdk/index.js';
 import { ActivationPolicy, type ActivationRecord, type ActivationSettings, type WakePhraseHit } from '../activation-policy.js';
 import { SpeakerOutput } from '../speaker-output.js';
 import type { SpeechLanguage, SpeechToText, TextToSpeech, Utterance } from '../speech.js';
+import { SpokenStream } from '../spoken-stream.js';
 import type { VadSettings } from '../vad/speech-segmenter.js';
 import { type VoiceCommand, VoicePipeline } from '../voice-pipeline.js';
 import type { WyomingEvent } from '../wyoming-events.js';
@@ -83,6 +84,10 @@ export interface SatelliteDeviceOptions {
   speakable: (text: string) => { text: string; language: SpeechLanguage };
   inject: (input: PluginInput) => Promise<unknown>;
   registerChannel: (channel: Omit<OutputChannel, 'owner'>) => () => void;
+  /** plugin.voice.stream_speech: speak each finished sentence of an answer while the model writes the rest. */
+  streamSpeech: () => boolean;
+  /** Follows the kernel's agent.text_delta events; returns the unsubscribe. */
+  subscribeDeltas: (listener: (delta: EventMap['agent.text_delta']) => void) => () => void;
   /** The satellite's problem as a status line (en, zh), and undefined once it works again. */
   onProblem: (problem: { en: string; zh: string } | undefined) => void;
   random?: () => number;
@@ -114,6 +119,7 @@ export class SatelliteDevice {
   readonly #speaker: SpeakerOutput;
   readonly #policy: ActivationPolicy;
   readonly #pipeline: VoicePipeline;
+  readonly #stream: SpokenStream;
   /** The text each synthesized WAV was made from, for the synthesize event before its audio. */
   readonly #texts = new WeakMap<Buffer, string>();
   readonly #undo: Array<() => void> = [];
@@ -152,6 +158,11 @@ export class SatelliteDevice {
       tts: () => this.#recordingTts(),
       speakable: options.speakable,
     });
+    this.#stream = new SpokenStream({
+      speaker: this.#speaker,
+      language: options.spokenLanguage,
+      onError: (error) => options.log.debug({ err: error, satellite: options.config.id }, 'a streamed sentence was not spoken'),
+    });
     this.#policy = new ActivationPolicy({ now: options.now, settings: options.activation, record: options.record });
     this.#pipeline = new VoicePipeline({
       now: options.now,
@@ -179,7 +190,19 @@ export class SatelliteDevice {
         capabilities: CAPABILITY.TEXT | CAPABILITY.AUDIO,
         synchronous: false,
         listening: () => this.#link.connected,
-        send: (sent) => this.#speaker.send(sent),
+        send: (sent) => {
+          // The answer of a streamed turn: only what was not spoken while the model wrote it.
+          if (sent.type === 'text' && typeof sent.payload === 'string' && this.#stream.follows(sent.input_id)) {
+            const rest = this.#stream.final(sent.input_id as string, sent.payload);
+            return rest === undefined ? Promise.resolve() : this.#speaker.send({ ...sent, payload: rest });
+          }
+          return this.#speaker.send(sent);
+        },
+      }),
+    );
+    this.#undo.push(
+      this.#options.subscribeDeltas((delta) => {
+        if (this.#options.streamSpeech() && this.#stream.follows(delta.input_id)) this.#stream.delta(delta);
       }),
     );
     this.#link.start();
@@ -379,8 +402,11 @@ export class SatelliteDevice {
     this.#lastTurn = { at: new Date(this.#options.now()).toISOString(), outcome: 'command', heard: command };
     if (turn?.pipeline.start === 'asr') this.#endTurn();
     else if (turn) turn.handling = false;
+    // Our own id, so the turn's text deltas can be spoken on this satellite as they come.
+    const inputId = `voice_${randomUUID().replaceAll('-', '')}`;
+    if (this.#options.streamSpeech()) this.#stream.begin(inputId);
     return this.#options.inject({
-      id: `voice_${randomUUID().replaceAll('-', '')}`,
+      id: inputId,
       channel: this.channel,
       // Anyone in that room can speak, and its speaker answers the whole room.
       sender: {

@@ -143,6 +143,8 @@ export class Satellites {
       },
       inject: (input) => ctx.io.injectInput(input),
       registerChannel: (channel) => ctx.io.registerOutputChannel(channel),
+      streamSpeech: () => ctx.settings.get('stream_speech'),
+      subscribeDeltas: (listener) => ctx.events.subscribe('agent.text_delta', listener),
       onProblem: (problem) => this.#options.onProblem(key, problem),
       ...(this.#options.random ? { random: this.#options.random } : {}),
     });

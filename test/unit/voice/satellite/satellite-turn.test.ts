@@ -197,3 +197,59 @@ t.test(
     t.match(input, { payload: 'turn on the light', meta: { area: 'kitchen', activation: 'wake_phrase' } });
   },
 );
+
+t.test(
+  'streamed speech: finished sentences play on the satellite while the model writes, the final answer adds only the rest',
+  { skip: espeakMissing() },
+  async (t) => {
+    const satellite = await ScriptedSatellite.start();
+    t.teardown(() => satellite.close());
+    const test = createTestPluginContext({ name: 'voice', dataDir: t.testdir({}), settings: satelliteSettings(satellite.port) });
+    t.teardown(() => test.close());
+    const plugin = new VoicePlugin(test.context, { openVad: quietLocal });
+    await plugin.start();
+    t.teardown(() => plugin.stop());
+    await satellite.next('run-satellite');
+
+    const speech = await speechInNoise('turn on the light', { atMs: 300, totalMs: 2300 });
+    satellite.wake(speech.samples);
+    const { input } = await until('the command handed to the agent', () => test.injected[0]);
+    const inputId = input.id as string;
+    const delta = (text: string) =>
+      test.events.emit('agent.text_delta', {
+        task_id: 'task-1',
+        input_id: inputId,
+        channel: 'satellite_kitchen',
+        turn: 0,
+        delta: text,
+        restart: false,
+      });
+
+    const from = satellite.received.length;
+    delta('The kitchen light ');
+    delta('is on. And the');
+    const first = await satellite.next('synthesize', from);
+    t.same(first.data, { text: 'The kitchen light is on.' }, 'the first sentence, while the rest is being written');
+
+    const rest = satellite.received.length;
+    await test.channels.get('satellite_kitchen')?.send({
+      id: 'out-1',
+      input_id: inputId,
+      channel: 'satellite_kitchen',
+      type: 'text',
+      payload: 'The kitchen light is on. And the hall light was already on.',
+      meta: {},
+      created_at: Date.now(),
+    });
+    const said = satellite.received.slice(from).filter((e) => e.type === 'synthesize');
+    t.same(
+      said.map((e) => e.data.text),
+      ['The kitchen light is on.', 'And the hall light was already on.'],
+      'each sentence once, in order',
+    );
+    t.ok(
+      satellite.received.slice(rest).some((e) => e.type === 'audio-stop'),
+      'the rest was played',
+    );
+  },
+);
