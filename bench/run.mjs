@@ -29,6 +29,7 @@ const ALL = [
   'voice-turn',
   'wake-word',
   'voice-stream',
+  'voice-satellite',
 ];
 const args = process.argv.slice(2);
 // Set before any benchmark module loads: their sizes are read once, at import.
