@@ -117,17 +117,24 @@ export class Composer {
     if (mentions.some((m, at) => m.piece.t === 'value' && m.piece.value.kind === 'duration' && mentions[at + 1]?.text === '前'))
       return { kind: 'none', why: 'past' };
     const hasAction = mentions.some((m) => has(m, 'action') || has(m, 'verb'));
-    for (const m of mentions) {
-      const block = meaning(m, 'block');
-      // Thanks beside a command do not make it talk; everything else does.
-      // A complaint beside a command is its reason ("too hot in here, turn on the fan").
-      if (block?.why === 'complaint' && hasAction) continue;
-      if (block && !(block.why === 'chat' && hasAction && /^(thanks|thank you|谢谢|please)$/u.test(m.text))) {
-        return { kind: 'none', why: block.why };
-      }
-    }
     // "add flour, sugar and salt to the shopping list": the commas and "and" separate items, not commands.
     const clauses = this.isListCommand(mentions) ? [{ mentions }] : this.clauses(mentions);
+    // A reason said beside a whole command ("the kids are asleep, turn off the hall light", "我要睡觉了，
+    // 把床头灯关了") is not talk about the home: its statement, chat, opinion or complaint words stay in it.
+    const wholeCommands = clauses.filter((c) => isWholeCommand(c.mentions)).length;
+    const reasons = new Set(wholeCommands > 0 && clauses.length > 1 ? clauses.filter((c) => isReason(c.mentions)) : []);
+    for (const clause of clauses) {
+      for (const m of clause.mentions) {
+        const block = meaning(m, 'block');
+        if (!block) continue;
+        if (reasons.has(clause) && CLAUSE_BLOCKS.has(block.why)) continue;
+        // A complaint beside a command is its reason ("too hot in here, turn on the fan").
+        if (block.why === 'complaint' && hasAction) continue;
+        // Thanks beside a command do not make it talk; everything else does.
+        if (!(block.why === 'chat' && hasAction && /^(thanks|thank you|谢谢|please)$/u.test(m.text)))
+          return { kind: 'none', why: block.why };
+      }
+    }
     const intents: RecognisedIntent[] = [];
     let previousAction: Action | undefined;
     let previousDevice: DeviceWord | undefined;
@@ -138,6 +145,8 @@ export class Composer {
     let lowest = 1;
     const commands = clauses.filter((c) => c.mentions.some((m) => has(m, 'action') || has(m, 'verb'))).length;
     for (const clause of clauses) {
+      // Its reason asks for nothing: none of its words needed explaining.
+      if (reasons.has(clause)) continue;
       // "it's hot in here, turn on the fan", "好热啊，开一下吊扇": a remark beside a command — no action,
       // no question, no target — is its reason, not a question to answer. Its unknown words still count.
       if (commands > 0 && clauses.length > 1 && isRemark(clause.mentions)) {
@@ -226,6 +235,18 @@ export class Composer {
         addressed.push(joined);
         i += 1;
       } else addressed.push(clause);
+    }
+    // "switch off the living room and kitchen lights", "把客厅和厨房的灯关了": a bare place joined to a
+    // place with a kind of device shares that kind; it never means everything in the first place.
+    for (let i = 0; i + 1 < addressed.length; i++) {
+      const here = (addressed[i] as Clause).mentions;
+      const next = (addressed[i + 1] as Clause).mentions;
+      const barePlace =
+        here.some((m) => m.piece.t === 'area' || m.piece.t === 'floor') &&
+        !here.some((m) => m.piece.t === 'entity' || (has(m, 'device') && !has(m, 'verb') && !has(m, 'action')));
+      const nextActs = next.some((m) => has(m, 'action') || has(m, 'verb'));
+      const kind = next.find((m) => has(m, 'device'));
+      if (barePlace && !nextActs && kind && next.some((m) => m.piece.t === 'area' || m.piece.t === 'floor')) here.push(kind);
     }
     return addressed;
   }
@@ -586,6 +607,10 @@ export class Composer {
     if (question) {
       let state = said.state ?? stateFor(action, [...domainsHere][0]);
       if (state === 'open' && domainsHere.has('lock') && !domainsHere.has('cover')) state = 'unlocked';
+      // "车库门开着吗": a cover or a valve that is "on" is open, "off" is closed.
+      const opens = [...domainsHere].every((d) => d === 'cover' || d === 'valve');
+      if (opens && state === 'on') state = 'open';
+      if (opens && state === 'off') state = 'closed';
       const lockish = state === 'locked' || state === 'unlocked';
       const queried = lockish ? pool.filter((e) => e.domain === 'lock') : pool;
       if (queried.length === 0) return { kind: 'none', why: 'no such device' };
@@ -956,6 +981,35 @@ function isPartialWord(m: Mention): boolean {
 }
 function isPartial(mentions: readonly Mention[]): boolean {
   return mentions.some((m, at) => isPartialWord(m) || (/^一点儿?$/u.test(m.text) && at > 0 && has(mentions[at - 1] as Mention, 'action')));
+}
+
+/** Talk that stays inside its own clause when a whole command is said beside it. */
+const CLAUSE_BLOCKS = new Set(['statement', 'chat', 'opinion', 'complaint']);
+
+/** An action and a target of its own: a command that needs no other clause. */
+function isWholeCommand(mentions: readonly Mention[]): boolean {
+  return mentions.some((m) => has(m, 'action') || has(m, 'verb') || has(m, 'particle')) && mentions.some(isTarget);
+}
+
+/**
+ * A clause that gives a reason and asks for nothing: no action, target, value, setting, state or
+ * reference, and no question about a thing of the home (the time, the weather, a temperature).
+ */
+function isReason(mentions: readonly Mention[]): boolean {
+  return !mentions.some(
+    (m) =>
+      isTargetOrThing(m) ||
+      m.piece.t === 'value' ||
+      m.piece.t === 'color' ||
+      (m.piece.t === 'word' &&
+        m.piece.meanings.some(
+          (x) =>
+            ['action', 'verb', 'particle', 'state', 'ensure', 'partial'].includes(x.t) ||
+            (x.t === 'also' && m.text !== 'now') ||
+            (x.t === 'it' && m.text !== 'its') ||
+            (x.t === 'keyword' && x.keyword !== 'today' && x.keyword !== 'home'),
+        )),
+  );
 }
 
 /** A clause that asks and orders nothing and names no target: a remark such as "it's hot in here". */

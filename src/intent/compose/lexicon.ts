@@ -106,7 +106,10 @@ const many = (words: string, meaning: Meaning): Array<[string, Meaning]> => word
 const EN: Lexicon = {
   clauseBreaks: ['and then', 'then', 'and also', 'and', 'after that', 'plus'],
   phrases: [
-    ...many('turn|switch|power|put|flip|shut|get|set it|leave|heat|heat up|warm up|cool down', { t: 'verb', verb: 'turn' }),
+    ...many('turn|switch|power|put|flip|shut|get|set it|leave|heat|heat up|warm up|cool down|bump|crank|knock', {
+      t: 'verb',
+      verb: 'turn',
+    }),
     ['on', { t: 'particle', particle: 'on' }],
     ['off', { t: 'particle', particle: 'off' }],
     ['up', { t: 'particle', particle: 'up' }],
@@ -126,6 +129,13 @@ const EN: Lexicon = {
     ...many('previous|go back|back a|last song|prior', a('previous')),
     ...many('set|change|make|adjust|put it|move|bring|turn it to', a('set')),
     ...many('make sure|make sure that|ensure|ensure that|be sure', { t: 'ensure' }),
+    // "I want the desk lamp on", "I'd like the fan turned off": the state wished for is wanted.
+    ...many('i want|id like|i would like|i need|i wanna|we want|we need', { t: 'ensure' }),
+    // "check if the back door is locked", "tell me if …": a question put as a request (not a condition).
+    ...many(
+      'check|check if|check whether|check that|see if|tell me if|tell me whether|find out if|let me know if|can you check',
+      q('yes_no'),
+    ),
     ...many('brighten|increase|raise|louder|warmer|higher|turn up', a('raise')),
     ...many('dim|decrease|lower|reduce|quieter|darker|cooler|turn down', a('lower')),
     ...many('add|put|append|include', a('add')),
@@ -181,6 +191,9 @@ const EN: Lexicon = {
     ...many('closed|shut', s('closed')),
     ...many('still on', s('on')),
     ...many('running', s('on')),
+    // The state wished for after a device ("I'd like the fan turned off"); "I turned off …" stays a story ("I").
+    ...many('turned on|switched on', s('on')),
+    ...many('turned off|switched off', s('off')),
     ...many('all|every|everything|each|all of the|all the', { t: 'all' }),
     ...many('it|them|that|those|this|these|its', { t: 'it' }),
     ...many('too|also|as well|again|now', { t: 'also' }),
@@ -201,10 +214,10 @@ const EN: Lexicon = {
     // A condition or an exception is an automation or a rule, not a command to do now ("if it gets
     // dark …", "all the lights except the kitchen": acting on the rest would need what is excepted).
     ...many('if|unless|as soon as|when i|when we|when it|whenever', b('condition')),
-    ...many('except|apart from|other than|but not|besides', b('except')),
+    ...many('except|apart from|other than|but not|besides|not the', b('except')),
     ...many(
       // "can I have the kettle on", "do you know what time it is": a request put as a question about the speaker.
-      'can i have|could i have|can i get|could i get|can we have|could we have|may i have|do you know|never mind|nevermind|still|play|playing|until|till|got|have we got|you got|please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|id like|i want|i need|want|need|lets|let|let the|be|to be|go ahead and|some|bit|little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
+      'can i have|could i have|can i get|could i get|can we have|could we have|may i have|do you know|never mind|nevermind|still|play|playing|until|till|got|have we got|you got|going to|gonna|im going to|sleep|asleep|sleeping|bed|please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|want|need|lets|let|let the|be|to be|go ahead and|some|bit|little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
       F,
     ),
   ],
@@ -231,6 +244,7 @@ const ZH: Lexicon = {
       '调到|调成|调为|调至|设为|设成|设置为|设置成|设置|设定|设到|设|改成|改为|换成|换个|换|变成|变为|变|弄成|调|开到|放到|拉到',
       a('set'),
     ),
+    ...many('降到|升到|降至|升至|调低到|调高到|提高到|降低到|减到', a('set')),
     ...many('调亮|调高|调大|亮一点|高一点|大一点|加大|升高|提高|增加|加', a('raise')),
     ...many('调暗|调低|调小|暗一点|低一点|小一点|降低|减小|减少|减', a('lower')),
     ...many('加到|加上|添加|加入|放进|放到|记上|记一下|记下|加', a('add')),
@@ -239,7 +253,7 @@ const ZH: Lexicon = {
     ...many('回充|回去充电|充电|回基座|回座|返回|回家|回去', a('dock')),
     ...many('扫地|打扫|清扫|扫一下地|扫一扫|拖地|吸尘', a('clean')),
     ...many('激活|切换到|进入', a('activate')),
-    ...many('告诉我|说一下|报一下|说说|播报|查一下|看看|看一下', a('tell')),
+    ...many('告诉我|说一下|报一下|说说|播报|查一下|查查|看看|看一下|看下|帮我看看', a('tell')),
     ...many('灯|灯光|电灯|照明|灯泡|吸顶灯|射灯|灯带', d(['light'])),
     ...many('插座|开关', d(['switch'])),
     ...many('风扇|电扇|电风扇|排风扇', d(['fan'])),
@@ -271,7 +285,7 @@ const ZH: Lexicon = {
     ...many('家里|全屋|整个家|全家|家中', k('home')),
     ...many('还剩|剩|剩下|还有多久|还有多长时间|多久|多长时间|结束|到点', k('left')),
     ...many('结束计时|结束倒计时', a('cancel')),
-    ...many('吗|么|嘛|是不是|有没有|了没有|了没|没有|是否|是吗', q('yes_no')),
+    ...many('吗|么|嘛|是不是|有没有|了没有|了没|没有|是否|是吗|没', q('yes_no')),
     ...many('哪些|哪个|哪几个|哪|什么', q('which')),
     ...many('几个|几盏|多少|几', q('how_many')),
     ...many('怎么样|如何|咋样|好吗|好不好', q('what')),

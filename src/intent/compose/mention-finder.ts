@@ -93,7 +93,12 @@ export class MentionFinder {
 
   constructor(home: IntentHome, language: IntentLanguage) {
     this.language = language;
-    for (const [phrase, meaning] of LEXICONS[language].phrases) this.add(phrase, { kind: 'word', meaning });
+    for (const [phrase, meaning] of LEXICONS[language].phrases) {
+      // A doubled character is read once ("想想" is 想): a word that blocks a sentence must be
+      // said as written, never through its shortened form ("想把台灯打开" is a wish, not musing).
+      if (meaning.t === 'block' && language === 'zh' && phraseTokens(phrase, language).join('') !== normalizeText(phrase)) continue;
+      this.add(phrase, { kind: 'word', meaning });
+    }
     for (const { value, phrases } of COLOURS) for (const p of phrases) if (this.isLanguage(p)) this.add(p, { kind: 'color', color: value });
     const names = (items: ReadonlyArray<{ name: string; aliases?: readonly string[] }>) =>
       items.flatMap((item) => [item.name, ...(item.aliases ?? [])].filter((p) => p.trim() !== '').map((p) => [p, item.name] as const));

@@ -499,7 +499,9 @@ const MEDIA: IntentSentences[] = [
   // a measure word ("来一首稻香", "用音箱放新闻").
   zh('HassMediaSearchAndPlay', [
     `${PLEASE}${WHERE}(播放|播|我想听|我要听|想听|我想看|我要看)[${MEASURE}]{search_query}`,
-    `${PLEASE}${WHERE}(放|来|听|看)${MEASURE}{search_query}`,
+    `${PLEASE}${WHERE}(放|来|听)${MEASURE}{search_query}`,
+    // "看一下…" is a look, not a show to watch: 看 plays only with a measure word for a show.
+    `${PLEASE}${WHERE}看(一部|一集|一个|部|集|个){search_query}`,
     `${PLEASE}(在|用|让|到)({area}|{name})[(上|里)](放|来|听|看)[${MEASURE}]{search_query}`,
   ]),
   zh('HassMediaSearchAndPlay', [`${PLEASE}${WHERE}(播放|放|来|听|我想听)[(点|一些|几首)]{search_query}的(歌|歌曲|音乐)`], {
