@@ -9,7 +9,7 @@
  *   - every acknowledged value is in settings_history, and the unacknowledged one is there exactly
  *     when it is also the current value (settings row and history row share one transaction).
  *
- * 40 iterations in the main suite, 1,000 in the soak (test/helpers/soak.ts); HA_CRASH_ITERATIONS
+ * 20 iterations in the main suite, 1,000 in the soak (test/helpers/soak.ts); HA_CRASH_ITERATIONS
  * and HA_CRASH_SEED override them to reproduce or shorten a run.
  */
 import { existsSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { spawnDaemon, tempDir } from '../helpers/daemon.js';
 import { RpcConnection } from '../helpers/rpc.js';
 import { soakCount } from '../helpers/soak.js';
 
-const ITERATIONS = soakCount('HA_CRASH_ITERATIONS', 40, 1000);
+const ITERATIONS = soakCount('HA_CRASH_ITERATIONS', 20, 1000);
 const SEED = Number(process.env.HA_CRASH_SEED ?? Date.now() % 2 ** 31);
 const MAX_KILL_DELAY_MS = 150;
 const KEY = 'core.name';

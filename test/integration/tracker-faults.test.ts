@@ -1,7 +1,7 @@
 /**
  * Fault injection through the built daemon (issue 10): four kinds of bad plugin change — throws on
  * load, blocks its event loop, grows its memory past the heap limit, fails its health ping — each
- * installed 5 times (25 in the soak, 100 bad plugins in all: test/helpers/soak.ts) with `plugins.install` over the CLI socket, half as a new plugin and half as
+ * installed 3 times, both forms (25 in the soak, 100 bad plugins in all: test/helpers/soak.ts) with `plugins.install` over the CLI socket, half as a new plugin and half as
  * an upgrade of a committed good one. Every run must be rolled back by the supervisor, leave the
  * plugins tree byte-equal to the last good one and the good version running and healthy (or the
  * new plugin gone); and no rollback may touch one file outside the plugins tree. How fast
@@ -10,7 +10,7 @@
  *
  * Heartbeat 2 s, call timeout 1 s, heap 32 MB, plugin restart backoff 2 s (FAULT_DEFAULTS in the
  * harness says why). One daemon per kind, all four at once: runs of one daemon are sequential (one
- * trial covers every change recorded while it runs), so the kinds run side by side (about 1.5 min).
+ * trial covers every change recorded while it runs), so the kinds run side by side (under a minute).
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ import {
 import { type DaemonHandle, type HelperTest, type LogLine, spawnDaemon, tempDir } from '../helpers/daemon.js';
 import { soakCount } from '../helpers/soak.js';
 
-const RUNS = soakCount('HA_FAULT_RUNS', 5, 25);
+const RUNS = soakCount('HA_FAULT_RUNS', 3, 25);
 const HEARTBEAT_MS = FAULT_DEFAULTS.heartbeatMs;
 // About 4 s per run (a phase offset of up to one interval, up to 2 intervals of trial, the reload
 // of the good version), up to three times that on a loaded machine.
