@@ -7,7 +7,8 @@
 //   event at the satellite; it includes the detector's vad.min_silence_ms hang-over (500 ms), which
 //   is also reported subtracted (goal for the rest: ≤ 200 ms).
 // satellite_answer_to_first_audio: from the answer's send on the channel to its first audio-chunk at
-//   the satellite (goal ≤ synthesis time + 50 ms); synthesis_ms is espeak-ng's own time, alone.
+//   the satellite (goal ≤ synthesis time + 50 ms); synthesis is espeak-ng's own time for the reply,
+//   alone, measured after each turn.
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -162,6 +163,7 @@ export async function run(emit) {
     while (device.status().state !== 'connected') await new Promise((r) => setTimeout(r, 5));
     const toTranscript = [];
     const toAudio = [];
+    const synth = [];
     for (let i = 0; i < WARMUP + RUNS; i++) {
       const from = arrivals.length;
       client.write(frame('detection', { name: 'hey_jarvis' }));
@@ -185,13 +187,11 @@ export async function run(emit) {
       if (i >= WARMUP) {
         toTranscript.push(transcript.at - speechEndAt);
         toAudio.push(firstAudio.at - answeredAt);
+        // The reply's synthesis alone, in the same moment (the machine's load varies over a run).
+        const start = performance.now();
+        await tts.synthesizeEspeak(REPLY, { language: 'en', timeoutMs: 10_000 });
+        synth.push(performance.now() - start);
       }
-    }
-    const synth = [];
-    for (let i = 0; i < size(10, 2); i++) {
-      const start = performance.now();
-      await tts.synthesizeEspeak(REPLY, { language: 'en', timeoutMs: 10_000 });
-      synth.push(performance.now() - start);
     }
     const hangover = DEFAULT_VAD_SETTINGS.min_silence_ms;
     const t = spread(toTranscript, [50, 95]);
@@ -208,16 +208,17 @@ export async function run(emit) {
       goal_met: rest <= 200,
     });
     const a = spread(toAudio, [50, 95]);
-    const synthesis = round(spread(synth, [50]).p50);
+    const synthesis = spread(synth, [50, 95]);
     emit({
       name: 'satellite_answer_to_first_audio',
       unit: 'ms',
       value: a.p95,
       n: toAudio.length,
       ...a,
-      synthesis_ms: synthesis,
-      goal: '≤ synthesis + 50 ms',
-      goal_met: a.p95 <= synthesis + 50,
+      synthesis_p50_ms: synthesis.p50,
+      synthesis_p95_ms: synthesis.p95,
+      goal: 'p95 ≤ synthesis p95 + 50 ms',
+      goal_met: a.p95 <= synthesis.p95 + 50,
     });
   } finally {
     await device.stop();
