@@ -9,7 +9,8 @@
  *
  * A message that is just a sequence's name ("good night", "晚安", or "/seq good night", which an
  * automation's input action can send) runs it without the model when its steps only read or act
- * and the sender may act; a dangerous one is left to the conversation, where the gate asks the owner.
+ * and the sender may act; a dangerous one is left to the conversation, where the gate asks the owner,
+ * and one the intent engine carries out itself (a sequence named like a device command) to it.
  */
 import { join } from 'node:path';
 import {
@@ -27,7 +28,15 @@ import { forbiddenReason } from './forbidden-tools.js';
 import { helpText } from './help-text.js';
 import { byNameAnswer, sequenceNameIn } from './run-by-name.js';
 import { parseCondition } from './sequence-condition.js';
-import { callTarget, checkDefinition, checkedName, isSequenceCall, type Sequence, type ToolLookup } from './sequence-definition.js';
+import {
+  callTarget,
+  checkDefinition,
+  checkedName,
+  isSequenceCall,
+  nameKey,
+  type Sequence,
+  type ToolLookup,
+} from './sequence-definition.js';
 import { findCycle, reachTier } from './sequence-graph.js';
 import { findGroup, type SequenceRun, SequenceRunner } from './sequence-runner.js';
 import { SEQUENCES_FILE, SequenceStore } from './sequence-store.js';
@@ -36,6 +45,8 @@ import type { SeqSettings } from './settings-schema.js';
 export { forbiddenReason } from './forbidden-tools.js';
 export { SEQUENCES_FILE } from './sequence-store.js';
 
+/** Where the intent engine notes an input it carries out (src/intent/intent-stage.ts INTENT_EXTRA). */
+const INTENT_NOTE = 'intent';
 const NAME = { type: 'string', minLength: 1, maxLength: 64, description: 'The sequence name (seq_list shows them).' };
 const ARGS = { type: 'object', description: 'Arguments of the sequence, read inside it as $args.<name>.' };
 const CALL_PROPERTIES = {
@@ -258,10 +269,14 @@ export class SeqPlugin implements PluginInstance {
   }
 
   #delete(name: string, context: ToolContext): unknown {
-    const sequence = this.#require(name);
-    this.#storeNow().delete(sequence.name);
-    this.#ctx.audit('seq.delete', { name: sequence.name, source: context.source, trust: context.trust });
-    return { deleted: sequence.name };
+    // Found through the listing, not #require: a row that no longer reads must still be deletable.
+    const store = this.#storeNow();
+    const entry = store.list().find((e) => nameKey('broken' in e ? e.name : e.sequence.name) === nameKey(checkedName(name)));
+    if (!entry) return this.#require(name);
+    const deleted = 'broken' in entry ? entry.name : entry.sequence.name;
+    store.delete(deleted);
+    this.#ctx.audit('seq.delete', { name: deleted, source: context.source, trust: context.trust });
+    return { deleted };
   }
 
   async #run(sequence: Sequence, args: Record<string, unknown>, context: ToolContext): Promise<unknown> {
@@ -307,6 +322,10 @@ export class SeqPlugin implements PluginInstance {
     if (name === undefined) return;
     const sequence = this.#lookup(name);
     if (!sequence) return;
+    // The intent engine's hook runs beside this one and marks, before its first await, an input it
+    // carries out itself (a sequence named like a device command): never act on it twice.
+    await Promise.resolve();
+    if (stage.extra[INTENT_NOTE] !== undefined) return;
     const lang = textLanguage(input.payload);
     const tier = this.#tier(sequence);
     if (tier === 'dangerous') {
@@ -412,7 +431,18 @@ export class SeqPlugin implements PluginInstance {
   }
 
   #require(name: string): Sequence {
-    const sequence = this.#lookup(name);
+    let sequence: Sequence | undefined;
+    try {
+      sequence = this.#storeNow().get(checkedName(name))?.sequence;
+    } catch (error) {
+      if (error instanceof ToolError) throw error;
+      throw new ToolError({
+        reason: 'failed',
+        field: 'name',
+        detail: `HA_ERR_SEQ_INVALID: the stored definition of ${name} does not read (${error instanceof Error ? error.message : String(error)})`,
+        hint: 'create it again with seq_create, or delete it with seq_delete',
+      });
+    }
     if (!sequence)
       throw new ToolError({
         reason: 'not_found',

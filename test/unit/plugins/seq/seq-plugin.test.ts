@@ -11,11 +11,13 @@ import { Type } from '@sinclair/typebox';
 import t, { type Test } from 'tap';
 import { SEQUENCES_FILE, SeqPlugin } from '../../../../plugins/seq/index.js';
 import { newStageContext } from '../../../../src/agent/agent.js';
+import { systemClock } from '../../../../src/shared/clock.js';
 import type { ToolDefinition } from '../../../../src/shared/tool.js';
+import { ManagedDatabase } from '../../../../src/store/database.js';
 import { deferred } from '../../../helpers/deferred.js';
 import { createTestPluginContext, type TestPluginContext } from '../../../helpers/plugin-context.js';
 import { HOUSEHOLD, OWNER, UNTRUSTED } from '../../../helpers/senders.js';
-import { type Teardown, tempDir } from '../../fixtures/support.js';
+import { silentLogs, type Teardown, tempDir } from '../../fixtures/support.js';
 
 const DEFAULTS = {
   max_sequences: 200,
@@ -464,4 +466,59 @@ t.test("seq_help's example passes seq_create's checks and runs as it says", asyn
   t.match(await r.tc.call('seq_create', help.example), { created: 'good night', tier: 'act' });
   t.match(await r.tc.call('seq_run', { name: 'good night', args: { minutes: 20 } }), { ok: true, results: { timer: { ok: true } } });
   t.same(seen.at(-1), { tool: 'timer_set', duration: '20 minutes', message: 'lock the door' });
+});
+
+t.test('a stored row that no longer reads is listed as broken, refused with a code, and deletable; the others still work', async (t) => {
+  const dir = tempDir(t);
+  const first = await start(t, dir);
+  await first.tc.call('seq_create', GOOD_NIGHT);
+  await first.tc.call('seq_create', { name: 'look', groups: [{ calls: [{ tool: 'sensor_read' }] }] });
+  await first.stop();
+  const file = join(dir, 'plugin-data', 'seq', SEQUENCES_FILE);
+  const db = ManagedDatabase.open(
+    { name: 'sequences', file, synchronous: 'FULL' },
+    { busyTimeoutMs: 1000, startupCheck: 'off', log: silentLogs().child('t'), clock: systemClock },
+  );
+  db.db.prepare('UPDATE sequences SET definition = \'{"written":"by hand"}\' WHERE name_key = \'good night\'').run();
+  db.close();
+
+  const second = await start(t, dir);
+  t.match(await second.tc.call('seq_list', {}), {
+    sequences: [
+      { name: 'good night', broken: /has no groups/ },
+      { name: 'look', tier: 'read' },
+    ],
+  });
+  await refusal(
+    t,
+    second.tc.call('seq_run', { name: 'good night', args: { room: 'x' } }),
+    /HA_ERR_SEQ_INVALID: the stored definition of good night does not read/,
+  );
+  t.match(await second.tc.call('seq_run', { name: 'look' }), { ok: true });
+  t.same(await second.tc.call('seq_delete', { name: 'good night' }), { deleted: 'good night' });
+  t.match(await second.tc.call('seq_list', {}), { sequences: [{ name: 'look' }] });
+  t.equal(((await second.tc.call('seq_list', {})) as { sequences: unknown[] }).sequences.length, 1);
+});
+
+t.test('an input the intent engine carries out itself is not run again as a sequence', async (t) => {
+  const r = await start(t, tempDir(t));
+  await r.tc.call('seq_create', { name: 'lights off', groups: [{ calls: [{ tool: 'light_off', args: { entity: 'light.all' } }] }] });
+  // The intent engine's hook marks the input before its first await, as src/intent/intent-stage.ts does.
+  r.tc.stages.register('intent', 'on_input', (stage) => {
+    if (stage.input.payload === 'lights off') stage.extra.intent = { name: 'HassTurnOff', handled: false };
+  });
+  const stage = newStageContext('task-1', {
+    id: 'in-1',
+    source: 'cli',
+    channel: 'cli',
+    sender: OWNER,
+    type: 'text',
+    payload: 'lights off',
+    meta: {},
+    received_at: 0,
+    level: 0,
+  });
+  await r.tc.stages.run('on_input', stage);
+  t.equal(stage.response, undefined);
+  t.same(r.calls, [], 'the sequence did not run beside the intent');
 });
