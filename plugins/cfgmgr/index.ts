@@ -19,6 +19,7 @@ import type { HistoryEntry, SettingView } from '../../src/sdk/api.js';
 import { type Caller, definePlugin, type PluginContext, type PluginInstance, type ToolContext, ToolError } from '../../src/sdk/index.js';
 import { explainClasses, type ProtectedClass, settingTier, type TierVerdict } from './setting-tier.js';
 import type { CfgmgrSettings } from './settings-schema.js';
+import { SecretSettings } from './shown-arguments.js';
 
 /** The actor of every change in the settings history and audit records. */
 const CALLER: Caller = { actor: 'plugin:cfgmgr' };
@@ -53,12 +54,15 @@ interface ShownSetting {
 export class CfgmgrPlugin implements PluginInstance {
   readonly #ctx: PluginContext<CfgmgrSettings>;
   readonly #unregister: Array<() => void> = [];
+  /** Which settings are secret, so that a secret value is masked wherever a call's arguments are shown. */
+  readonly #secrets = new SecretSettings();
 
   constructor(ctx: PluginContext<CfgmgrSettings>) {
     this.#ctx = ctx;
   }
 
   async start(): Promise<void> {
+    await this.#learnSecrets();
     const tools = this.#ctx.tools;
     this.#unregister.push(
       tools.register<{ prefix?: string }>({
@@ -89,6 +93,7 @@ export class CfgmgrPlugin implements PluginInstance {
         name: 'config_set',
         tier: 'act',
         no_memory: true,
+        redact_arguments: this.#secrets.redact,
         description:
           'Changes an ordinary setting at once (checked against its definition; kept across restarts). Secrets, security settings, network addresses, files and programs, and settings that need a restart are refused here: use config_set_protected for them.',
         parameters: { type: 'object', properties: { key: KEY, value: VALUE }, required: ['key', 'value'], additionalProperties: false },
@@ -98,6 +103,7 @@ export class CfgmgrPlugin implements PluginInstance {
         name: 'config_set_protected',
         tier: 'dangerous',
         no_memory: true,
+        redact_arguments: this.#secrets.redact,
         description:
           "Changes a protected setting (a secret, a security setting, a network address, a file or program, or one that needs a restart). Runs only after the owner approves. A secret given here goes through the language model: the owner's own `homeagentctl config set` keeps it off the conversation.",
         parameters: { type: 'object', properties: { key: KEY, value: VALUE }, required: ['key', 'value'], additionalProperties: false },
@@ -129,6 +135,7 @@ export class CfgmgrPlugin implements PluginInstance {
 
   async #list(prefix: string): Promise<{ settings: ShownSetting[]; total: number; shown: number; hint?: string }> {
     const views = (await this.#call('config.list', { prefix })) as SettingView[];
+    this.#secrets.note(views);
     const max = this.#ctx.settings.get('max_list_items');
     const chars = this.#ctx.settings.get('max_value_chars');
     const shown = views.slice(0, max).map((view) => this.#shown(view, chars));
@@ -234,7 +241,18 @@ export class CfgmgrPlugin implements PluginInstance {
   }
 
   async #view(key: string): Promise<SettingView> {
-    return (await this.#call('config.get', { key })) as SettingView;
+    const view = (await this.#call('config.get', { key })) as SettingView;
+    this.#secrets.note([view]);
+    return view;
+  }
+
+  /** Every setting's secret flag; without them every value of a change is shown masked, which is safe. */
+  async #learnSecrets(): Promise<void> {
+    try {
+      this.#secrets.note((await this.#call('config.list', { prefix: '' })) as SettingView[]);
+    } catch (error) {
+      this.#ctx.log.warn({ err: error }, 'cfgmgr could not read which settings are secret; change requests show every value masked');
+    }
   }
 
   /** A control call whose failure becomes a tool error the model can read, the registry's code first. */

@@ -49,6 +49,8 @@ export interface AgentStages {
 
 export interface AgentTools {
   specs(): ToolSpec[];
+  /** A call's arguments as the events and logs may show them (ToolExecutor.shownArguments); absent: as the model sent them. */
+  shownArguments?(call: ToolCall): string;
   executeBatch(
     calls: ToolCall[],
     options: {
@@ -205,7 +207,8 @@ export class Agent implements TaskRunner {
         turn: round,
         text: result.text,
         reasoning: result.reasoning,
-        tool_calls: calls,
+        // The web page and the debug log read these: a secret argument is masked (ToolDefinition.redact_arguments).
+        tool_calls: calls.map((c) => ({ ...c, arguments: this.#o.tools.shownArguments?.(c) ?? c.arguments })),
         usage: result.usage,
         model: result.model,
         final: calls.length === 0,

@@ -15,6 +15,11 @@
  * `/deny <code>` drops it. An input of lower trust carrying a code is refused without saying
  * whether the code exists. So instructions in MQTT payloads, group chats, web pages or tool output
  * can make the model *ask* for a dangerous action, never run one.
+ *
+ * A held call keeps its real arguments to run them on approval, but shows (in the request text,
+ * the pending list and the events) only what its tool lets be shown: a secret argument appears
+ * as ******** (ToolDefinition.redact_arguments). Held calls live in this process's memory only,
+ * never on disk: a restart drops them, and the owner is asked again when the model asks again.
  */
 import { randomInt } from 'node:crypto';
 import type { ConfirmationRequest, EventBus } from '../events/event-bus.js';
@@ -23,6 +28,7 @@ import type { ToolCall } from '../llm/spec/index.js';
 import { type Language, textLanguage } from '../shared/language.js';
 import { matchesToolName, type ToolDefinition } from '../shared/tool.js';
 import type { InputSender, TurnTrust } from '../shared/trust.js';
+import { shownArguments } from './tool-registry.js';
 
 /** Letters and digits that cannot be mistaken for each other when read aloud or typed. */
 const CODE_ALPHABET = 'ACDEFGHJKMNPQRTUVWXY34679';
@@ -40,7 +46,10 @@ export const REQUEST_MARKER: Record<Language, string> = { en: '[Confirmation nee
 export interface PendingConfirmation {
   code: string;
   tool: string;
+  /** The call exactly as it runs on approval: never shown, since its arguments may hold a secret. */
   call: ToolCall;
+  /** The arguments as the owner is shown them (secrets masked), '{}' for none. */
+  shown_arguments: string;
   task_id: string;
   /** The input of the turn that asked for it. */
   origin: { input_id: string; source: string; channel: string; sender: InputSender };
@@ -101,6 +110,7 @@ export class ConfirmationGate {
       code: this.#newCode(),
       tool: definition.name,
       call,
+      shown_arguments: shownArguments(definition, call.arguments) || '{}',
       task_id: turn.task_id,
       origin: { input_id: input.id, source: input.source, channel: input.channel, sender: { ...input.sender } },
       trust: { level: turn.trust.level, lowered_by: [...turn.trust.lowered_by] },
@@ -168,7 +178,7 @@ export class ConfirmationGate {
   /** What the owner is shown: the exact tool and arguments, where the request came from, and how to decide. */
   requestText(pending: PendingConfirmation, language: Language = pending.language): string {
     const minutes = Math.max(1, Math.round((pending.expires_at - pending.created_at) / 60000));
-    const args = pending.call.arguments || '{}';
+    const args = pending.shown_arguments;
     const shown = args.length > MAX_SHOWN_ARGUMENT_CHARS ? `${args.slice(0, MAX_SHOWN_ARGUMENT_CHARS)}… (${args.length} characters)` : args;
     const text = TEXT[language];
     return [
@@ -187,7 +197,7 @@ export class ConfirmationGate {
     return {
       code: pending.code,
       tool: pending.tool,
-      arguments: pending.call.arguments || '{}',
+      arguments: pending.shown_arguments,
       origin: pending.origin,
       trust: pending.trust,
       inline: pending.inline,

@@ -8,6 +8,10 @@
  * time, only when there is more than one, every known tool is parallel_safe, and no two calls send
  * to the same output_send__<channel>; otherwise the whole batch runs serially in call order.
  * Outcomes always come back in call order.
+ *
+ * Arguments leave a call only as the tool lets them be shown (ToolDefinition.redact_arguments,
+ * via {@link shownArguments}): the audit record, the confirmation gate and the events get that
+ * view; only `execute` gets the real arguments.
  */
 import type { ToolCall } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
@@ -25,7 +29,7 @@ import {
 import { type InputSender, lowerTurnTrust } from '../shared/trust.js';
 import type { ConfirmationGate, PendingConfirmation } from './confirmation-gate.js';
 import type { StageRegistry } from './stage-registry.js';
-import { GET_PLUGIN_TOOLS, type ToolRegistry } from './tool-registry.js';
+import { GET_PLUGIN_TOOLS, shownArguments, type ToolRegistry } from './tool-registry.js';
 import type { ExecuteOptions, StageContext, ToolOutcome } from './types.js';
 
 export const OUTPUT_SEND_PREFIX = 'output_send__';
@@ -123,6 +127,11 @@ export class ToolExecutor {
     this.#log = options.log;
   }
 
+  /** A call's arguments as they may be shown outside it (the web page's events, log lines): secrets masked. */
+  shownArguments(call: Pick<ToolCall, 'name' | 'arguments'>): string {
+    return shownArguments(this.#registry.get(call.name), call.arguments);
+  }
+
   async executeBatch(calls: ToolCall[], options: ExecuteOptions): Promise<BatchResult> {
     const state: BatchState = { options, limits: this.#limits(), responses: new Map() };
     const definitions = calls.map((call) => this.#registry.get(call.name));
@@ -212,7 +221,7 @@ export class ToolExecutor {
               actor: input.sender.id,
               action: 'tool.dangerous',
               tool: def.name,
-              arguments: effective.arguments.slice(0, AUDIT_ARGUMENT_CHARS),
+              arguments: shownArguments(def, effective.arguments).slice(0, AUDIT_ARGUMENT_CHARS),
               task_id,
               sender_trust: input.sender.trust,
               turn_trust: stageContext.trust.level,

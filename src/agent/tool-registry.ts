@@ -10,7 +10,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import type { ToolSpec } from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
-import { TOOL_TIERS, type ToolDefinition, ToolError, type ToolErrorInfo, type ToolErrorReason } from '../shared/tool.js';
+import { SECRET_SHOWN, TOOL_TIERS, type ToolDefinition, ToolError, type ToolErrorInfo, type ToolErrorReason } from '../shared/tool.js';
 import type { ToolListing, ToolProvider } from './types.js';
 
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -142,10 +142,13 @@ export class ToolRegistry {
   /**
    * Parses and checks a call's raw arguments. Models often quote scalars, so "true"/"false" for a
    * boolean and numeric strings for a number are accepted and converted first (only there: a
-   * string property keeps its string, and nothing is wrapped into an array).
+   * string property keeps its string, and nothing is wrapped into an array). For a tool whose
+   * arguments can hold a secret (`redact_arguments`), the problems name fields but never quote
+   * what was sent: the result also reaches the web page's events.
    */
   validate(definition: ToolDefinition, rawArguments: string): ArgumentCheck {
-    const parsed = parseArguments(rawArguments);
+    const quiet = definition.redact_arguments !== undefined;
+    const parsed = parseArguments(rawArguments, quiet);
     if (!parsed.ok) return parsed;
     let validator: ValidateFunction;
     try {
@@ -157,7 +160,7 @@ export class ToolRegistry {
     }
     const args = coerceScalars(parsed.args, definition.parameters) as Record<string, unknown>;
     if (validator(args)) return { ok: true, args };
-    return { ok: false, error: summarizeProblems((validator.errors ?? []).map(describeProblem)) };
+    return { ok: false, error: summarizeProblems((validator.errors ?? []).map((e) => describeProblem(e, quiet))) };
   }
 
   #all(): AnyToolDefinition[] {
@@ -344,7 +347,25 @@ type Parsed = { ok: true; args: Record<string, unknown> } | { ok: false; error: 
 const ARGUMENTS_FIELD = '(arguments)';
 const OBJECT_HINT = 'send the arguments as one JSON object, e.g. {"name": "value"}; send {} when the tool takes none';
 
-function parseArguments(raw: string): Parsed {
+/**
+ * A call's arguments as they may be shown outside the call (audit, logs, the confirmation gate,
+ * events): the raw text, or for a tool with `redact_arguments` its redaction as JSON; all of them
+ * masked when they do not parse or the redaction throws, since they may hold a secret.
+ */
+export function shownArguments(definition: Pick<ToolDefinition, 'redact_arguments'> | undefined, raw: string): string {
+  const redact = definition?.redact_arguments;
+  if (!redact) return raw;
+  const parsed = parseArguments(raw, true);
+  if (!parsed.ok) return SECRET_SHOWN;
+  try {
+    return JSON.stringify(redact(parsed.args)) ?? SECRET_SHOWN;
+  } catch {
+    return SECRET_SHOWN;
+  }
+}
+
+/** `quiet`: the JSON parser's message quotes the text it choked on, so it is left out. */
+function parseArguments(raw: string, quiet = false): Parsed {
   // Models send "" for tools without arguments.
   if (raw.trim() === '') return { ok: true, args: {} };
   let value: unknown;
@@ -358,7 +379,7 @@ function parseArguments(raw: string): Parsed {
       error: {
         reason: 'type',
         field: ARGUMENTS_FIELD,
-        detail: `the arguments are not valid JSON: ${describeError(error)}`,
+        detail: quiet ? 'the arguments are not valid JSON' : `the arguments are not valid JSON: ${describeError(error)}`,
         hint: OBJECT_HINT,
       },
     };
@@ -424,11 +445,12 @@ const RANGE_KEYWORDS = new Set([
   'uniqueItems',
 ]);
 
-function describeProblem(e: ErrorObject): Problem {
+/** `quiet`: the offending value is not quoted (it may be a secret). */
+function describeProblem(e: ErrorObject, quiet = false): Problem {
   const at = fieldPath(e.instancePath);
   const field = at || ARGUMENTS_FIELD;
   const params = e.params as Record<string, unknown>;
-  const got = preview(e.data);
+  const got = quiet ? '(value not shown)' : preview(e.data);
   switch (e.keyword) {
     case 'required': {
       const missing = String(params.missingProperty);

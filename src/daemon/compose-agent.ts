@@ -51,7 +51,11 @@ export function composeAgent(
     model: providers,
     modelConfigured: () => providers.configured(),
     offlineText: () => OFFLINE_TEXT,
-    tools: { specs: () => tools.specs(), executeBatch: (calls, options) => executor.executeBatch(calls, options) },
+    tools: {
+      specs: () => tools.specs(),
+      executeBatch: (calls, options) => executor.executeBatch(calls, options),
+      shownArguments: (call) => executor.shownArguments(call),
+    },
     stages,
     io: {
       channelFor: (input) => {

@@ -50,7 +50,9 @@ export { type Admitted, LogThrottle, type LogThrottleOptions } from '../shared/l
 export type { Service, ServiceState } from '../shared/service.js';
 export { slugify } from '../shared/slug.js';
 export {
+  hideArguments,
   type JsonSchema,
+  SECRET_SHOWN,
   TOOL_TIERS,
   type ToolContext,
   type ToolDefinition,

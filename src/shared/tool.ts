@@ -69,8 +69,31 @@ export interface ToolDefinition<A = Record<string, unknown>> {
   cleaner?: (text: string) => string;
   /** Overrides core.agent.tool_timeout_ms for this tool. */
   timeout_ms?: number;
+  /**
+   * The arguments as they may be shown anywhere outside the call itself (the audit record, log
+   * lines, the confirmation request and pending list, the web page's events), for a tool whose
+   * arguments can hold a secret: gets the parsed arguments (not yet validated, so check their
+   * types) and returns them with each secret replaced by {@link SECRET_SHOWN}. `execute` still
+   * gets the real ones. A function rather than a list of secret argument names because whether
+   * an argument is secret can depend on another one (cfgmgr's `value` is secret when its `key`
+   * names a secret setting); {@link hideArguments} makes one for arguments that always are. When
+   * it throws, or the arguments do not parse, none of them are shown.
+   */
+  redact_arguments?: (args: Record<string, unknown>) => Record<string, unknown>;
   /** Returns any JSON-serialisable value, or throws a {@link ToolError} the model can read. */
   execute(args: A, context: ToolContext): unknown | Promise<unknown>;
+}
+
+/** What a secret argument is shown as: the mask the settings registry shows a secret setting as. */
+export const SECRET_SHOWN = '********';
+
+/** A {@link ToolDefinition.redact_arguments} for arguments that always hold a secret (`password`, `token`). */
+export function hideArguments(...names: string[]): (args: Record<string, unknown>) => Record<string, unknown> {
+  return (args) => {
+    const shown = { ...args };
+    for (const name of names) if (name in shown) shown[name] = SECRET_SHOWN;
+    return shown;
+  };
 }
 
 /** The tier of a call with valid `args`: the tool's own `tier_for`, or its declared tier (also when `tier_for` throws). */
