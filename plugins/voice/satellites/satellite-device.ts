@@ -279,7 +279,9 @@ export class SatelliteDevice {
     });
     opened.catch((error: unknown) => {
       this.#vad = undefined;
+      const why = error instanceof Error ? error.message : String(error);
       this.#options.log.warn({ err: error, satellite: this.config.id }, `${this.#label}: voice activity detection could not start`);
+      if (this.#turn) this.#refuse('error', `voice activity detection could not start: ${why}`);
     });
     return opened;
   }
@@ -349,9 +351,12 @@ export class SatelliteDevice {
     const samples = chunkSamples(readPcmFormat(received), received.payload);
     const vad = this.#vad;
     if (!vad) throw satelliteError('voice activity detection is not running');
-    void vad.then((opened) => {
-      if (this.#turn === turn) opened.push(samples);
-    });
+    void vad
+      .then((opened) => {
+        if (this.#turn === turn) opened.push(samples);
+      })
+      // A detector that could not open ends the turn where it failed (#openVad).
+      .catch(() => {});
   }
 
   /** The satellite ended the stream: close an utterance under way with silence; no utterance means nothing was said. */

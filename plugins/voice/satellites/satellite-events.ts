@@ -38,8 +38,12 @@ export function satelliteError(problem: string): HomeAgentError {
   return new HomeAgentError('HA_ERR_VOICE_SATELLITE', problem);
 }
 
+/** What a satellite says about itself is kept for the status: clipped, so a long name cannot bloat it. */
+const MAX_REPORTED_CHARS = 64;
+const MAX_REPORTED_WAKE_WORDS = 16;
+
 function text(value: unknown): string | undefined {
-  return typeof value === 'string' && value !== '' ? value : undefined;
+  return typeof value === 'string' && value !== '' ? value.slice(0, MAX_REPORTED_CHARS) : undefined;
 }
 
 /** The `satellite` part of an info event (absent when the server is not a satellite). */
@@ -47,7 +51,12 @@ export function readSatelliteInfo(event: WyomingEvent): SatelliteInfo | undefine
   const satellite = event.data.satellite;
   if (typeof satellite !== 'object' || satellite === null || Array.isArray(satellite)) return undefined;
   const fields = satellite as Record<string, unknown>;
-  const words = Array.isArray(fields.active_wake_words) ? fields.active_wake_words.filter((w): w is string => typeof w === 'string') : [];
+  const words = Array.isArray(fields.active_wake_words)
+    ? fields.active_wake_words
+        .filter((w): w is string => typeof w === 'string')
+        .slice(0, MAX_REPORTED_WAKE_WORDS)
+        .map((w) => w.slice(0, MAX_REPORTED_CHARS))
+    : [];
   const name = text(fields.name);
   const area = text(fields.area);
   return { ...(name ? { name } : {}), ...(area ? { area } : {}), wakeWords: words };

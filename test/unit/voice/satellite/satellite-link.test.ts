@@ -6,9 +6,10 @@
 import { createServer } from 'node:net';
 import t, { type Test } from 'tap';
 import { VoicePlugin } from '../../../../plugins/voice/index.js';
+import { readSatelliteInfo } from '../../../../plugins/voice/satellites/satellite-events.js';
 import { SatelliteLink } from '../../../../plugins/voice/satellites/satellite-link.js';
 import type { SatelliteStatus, VoiceSatellitesResult } from '../../../../src/sdk/api.js';
-import type { HomeAgentError } from '../../../../src/sdk/index.js';
+import { HomeAgentError } from '../../../../src/sdk/index.js';
 import { createTestPluginContext } from '../../../helpers/plugin-context.js';
 import { until } from '../../../helpers/until.js';
 import { ScriptedSatellite } from '../../../helpers/wyoming-satellite.js';
@@ -195,4 +196,39 @@ t.test('two satellites with one id: the second is a status line, the first runs'
     const now = (await test.control.call('voice.satellites', {}, caller)) as VoiceSatellitesResult;
     return now.satellites[0]?.state === 'connected' ? true : undefined;
   });
+});
+
+t.test('a voice activity detector that cannot open ends the turn with an error event, and the plugin lives', async (t) => {
+  const satellite = await ScriptedSatellite.start();
+  t.teardown(() => satellite.close());
+  const test = createTestPluginContext({ name: 'voice', dataDir: t.testdir({}), settings: satelliteSettings(satellite.port) });
+  t.teardown(() => test.close());
+  let opened = 0;
+  const plugin = new VoicePlugin(test.context, {
+    openVad: quietLocal,
+    openSatelliteVad: async () => {
+      opened++;
+      throw new HomeAgentError('HA_ERR_VOICE_VAD', 'the Silero VAD model is missing');
+    },
+  });
+  await plugin.start();
+  t.teardown(() => plugin.stop());
+  await satellite.next('run-satellite');
+  const from = satellite.received.length;
+  satellite.wake(new Int16Array(4096));
+  const error = await satellite.next('error', from);
+  t.match(error.data, { text: /voice activity detection could not start: the Silero VAD model is missing/ });
+  t.ok(opened >= 1);
+  t.match(plugin.health(), { ok: true });
+  t.equal(satellite.connections, 1, 'the connection stays');
+});
+
+t.test('what a satellite says about itself is clipped', async (t) => {
+  const info = readSatelliteInfo({
+    type: 'info',
+    data: { satellite: { name: 'x'.repeat(10_000), active_wake_words: Array.from({ length: 100 }, (_, i) => `w${i}`.repeat(50)) } },
+  });
+  t.equal(info?.name?.length, 64);
+  t.equal(info?.wakeWords.length, 16);
+  t.ok(info?.wakeWords.every((w) => w.length <= 64));
 });
