@@ -43,10 +43,22 @@ export const automationsCommand = defineCommand<AutomationsFlags>({
   name: 'automations',
   options: AUTOMATIONS_OPTIONS,
   usage: [
-    { synopsis: 'automations list', about: 'automations: enabled, mode, triggers, last run, problems' },
-    { synopsis: 'automations run ID [--skip-conditions]', about: "run an automation's actions now" },
-    { synopsis: 'automations enable|disable ID', about: 'switch an automation on or off (remembered across restarts)' },
-    { synopsis: 'automations runs [ID] [--limit N]', about: 'the run log: trigger, status, error, duration' },
+    {
+      synopsis: 'automations list',
+      about: 'automations: enabled, mode, triggers, last run, problems',
+      zh: '自动化：是否启用、模式、触发器、上次运行、问题',
+    },
+    { synopsis: 'automations run ID [--skip-conditions]', about: "run an automation's actions now", zh: '立即执行一个自动化的动作' },
+    {
+      synopsis: 'automations enable|disable ID',
+      about: 'switch an automation on or off (remembered across restarts)',
+      zh: '启用或停用一个自动化（重启后保持）',
+    },
+    {
+      synopsis: 'automations runs [ID] [--limit N]',
+      about: 'the run log: trigger, status, error, duration',
+      zh: '运行日志：触发、状态、错误、耗时',
+    },
   ],
   parse: (args, flags) => {
     const command = parseAutomationsCommand(args, flags);

@@ -35,11 +35,17 @@ export const changesCommand = defineCommand<ChangesFlags>({
     {
       synopsis: 'changes [list] [--status trial|committed|rolled_back] [--limit N]',
       about: 'plugin change sets recorded by the change tracker, newest first',
+      zh: '变更跟踪器记录的插件变更集，最新的在前',
     },
-    { synopsis: 'changes show|diff ID', about: "one change set's files, or their unified diff" },
+    {
+      synopsis: 'changes show|diff ID',
+      about: "one change set's files, or their unified diff",
+      zh: '一个变更集的文件，或它们的统一格式差异',
+    },
     {
       synopsis: 'changes rollback|commit ID',
       about: 'undo a change set (a committed one gets a new change that reverts it),\nor keep one on trial as the last good state',
+      zh: '回滚一个变更集（已提交的会生成一个撤销它的新变更），\n或把试用中的变更集保留为最后的正常状态',
     },
   ],
   parse: (args, flags) => {

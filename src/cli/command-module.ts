@@ -8,7 +8,9 @@
  * homeagentctl (importing it runs the command line), and homeagentctl should not know any
  * command's flags.
  */
+import type { Language } from '../shared/language.js';
 import type { CommandRunOptions } from './command-client.js';
+import { displayWidth } from './format.js';
 
 /** A parsed command waiting for its connection settings; resolves with the exit code. */
 export type CommandRunner = (context: CommandRunOptions) => Promise<number>;
@@ -28,12 +30,16 @@ export type OptionTable<Flags> = {
 export type NoFlags = Record<never, never>;
 
 /**
- * One entry of `homeagentctl --help`: the synopsis, and what it does (more lines after a newline).
- * A synopsis that fits the first column shares its line with the text; a longer one stands alone.
+ * One entry of `homeagentctl --help`: the synopsis, and what it does (more lines after a newline)
+ * in English and in Chinese; the help prints the terminal's one. The synopsis is what one types,
+ * so it is the same in both. A synopsis that fits the first column shares its line with the text;
+ * a longer one stands alone.
  */
 export interface UsageLine {
   readonly synopsis: string;
   readonly about: string;
+  /** `about` in Chinese: required, so a command line without it does not compile. */
+  readonly zh: string;
 }
 
 /** An agent turn with tools (a chat, an approved action) can take minutes; other commands answer at once. */
@@ -78,16 +84,21 @@ export function defineCommand<Flags>(module: CommandModule<Flags>): CataloguedCo
 /** Width of the help's first column, the two-space indent included. */
 const SYNOPSIS_COLUMN = 28;
 
-/** The commands' help lines as printed: the synopsis indented by two, the text in the second column. */
-export function formatUsage(commands: ReadonlyArray<Pick<CataloguedCommand, 'usage'>>): string {
+/**
+ * The commands' help lines as printed in `language`: the synopsis indented by two, the text in the
+ * second column. The first column is measured in terminal columns (a CJK character takes two), so
+ * the text starts in the same column in both languages.
+ */
+export function formatUsage(commands: ReadonlyArray<Pick<CataloguedCommand, 'usage'>>, language: Language): string {
   const indent = ' '.repeat(SYNOPSIS_COLUMN);
   return commands
     .flatMap((command) => command.usage)
-    .map(({ synopsis, about }) => {
+    .map(({ synopsis, about, zh }) => {
       const head = `  ${synopsis}`;
-      const [first = '', ...more] = about.split('\n');
+      const [first = '', ...more] = (language === 'zh' ? zh : about).split('\n');
       const text = [first, ...more].map((line) => `${indent}${line}`);
-      if (head.length < SYNOPSIS_COLUMN) text[0] = `${head.padEnd(SYNOPSIS_COLUMN)}${first}`;
+      const width = displayWidth(head);
+      if (width < SYNOPSIS_COLUMN) text[0] = `${head}${' '.repeat(SYNOPSIS_COLUMN - width)}${first}`;
       else text.unshift(head);
       return text.join('\n');
     })

@@ -22,8 +22,16 @@ export const confirmCommand = defineCommand<NoFlags>({
   name: 'confirm',
   options: {},
   usage: [
-    { synopsis: 'confirm [list]', about: 'dangerous actions waiting for your approval: what would run, who asked, from where' },
-    { synopsis: 'confirm approve|deny CODE', about: 'run one exactly as shown (and print what it did), or drop it' },
+    {
+      synopsis: 'confirm [list]',
+      about: 'dangerous actions waiting for your approval: what would run, who asked, from where',
+      zh: '等待你批准的危险操作：要执行什么、谁请求的、来自哪里',
+    },
+    {
+      synopsis: 'confirm approve|deny CODE',
+      about: 'run one exactly as shown (and print what it did), or drop it',
+      zh: '按所示原样执行一项（并输出执行结果），或将其丢弃',
+    },
   ],
   // approve runs the action in an agent turn, which may use tools for minutes.
   defaultTimeoutMs: AGENT_TURN_TIMEOUT_MS,

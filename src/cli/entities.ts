@@ -55,21 +55,40 @@ export const entitiesCommand = defineCommand<EntitiesFlags>({
   name: 'entities',
   options: ENTITIES_OPTIONS,
   usage: [
-    { synopsis: 'entities list [--domain D] [--area A]', about: "the home's entities with state, area and when they last changed" },
-    { synopsis: 'entities get ENTITY', about: 'one entity (id, name or alias, "kitchen light") with its recent history' },
+    {
+      synopsis: 'entities list [--domain D] [--area A]',
+      about: "the home's entities with state, area and when they last changed",
+      zh: '家中的实体，附状态、区域和上次变化时间',
+    },
+    {
+      synopsis: 'entities get ENTITY',
+      about: 'one entity (id, name or alias, "kitchen light") with its recent history',
+      zh: '一个实体（ID、名称或别名，如 "kitchen light"）及其近期历史',
+    },
     {
       synopsis: 'entities call ENTITY SERVICE [--data JSON]',
       about: 'call a service, e.g. entities call kitchen light turn_on --data \'{"brightness":128}\'',
+      zh: '调用服务，例如 entities call kitchen light turn_on --data \'{"brightness":128}\'',
     },
-    { synopsis: 'entities history ENTITY [--hours N]', about: 'stored states of the last N hours (default 24)' },
+    {
+      synopsis: 'entities history ENTITY [--hours N]',
+      about: 'stored states of the last N hours (default 24)',
+      zh: '最近 N 小时存储的状态（默认 24）',
+    },
     {
       synopsis: 'entities rename ENTITY "NEW NAME" | --default',
       about: "the owner's name (kept over rediscovery); --default: the driver's",
+      zh: '主人起的名字（重新发现后仍保留）；--default：恢复驱动给的名字',
     },
-    { synopsis: 'entities area ENTITY AREA | --none | --default', about: "move it to an area, to none, or back to the driver's" },
+    {
+      synopsis: 'entities area ENTITY AREA | --none | --default',
+      about: "move it to an area, to none, or back to the driver's",
+      zh: '移到某个区域、不属于任何区域，或恢复驱动给的区域',
+    },
     {
       synopsis: 'entities alias ENTITY add|remove ALIAS | --default',
       about: "another name people use for it; --default: the driver's aliases",
+      zh: '家人对它的其他叫法；--default：恢复驱动给的别名',
     },
   ],
   parse: (args, flags) => {
@@ -82,7 +101,13 @@ export const entitiesCommand = defineCommand<EntitiesFlags>({
 export const sensorsCommand = defineCommand<EntitiesFlags>({
   name: 'sensors',
   options: ENTITIES_OPTIONS,
-  usage: [{ synopsis: 'sensors [--area A]', about: 'every sensor and binary sensor with its value and age' }],
+  usage: [
+    {
+      synopsis: 'sensors [--area A]',
+      about: 'every sensor and binary sensor with its value and age',
+      zh: '所有传感器和二值传感器，附数值及其新旧',
+    },
+  ],
   parse: (args, flags) => {
     const command = parseSensorsCommand(args, flags);
     return (context) => runEntities(command, context);

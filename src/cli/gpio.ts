@@ -32,12 +32,21 @@ export const gpioCommand = defineCommand<GpioFlags>({
   name: 'gpio',
   options: GPIO_OPTIONS,
   usage: [
-    { synopsis: 'gpio pins', about: 'GPIO back end (and why), crash protection, every pin with its level' },
-    { synopsis: 'gpio read PIN', about: 'one pin (its id, entity id or BCM number)' },
-    { synopsis: 'gpio write PIN 0|1', about: 'set an output (audited; a momentary relay pulses)' },
+    {
+      synopsis: 'gpio pins',
+      about: 'GPIO back end (and why), crash protection, every pin with its level',
+      zh: 'GPIO 后端（及选用原因）、崩溃保护、每个引脚及其电平',
+    },
+    { synopsis: 'gpio read PIN', about: 'one pin (its id, entity id or BCM number)', zh: '读一个引脚（其 ID、实体 ID 或 BCM 编号）' },
+    {
+      synopsis: 'gpio write PIN 0|1',
+      about: 'set an output (audited; a momentary relay pulses)',
+      zh: '设置一个输出（记入审计；点动继电器输出一个脉冲）',
+    },
     {
       synopsis: 'gpio simulate PIN 0|1 | gpio simulate PIN --press MS',
       about: 'simulated back end only: drive an input, or press it with contact bounce',
+      zh: '仅限模拟后端：驱动一个输入，或带触点抖动地按下它',
     },
   ],
   parse: (args, flags) => {

@@ -20,8 +20,16 @@ export const homeassistantCommand = defineCommand<NoFlags>({
   name: 'homeassistant',
   options: {},
   usage: [
-    { synopsis: 'homeassistant [status]', about: 'the Home Assistant connection: connected or why not, entities brought in and skipped' },
-    { synopsis: 'homeassistant sync', about: "read Home Assistant's registries and states again now" },
+    {
+      synopsis: 'homeassistant [status]',
+      about: 'the Home Assistant connection: connected or why not, entities brought in and skipped',
+      zh: 'Home Assistant 连接：是否已连接（或为何未连接）、已导入和已跳过的实体',
+    },
+    {
+      synopsis: 'homeassistant sync',
+      about: "read Home Assistant's registries and states again now",
+      zh: '立即重新读取 Home Assistant 的注册表和状态',
+    },
   ],
   parse: (args) => {
     const command = parseHomeassistantCommand(args);

@@ -49,12 +49,21 @@ export const i2cCommand = defineCommand<SensorsFlags>({
   name: 'i2c',
   options: SENSORS_OPTIONS,
   usage: [
-    { synopsis: 'i2c [list]', about: 'I2C sensors: driver, bus/address, state, values with units, failures, last error' },
-    { synopsis: 'i2c scan BUS', about: 'the addresses answering on an I2C bus, and whether each configured sensor does' },
+    {
+      synopsis: 'i2c [list]',
+      about: 'I2C sensors: driver, bus/address, state, values with units, failures, last error',
+      zh: 'I2C 传感器：驱动、总线/地址、状态、带单位的数值、失败次数、最近的错误',
+    },
+    {
+      synopsis: 'i2c scan BUS',
+      about: 'the addresses answering on an I2C bus, and whether each configured sensor does',
+      zh: '一条 I2C 总线上应答的地址，以及每个已配置的传感器是否应答',
+    },
     {
       synopsis: 'i2c simulate SENSOR [--temperature N] [--humidity N] [--pressure N] [--illuminance N]',
       about:
         "simulated bus only: set the chip's values in °C, %, hPa, lx (the next poll reads them);\n--offline takes it off the bus (it stops answering), --online brings it back",
+      zh: '仅限模拟总线：以 °C、%、hPa、lx 设置芯片的数值（下次轮询读到）；\n--offline 让它离开总线（不再应答），--online 让它回来',
     },
   ],
   parse: (args, flags) => {

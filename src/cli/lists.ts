@@ -36,15 +36,25 @@ export const listsCommand = defineCommand<ListsFlags>({
   name: 'lists',
   options: LISTS_OPTIONS,
   usage: [
-    { synopsis: 'lists [list]', about: 'shopping and to-do lists with their open and done item counts' },
     {
-      synopsis: 'lists show [LIST | --list',
-      about: "LIST] [--all]\na list's open items (default the shopping list; --all: the done ones too)",
+      synopsis: 'lists [list]',
+      about: 'shopping and to-do lists with their open and done item counts',
+      zh: '购物清单和待办清单，附未完成和已完成的条目数',
     },
-    { synopsis: 'lists add [--list LIST] ITEM...', about: 'put an item on a list (made on first use), e.g. lists add oat milk' },
     {
-      synopsis: 'lists done|remove [--list',
-      about: 'LIST] ITEM...\ntick an item off, or delete it (part of its text is enough when only one item has it)',
+      synopsis: 'lists show [LIST | --list LIST] [--all]',
+      about: "a list's open items (default the shopping list; --all: the done ones too)",
+      zh: '一个清单中未完成的条目（默认购物清单；--all：连同已完成的）',
+    },
+    {
+      synopsis: 'lists add [--list LIST] ITEM...',
+      about: 'put an item on a list (made on first use), e.g. lists add oat milk',
+      zh: '把条目加到清单（首次用到时创建），例如 lists add oat milk',
+    },
+    {
+      synopsis: 'lists done|remove [--list LIST] ITEM...',
+      about: 'tick an item off, or delete it (part of its text is enough when only one item has it)',
+      zh: '勾掉或删除一个条目（只有一个条目含这段文字时，写出一部分即可）',
     },
   ],
   parse: (args, flags) => {

@@ -36,11 +36,20 @@ export const mqttCommand = defineCommand<MqttFlags>({
   name: 'mqtt',
   options: MQTT_OPTIONS,
   usage: [
-    { synopsis: 'mqtt [status]', about: 'the MQTT connection: broker, since when, last error, outbox, message counters' },
-    { synopsis: 'mqtt publish TOPIC PAYLOAD [--qos 0|1|2] [--retain]', about: 'publish a message (any valid topic; audited)' },
+    {
+      synopsis: 'mqtt [status]',
+      about: 'the MQTT connection: broker, since when, last error, outbox, message counters',
+      zh: 'MQTT 连接：代理、连接起始时间、最近的错误、发件箱、消息计数',
+    },
+    {
+      synopsis: 'mqtt publish TOPIC PAYLOAD [--qos 0|1|2] [--retain]',
+      about: 'publish a message (any valid topic; audited)',
+      zh: '发布一条消息（任何合法主题；记入审计）',
+    },
     {
       synopsis: 'mqtt credentials [--reset devices]',
       about: "the embedded broker's login for Home Assistant, Zigbee2MQTT and other devices (or a new password)",
+      zh: '内置代理给 Home Assistant、Zigbee2MQTT 等设备用的登录信息（或换新密码）',
     },
   ],
   parse: (args, flags) => {

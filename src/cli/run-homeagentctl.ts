@@ -12,7 +12,7 @@ import { EXIT_CODES } from '../shared/exit-codes.js';
 import { VERSION } from '../shared/version.js';
 import { type ChatIo, runChat } from './chat.js';
 import { cliLanguage } from './cli-language.js';
-import { type CommandLine, HELP, readCommandLine, usageErrorText } from './command-line.js';
+import { type CommandLine, helpText, readCommandLine, usageErrorText } from './command-line.js';
 import { AGENT_TURN_TIMEOUT_MS } from './command-module.js';
 import { KB_LONG_COMMANDS, KB_LONG_TIMEOUT_MS, readStream, runKb } from './kb.js';
 import { type MemoryIo, runMemory } from './memory.js';
@@ -38,18 +38,19 @@ export async function runHomeagentctl(argv: readonly string[], io: CtlIo = proce
   };
   // Works on files without the daemon and has options of its own.
   if (argv[0] === 'models') return runModels(argv.slice(1), { stdout: io.stdout, stderr: io.stderr, env: io.env, cwd: io.cwd });
+  // The terminal's language, read from the run's environment: the help, the usage errors and the
+  // readable answers follow it, --json does not.
+  const language = cliLanguage(io.env);
   let line: CommandLine;
   try {
     line = readCommandLine(argv, { stdinIsTty: io.stdin.isTTY === true, cwd: io.cwd });
   } catch (error) {
-    io.stderr.write(usageErrorText(error, argv));
+    io.stderr.write(usageErrorText(error, argv, language));
     return EXIT_CODES.USAGE;
   }
   const { flags: values, plan: invocation } = line;
-  // The terminal's language, read from the run's environment: the readable answers follow it, --json does not.
-  const language = cliLanguage(io.env);
   if (invocation === 'help') {
-    io.stdout.write(`${HELP}\n`);
+    io.stdout.write(`${helpText(language)}\n`);
     return EXIT_CODES.OK;
   }
   // A chat's agent turn with tools, or a kb import or reindex, can take minutes; other commands answer at once unless they say.

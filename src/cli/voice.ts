@@ -44,11 +44,24 @@ export const voiceCommand = defineCommand<VoiceFlags>({
     {
       synopsis: 'voice [status]',
       about: 'microphone, voice activity, speech-to-text, speech, speaker and activation, with why a part is off',
+      zh: '麦克风、语音活动检测、语音识别、语音合成、扬声器和唤醒，并说明哪部分为何关闭',
     },
-    { synopsis: 'voice say TEXT... [--language en|zh]', about: 'speak an announcement on the speaker' },
-    { synopsis: 'voice listen', about: 'take the next utterance as a command (as a push-to-talk press)' },
-    { synopsis: 'voice activations [--limit N]', about: 'wake phrases, wake words and button presses heard, accepted or not (for tuning)' },
-    { synopsis: 'voice satellites', about: 'the Wyoming satellites: room, connection (and why not), last turn' },
+    { synopsis: 'voice say TEXT... [--language en|zh]', about: 'speak an announcement on the speaker', zh: '在扬声器上播报一条通知' },
+    {
+      synopsis: 'voice listen',
+      about: 'take the next utterance as a command (as a push-to-talk press)',
+      zh: '把下一句话当作命令（如同按下按键说话）',
+    },
+    {
+      synopsis: 'voice activations [--limit N]',
+      about: 'wake phrases, wake words and button presses heard, accepted or not (for tuning)',
+      zh: '听到的唤醒短语、唤醒词和按键，接受与否都记（用于调校）',
+    },
+    {
+      synopsis: 'voice satellites',
+      about: 'the Wyoming satellites: room, connection (and why not), last turn',
+      zh: 'Wyoming 卫星：房间、连接（或为何未连接）、上一轮对话',
+    },
   ],
   parse: (args, flags) => {
     const command = parseVoiceCommand(args, flags);

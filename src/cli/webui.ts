@@ -29,6 +29,7 @@ export const webuiCommand = defineCommand<WebuiFlags>({
     {
       synopsis: 'webui credentials [--reset password|api_key]',
       about: "the web page's address, admin password and API key (or make a new one)",
+      zh: '网页的地址、管理员密码和 API 密钥（或生成新的）',
     },
   ],
   parse: (args, flags) => {

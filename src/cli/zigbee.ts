@@ -42,13 +42,27 @@ export const zigbeeCommand = defineCommand<ZigbeeFlags>({
     {
       synopsis: 'zigbee [status]',
       about: "Zigbee2MQTT: bridge, whether joining is open, each device's availability and link quality, groups",
+      zh: 'Zigbee2MQTT：网桥、是否开放入网、各设备的可用性和链路质量、组',
     },
-    { synopsis: 'zigbee permit-join [SECONDS]', about: 'let new Zigbee devices pair for SECONDS (default 120, at most 254; 0 closes)' },
-    { synopsis: 'zigbee rename FROM TO', about: 'rename a device (friendly name or IEEE address); its entity ids follow' },
-    { synopsis: 'zigbee remove DEVICE [--force]', about: 'remove a device from the network (--force: even if it does not answer)' },
+    {
+      synopsis: 'zigbee permit-join [SECONDS]',
+      about: 'let new Zigbee devices pair for SECONDS (default 120, at most 254; 0 closes)',
+      zh: '允许新的 Zigbee 设备配对 SECONDS 秒（默认 120，最多 254；0 关闭）',
+    },
+    {
+      synopsis: 'zigbee rename FROM TO',
+      about: 'rename a device (friendly name or IEEE address); its entity ids follow',
+      zh: '重命名设备（友好名称或 IEEE 地址）；其实体 ID 随之改名',
+    },
+    {
+      synopsis: 'zigbee remove DEVICE [--force]',
+      about: 'remove a device from the network (--force: even if it does not answer)',
+      zh: '把设备移出网络（--force：即使它不应答）',
+    },
     {
       synopsis: 'zigbee group add NAME [--id N] | remove GROUP [--force] | members add|remove GROUP DEVICE [--endpoint E]',
       about: 'Zigbee groups (one command switches every member)',
+      zh: 'Zigbee 组（一条命令控制所有成员）',
     },
   ],
   parse: (args, flags) => {
