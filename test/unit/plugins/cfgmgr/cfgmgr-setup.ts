@@ -31,7 +31,12 @@ export interface CfgmgrRig {
   audits(): Array<Record<string, unknown>>;
 }
 
-export async function cfgmgrRig(t: Teardown, pluginSettings: Partial<typeof CFGMGR_DEFAULTS> = {}): Promise<CfgmgrRig> {
+export async function cfgmgrRig(
+  t: Teardown,
+  pluginSettings: Partial<typeof CFGMGR_DEFAULTS> = {},
+  /** `debug` to capture every line a secret could leak into. */
+  logLevel: 'info' | 'debug' = 'info',
+): Promise<CfgmgrRig> {
   const data = tempDir(t, 'ha-cfgmgr-');
   const config = join(data, 'config.yaml');
   writeFileSync(
@@ -52,7 +57,7 @@ export async function cfgmgrRig(t: Teardown, pluginSettings: Partial<typeof CFGM
       '',
     ].join('\n'),
   );
-  const captured = captureLogs();
+  const captured = captureLogs(logLevel);
   const { store } = await startStore(t, data, { logs: captured.logs });
   const settings = new SettingsRegistry({
     database: () => store.database('state'),
