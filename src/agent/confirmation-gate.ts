@@ -59,6 +59,8 @@ export interface PendingConfirmation {
   inline: boolean;
   /** The language of the request that asked for it: the owner is told in it. */
   language: Language;
+  /** What the call would run, when its arguments do not show it (the tool's confirmation_detail). */
+  steps?: string[];
   created_at: number;
   expires_at: number;
 }
@@ -106,6 +108,7 @@ export class ConfirmationGate {
     this.#expire();
     const now = this.#options.now();
     const { input } = turn;
+    const steps = callSteps(definition, call);
     const pending: PendingConfirmation = {
       code: this.#newCode(),
       tool: definition.name,
@@ -118,6 +121,7 @@ export class ConfirmationGate {
       language: textLanguage(typeof input.payload === 'string' ? input.payload : ''),
       created_at: now,
       expires_at: now + this.#options.ttlMs(),
+      ...(steps === undefined ? {} : { steps }),
     };
     this.#pending.set(pending.code, pending);
     while (this.#pending.size > MAX_PENDING_CONFIRMATIONS) {
@@ -183,6 +187,7 @@ export class ConfirmationGate {
     const text = TEXT[language];
     return [
       `${REQUEST_MARKER[language]} ${text.wants(pending.tool, shown)}`,
+      ...(pending.steps === undefined ? [] : [text.steps(cut(pending.steps.map((step, i) => `${i + 1}) ${step}`).join('; ')))]),
       ...(pending.trust.level === 'owner' ? [] : [text.origin(pending)]),
       text.howTo(pending.code, minutes),
     ].join('\n');
@@ -226,6 +231,21 @@ export class ConfirmationGate {
   }
 }
 
+/** The steps a call would run, from its tool; undefined when the tool gives none or they cannot be told. */
+function callSteps(definition: ToolDefinition, call: ToolCall): string[] | undefined {
+  if (!definition.confirmation_detail) return undefined;
+  try {
+    const steps = definition.confirmation_detail(JSON.parse(call.arguments || '{}'));
+    return Array.isArray(steps) && steps.length > 0 ? steps.map(String) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function cut(text: string): string {
+  return text.length > MAX_SHOWN_ARGUMENT_CHARS ? `${text.slice(0, MAX_SHOWN_ARGUMENT_CHARS)}… (${text.length} characters)` : text;
+}
+
 const TRUST_WORDS: Record<Language, Record<InputSender['trust'], string>> = {
   en: { owner: 'the owner', household: 'the household, not proven to be the owner', untrusted: 'untrusted' },
   zh: { owner: '主人', household: '家里的成员，未证明是主人', untrusted: '不可信' },
@@ -234,6 +254,7 @@ const TRUST_WORDS: Record<Language, Record<InputSender['trust'], string>> = {
 const TEXT = {
   en: {
     wants: (tool: string, args: string) => `The assistant wants to run ${tool} with ${args}.`,
+    steps: (steps: string) => `It runs: ${steps}.`,
     origin: (p: PendingConfirmation) => {
       const from = `Asked for on ${p.origin.channel} by ${p.origin.sender.id} (${TRUST_WORDS.en[p.origin.sender.trust]}: ${p.origin.sender.proof})`;
       return p.trust.lowered_by.length === 0 ? `${from}.` : `${from}, after reading ${p.trust.lowered_by.join(', ')}.`;
@@ -248,6 +269,7 @@ const TEXT = {
   },
   zh: {
     wants: (tool: string, args: string) => `助手想要运行 ${tool}，参数 ${args}。`,
+    steps: (steps: string) => `它会依次运行：${steps}。`,
     origin: (p: PendingConfirmation) => {
       const from = `请求来自 ${p.origin.channel} 上的 ${p.origin.sender.id}（${TRUST_WORDS.zh[p.origin.sender.trust]}：${p.origin.sender.proof}）`;
       return p.trust.lowered_by.length === 0 ? `${from}。` : `${from}，之前读到过：${p.trust.lowered_by.join('、')}。`;

@@ -61,6 +61,11 @@ export interface ToolDefinition<A = Record<string, unknown>> {
    * confirmation gate to this tier once the arguments are valid; `tier` is what holds before that.
    */
   tier_for?: (args: A) => ToolTier;
+  /**
+   * What the owner's approval request lists besides the arguments, one line per step, when the
+   * arguments alone do not say what would run (seq_run names a sequence; these are its steps).
+   */
+  confirmation_detail?: (args: A) => string[];
   /** May run concurrently with other parallel-safe tools of the same reply. Default false. */
   parallel_safe?: boolean;
   /** Keep this tool's results out of memory text. */
