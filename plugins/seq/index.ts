@@ -37,7 +37,7 @@ import {
   type Sequence,
   type ToolLookup,
 } from './sequence-definition.js';
-import { findCycle, reachTier } from './sequence-graph.js';
+import { findCycle, reachTier, stepLines } from './sequence-graph.js';
 import { findGroup, type SequenceRun, SequenceRunner } from './sequence-runner.js';
 import { SEQUENCES_FILE, SequenceStore } from './sequence-store.js';
 import type { SeqSettings } from './settings-schema.js';
@@ -171,6 +171,7 @@ export class SeqPlugin implements PluginInstance {
         name: 'seq_run',
         tier: 'act',
         tier_for: (args) => this.#tierOf(args.name),
+        confirmation_detail: (args) => this.#steps({ target: `#${args.name}` }),
         timeout_ms,
         description:
           'Runs a stored sequence with its arguments and returns what each group did and the named results. As dangerous as its most dangerous step.',
@@ -181,6 +182,7 @@ export class SeqPlugin implements PluginInstance {
         name: 'seq_call',
         tier: 'act',
         tier_for: (args) => this.#callTier(args),
+        confirmation_detail: (args) => this.#steps(args),
         timeout_ms,
         description: 'Runs one group of a sequence (name + target group) or a whole sequence (target #name) and returns its results.',
         parameters: { type: 'object', properties: CALL_PROPERTIES, required: ['target'], additionalProperties: false },
@@ -190,6 +192,7 @@ export class SeqPlugin implements PluginInstance {
         name: 'seq_when_call',
         tier: 'act',
         tier_for: (args) => this.#callTier(args),
+        confirmation_detail: (args) => this.#steps(args),
         timeout_ms,
         description:
           'Like seq_call, only when the condition holds (it reads the args passed: "$args.away == true"); otherwise nothing runs and the answer says it was skipped.',
@@ -370,6 +373,17 @@ export class SeqPlugin implements PluginInstance {
       return patterns.some((p) => new RegExp(`^${p.split('*').map(escapeRegExp).join('.*')}$`).test('seq_run'));
     } catch {
       return false;
+    }
+  }
+
+  /** The steps a call would run, for the owner's approval request. */
+  #steps(args: CallArgs): string[] {
+    try {
+      const target = this.#target(args);
+      const sequence = this.#lookup(target.sequence);
+      return sequence === undefined ? [] : stepLines(sequence, target.group, (name) => this.#lookup(name));
+    } catch {
+      return [];
     }
   }
 

@@ -91,3 +91,35 @@ export function reachTier(
   visit(nodeKey(sequence.name, group));
   return tier;
 }
+
+/** Steps listed at most in an approval request; the rest are counted. */
+const MAX_STEP_LINES = 40;
+
+/**
+ * The tool calls a run of the node would make, as the owner's approval request lists them
+ * (`lights: entity_call {"entity":"light.kitchen"}`), the sequences it calls expanded in place.
+ */
+export function stepLines(sequence: Sequence, group: string | undefined, lookup: SequenceLookup): string[] {
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  const visit = (owner: Sequence, only: string | undefined, prefix: string): void => {
+    const node = nodeKey(owner.name, only);
+    if (seen.has(node)) return;
+    seen.add(node);
+    for (const g of owner.groups) {
+      if (only !== undefined && g.name !== only) continue;
+      for (const call of g.calls) {
+        const where = `${prefix}${g.name}`;
+        if (!isSequenceCall(call.tool)) {
+          lines.push(`${where}: ${call.tool} ${JSON.stringify(call.args)}`);
+          continue;
+        }
+        const target = callTarget(call.args, owner.name);
+        const nested = nameKey(target.sequence) === nameKey(owner.name) ? owner : lookup(target.sequence);
+        if (nested) visit(nested, target.group, `${where} → ${nested.name}/`);
+      }
+    }
+  };
+  visit(sequence, group, '');
+  return lines.length > MAX_STEP_LINES ? [...lines.slice(0, MAX_STEP_LINES), `… ${lines.length - MAX_STEP_LINES} more`] : lines;
+}

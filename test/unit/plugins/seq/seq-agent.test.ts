@@ -1,8 +1,8 @@
 /**
  * Sequences in the agent's tool loop, with the scripted model and the real executor and
  * confirmation gate: the model creates and runs an act sequence in one conversation; seq_run of a
- * sequence with a dangerous step is held for the owner exactly like that step alone and runs, the
- * whole sequence, only after /confirm; an untrusted input may not run an act sequence; and a
+ * sequence with a dangerous step is held for the owner exactly like that step alone (the request
+ * lists every step) and runs, the whole sequence, only after /confirm; an untrusted input may not run an act sequence; and a
  * sequence trying a forbidden tool is refused to the model with the code naming the tool.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -169,6 +169,11 @@ t.test('seq_run of a sequence with a dangerous step waits for the owner, then ru
   const code = /\/confirm ([A-Z0-9]{6})/.exec(first.text ?? '')?.[1];
   t.ok(code, 'the owner is asked, as for the dangerous tool alone');
   t.match(first.text, /The assistant wants to run seq_run with \{"name":"restart hub"\}/);
+  t.match(
+    first.text,
+    /It runs: 1\) group1: light_off \{"entity":"light\.hub"\}; 2\) group2: cmd_run \{"entity":"hub"\}\./,
+    'the owner sees every step the approval would run',
+  );
   const confirmed = await r.say(`/confirm ${code}`);
   t.match(confirmed.text, /^Confirmed: seq_run ran/);
   t.same(r.ran, ['light_off:light.hub', 'cmd_run:hub'], 'every step ran, in order');
