@@ -252,6 +252,11 @@ export class SatelliteDevice {
   #connected(info: SatelliteInfo | undefined): void {
     this.#info = info;
     this.#options.log.info({ satellite: this.config.id, reported: info }, `${this.#label}: connected`);
+    // A speech-to-text or wake word server listed by mistake answers describe too, but never runs a pipeline.
+    if (!info)
+      this.#options.log.warn(
+        `${this.#label}: its info has no satellite section; is it a Wyoming satellite (wyoming-satellite, port 10700)?`,
+      );
     this.#options.onProblem(undefined);
     this.#vad ??= this.#openVad();
   }
