@@ -30,6 +30,7 @@ const ALL = [
   'wake-word',
   'voice-stream',
   'voice-satellite',
+  'voice-commands',
 ];
 const args = process.argv.slice(2);
 // Set before any benchmark module loads: their sizes are read once, at import.

@@ -294,6 +294,29 @@ const VoiceSttSchema = Type.Object(
         description_zh: '家里的设备最后一次变动后，等多久再重建本地指令语法。',
       }),
     }),
+    local_max_alternatives: Type.Integer({
+      default: 2,
+      minimum: 1,
+      maximum: 1000,
+      ...voiceMeta(
+        'The local command grammar keeps this many options of each written choice of the intent sentences ("in|on|at|…", "please|can you|…"; names and numbers are never cut): fewer ways to say a command, fewer ways to mishear one (tuned by bench/voice-commands.mjs on its tuning set).',
+        {
+          description_zh:
+            '本地指令语法对意图句子里每处可选写法只保留前这么多个（“in|on|at|…”、“please|can you|…”；名字和数字从不删减）：说法越少，听错的可能越少（用 bench/voice-commands.mjs 的调参集调）。',
+        },
+      ),
+    }),
+    local_max_templates_per_group: Type.Integer({
+      default: 3,
+      minimum: 1,
+      maximum: 1000,
+      ...voiceMeta(
+        'The local command grammar keeps the first this many sentence templates of each intent group (the common forms come first).',
+        {
+          description_zh: '本地指令语法对每组意图句子只保留前这么多个模板（常用的说法排在前面）。',
+        },
+      ),
+    }),
     local_max_grammar_states: Type.Integer({
       default: 200000,
       minimum: 100,

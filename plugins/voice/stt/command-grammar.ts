@@ -21,10 +21,13 @@ export interface GrammarSentences {
   intent: string;
   language: string;
   templates: readonly string[];
+  /** Fixed slots of the group: its domain and device class say which devices it can reach. */
+  slots?: Readonly<Record<string, string | number>>;
 }
 
 export interface GrammarHome {
-  entities: ReadonlyArray<{ name: string; aliases: readonly string[] }>;
+  /** domain and device_class, when given, leave out sentences about devices the home does not have. */
+  entities: ReadonlyArray<{ name: string; aliases: readonly string[]; domain?: string; device_class?: string | null }>;
   areas: ReadonlyArray<{ name: string; aliases: readonly string[]; floor?: string }>;
 }
 
@@ -37,6 +40,14 @@ export interface CommandGrammarInput {
   colours: readonly string[];
   /** Wake phrases that may come before a command ("hey home"); the pipeline removes them. */
   wakePhrases?: readonly string[];
+  /**
+   * The first this many options of each written choice ("(in|on|at|of|for|inside|within)",
+   * "[(please|can you|could you|...)]"): every option is another way to mishear a command, and the
+   * sentence files list the common ones first. Names and numbers are never cut. Default: all.
+   */
+  maxAlternatives?: number;
+  /** The first this many templates of each sentence group (the common forms come first). Default: all. */
+  maxTemplatesPerGroup?: number;
 }
 
 export interface CommandGrammar {
@@ -126,6 +137,38 @@ const NUMBER_LISTS: Record<string, string> = {
   temperature: `[minus ]${NUMBER}[ (degrees|degree)][ (celsius|fahrenheit)]`,
   duration: `((${NUMBER}|a|an)[ and a half] (second|seconds|minute|minutes|hour|hours)|half an hour)`,
 };
+/**
+ * Intents whose sentences name no domain but reach only these (media players, vacuums, the weather):
+ * without such a device their sentences would only be more ways to mishear a command.
+ */
+const INTENT_DOMAINS: Readonly<Record<string, readonly string[]>> = {
+  HassMediaPause: ['media_player'],
+  HassMediaUnpause: ['media_player'],
+  HassMediaNext: ['media_player'],
+  HassMediaPrevious: ['media_player'],
+  HassSetVolume: ['media_player'],
+  HassMediaSearchAndPlay: ['media_player'],
+  HassVacuumStart: ['vacuum'],
+  HassVacuumReturnToBase: ['vacuum'],
+  HassGetWeather: ['weather'],
+  HassClimateSetTemperature: ['climate'],
+  HassClimateGetTemperature: ['climate', 'sensor'],
+};
+
+/** Whether a sentence group can reach a device of the home (always, when the home's domains are not given). */
+function reachable(group: GrammarSentences, home: GrammarHome): boolean {
+  const domains = new Set(home.entities.flatMap((e) => (e.domain ? [e.domain] : [])));
+  if (domains.size === 0) return true;
+  const domain = group.slots?.domain;
+  const needed = typeof domain === 'string' ? [domain] : INTENT_DOMAINS[group.intent];
+  if (needed && !needed.some((d) => domains.has(d))) return false;
+  const deviceClass = group.slots?.device_class;
+  if (typeof deviceClass === 'string') {
+    return home.entities.some((e) => e.device_class === deviceClass && (typeof domain !== 'string' || e.domain === domain));
+  }
+  return true;
+}
+
 /** Lists of free text: a constrained recogniser cannot hear them. */
 const FREE_LISTS = new Set(['item', 'list_name', 'timer_name', 'search_query', 'message']);
 
@@ -281,6 +324,7 @@ export function buildCommandGrammar(input: CommandGrammarInput): CommandGrammar 
     return false;
   };
   const missingNames: string[] = [];
+  const maxAlternatives = input.maxAlternatives ?? Number.POSITIVE_INFINITY;
   const lists = new Map<string, Said>();
   const phrasesList = (phrases: readonly string[]): Said | undefined => {
     const options = new Map<string, Said>();
@@ -316,7 +360,7 @@ export function buildCommandGrammar(input: CommandGrammarInput): CommandGrammar 
   if (colours) lists.set('color', colours);
 
   // undefined: this part cannot be said (a word missing, an empty list, free text).
-  const said = (part: Part): Said | undefined => {
+  const said = (part: Part, limit = maxAlternatives): Said | undefined => {
     switch (part.kind) {
       case 'words': {
         const words = spokenWords(part.text);
@@ -330,7 +374,7 @@ export function buildCommandGrammar(input: CommandGrammarInput): CommandGrammar 
         if (number !== undefined) {
           let list = lists.get(part.list);
           if (!list) {
-            list = said(parseTemplateParts(number));
+            list = said(parseTemplateParts(number), Number.POSITIVE_INFINITY);
             if (list) lists.set(part.list, list);
           }
           return list;
@@ -340,14 +384,17 @@ export function buildCommandGrammar(input: CommandGrammarInput): CommandGrammar 
       case 'seq': {
         const items: Said[] = [];
         for (const item of part.items) {
-          const piece = said(item);
+          const piece = said(item, limit);
           if (piece === undefined) return undefined;
           if (!isNothing(piece)) items.push(piece);
         }
         return items.length === 1 ? (items[0] as Said) : { kind: 'seq', items };
       }
       case 'alt': {
-        const options = part.options.map(said).filter((o): o is Said => o !== undefined);
+        const options = part.options
+          .map((option) => said(option, limit))
+          .filter((o): o is Said => o !== undefined)
+          .slice(0, limit);
         const spoken = options.filter((o) => !isNothing(o));
         const optional = part.optional || spoken.length < options.length;
         if (spoken.length === 0) return optional ? NOTHING : undefined;
@@ -371,7 +418,15 @@ export function buildCommandGrammar(input: CommandGrammarInput): CommandGrammar 
   let skipped = 0;
   for (const group of input.sentences) {
     if (group.language !== 'en') continue;
-    for (const template of group.templates) {
+    if (!reachable(group, input.home)) {
+      skipped += group.templates.length;
+      continue;
+    }
+    for (const [index, template] of group.templates.entries()) {
+      if (index >= (input.maxTemplatesPerGroup ?? Number.POSITIVE_INFINITY)) {
+        skipped++;
+        continue;
+      }
       const sentence = said(parseTemplateParts(template));
       if (sentence === undefined || isNothing(sentence)) {
         skipped++;

@@ -22,6 +22,10 @@ export interface LocalGrammarOptions {
   areas: () => Promise<readonly Area[]>;
   wakePhrases: () => readonly string[];
   maxStates: () => number;
+  /** The options kept of each written choice (command-grammar.ts); undefined: all. */
+  maxAlternatives?: () => number;
+  /** The templates kept of each sentence group; undefined: all. */
+  maxTemplatesPerGroup?: () => number;
   log: Logger;
 }
 
@@ -46,7 +50,12 @@ export function dictionaryWords(text: string): Set<string> {
 
 export function grammarHome(entities: readonly EntityInfo[], areas: readonly Area[]): GrammarHome {
   return {
-    entities: entities.map((entity) => ({ name: entity.name, aliases: entity.aliases })),
+    entities: entities.map((entity) => ({
+      name: entity.name,
+      aliases: entity.aliases,
+      domain: entity.domain,
+      device_class: entity.device_class,
+    })),
     areas: areas.map((area) => ({ name: area.name, aliases: area.aliases, ...(area.floor !== undefined && { floor: area.floor }) })),
   };
 }
@@ -104,6 +113,8 @@ export class LocalGrammar {
       dictionary,
       colours: INTENT_COLOURS.flatMap((colour) => colour.phrases),
       wakePhrases: this.#o.wakePhrases(),
+      ...(this.#o.maxAlternatives ? { maxAlternatives: this.#o.maxAlternatives() } : {}),
+      ...(this.#o.maxTemplatesPerGroup ? { maxTemplatesPerGroup: this.#o.maxTemplatesPerGroup() } : {}),
     });
     const buildMs = Math.round(performance.now() - started);
     this.#logMissing(grammar);

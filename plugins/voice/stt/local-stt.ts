@@ -68,6 +68,8 @@ export function openLocalStt(options: LocalSttOptions): LocalSttOutcome {
     areas: () => ctx.entities.areas(),
     wakePhrases: () => ctx.settings.get('activation.wake_phrases'),
     maxStates: () => ctx.settings.get('stt.local_max_grammar_states'),
+    maxAlternatives: () => ctx.settings.get('stt.local_max_alternatives'),
+    maxTemplatesPerGroup: () => ctx.settings.get('stt.local_max_templates_per_group'),
     log: ctx.log,
   });
   const decoder = new PocketsphinxStt({

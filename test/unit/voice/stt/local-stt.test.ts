@@ -184,7 +184,7 @@ const espeak = (() => {
 
 t.test(
   'the real decoder hears the commands of the home, one utterance after another',
-  { skip: !local.ok ? local.why : !espeak ? 'espeak-ng is not installed' : false },
+  { skip: !local.ok ? (local.why ?? 'pocketsphinx is missing') : !espeak ? 'espeak-ng is not installed' : false },
   async (t) => {
     const dir = t.testdir({});
     const grammar = new LocalGrammar({
