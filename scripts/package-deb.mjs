@@ -262,7 +262,8 @@ function main() {
     Depends: ['nodejs (>= 20)', 'systemd (>= 247)', 'init-system-helpers (>= 1.54~)', ...nativeDepends(join(app, 'node_modules'))].join(
       ', ',
     ),
-    Recommends: 'alsa-utils, espeak-ng, fswebcam',
+    // pocketsphinx: offline voice commands and the local wake word (plugin.voice.stt.backend auto).
+    Recommends: 'alsa-utils, espeak-ng, fswebcam, pocketsphinx, pocketsphinx-en-us',
     Suggests: 'mosquitto, gpiod, i2c-tools',
     Section: 'misc',
     Priority: 'optional',
