@@ -10,6 +10,7 @@
  */
 import { Composer, type Referent } from './compose/composer.js';
 import { checkIntent, type Unsupported } from './compose/intent-schema.js';
+import type { Meaning } from './compose/lexicon.js';
 import { tidyItem } from './compose/list-items.js';
 import { SpellingRepair } from './compose/spelling.js';
 import type { IntentLanguage, IntentSentences } from './intent-sentences.js';
@@ -76,6 +77,11 @@ export class IntentUnderstander {
     this.spelling = undefined;
   }
 
+  /** The names the home's lists are said by, for telling a list from an item ("购物清单上的鸡蛋"). */
+  private listNames(): string[] {
+    return this.home.entities.filter((e) => e.domain === 'todo').flatMap((e) => [e.name, ...(e.aliases ?? [])]);
+  }
+
   private composer(lang: IntentLanguage): Composer {
     let composer = this.composers.get(lang);
     if (!composer) {
@@ -135,7 +141,7 @@ export class IntentUnderstander {
       ...(context.minSimilarity !== undefined && { minSimilarity: context.minSimilarity }),
     });
     if (template && !tidyListName(template, this.home)) template = undefined;
-    if (template && typeof template.slots.item === 'string') template.slots.item = tidyItem(template.slots.item, lang);
+    if (template && typeof template.slots.item === 'string') template.slots.item = tidyItem(template.slots.item, lang, this.listNames());
     if (template) this.nameTheOne(template, composer);
     // A story, a "why", a condition or an exception around a template's command words ("somebody
     // left the hall light on", "if it gets dark turn on …", "all the lights except …") is not that
@@ -264,13 +270,9 @@ const TRANSPORT_ACTIONS = new Set(['next', 'previous', 'pause', 'resume', 'stop'
  * ("the next track", "下一首") and not a thing the home has by name ("观影模式" is a scene to run).
  */
 function isSearch(query: string, composer: Composer): boolean {
-  return !composer
-    .mentions(query)
-    .some(
-      (m) =>
-        m.piece.t === 'entity' ||
-        (m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'action' && TRANSPORT_ACTIONS.has(x.action))),
-    );
+  // "the music again", "with the kids": a word that points back or talks about people is no title.
+  const notATitle = (x: Meaning) => (x.t === 'action' && TRANSPORT_ACTIONS.has(x.action)) || x.t === 'also' || x.t === 'block';
+  return !composer.mentions(query).some((m) => m.piece.t === 'entity' || (m.piece.t === 'word' && m.piece.meanings.some(notATitle)));
 }
 
 function hasTargetSlots(intent: RecognisedIntent): boolean {

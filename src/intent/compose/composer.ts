@@ -74,6 +74,35 @@ export class Composer {
     for (const a of home.areas) if (a.floor !== undefined) this.floorOfArea.set(a.name, a.floor);
   }
 
+  /**
+   * "turn on the telly for the kids", "put the kettle on for tea", "打开电视看新闻": what a whole
+   * command is for, said after it, is left off — its words need no explaining and its people
+   * ("the kids") do not make it a story. A tail with a target, a value or an action of its own stays.
+   */
+  private withoutPurpose(mentions: Mention[]): Mention[] {
+    const starts = this.language === 'en' ? /^(for|so|so that|so we can|so i can|so they can)$/u : /^(给|看|听|泡|让|陪)$/u;
+    for (let at = 1; at < mentions.length; at++) {
+      const m = mentions[at] as Mention;
+      const word = this.language === 'en' ? m.text : m.text.slice(0, 1);
+      if (!starts.test(word) && !(this.language === 'zh' && starts.test(m.text))) continue;
+      const head = mentions.slice(0, at);
+      const tail = mentions.slice(at + 1);
+      if (!isWholeCommand(head) || tail.length === 0 || isListish(head)) continue;
+      const own = tail.some(
+        (t) =>
+          isTargetOrThing(t) ||
+          isCommandPart(t) ||
+          has(t, 'break') ||
+          has(t, 'partial') ||
+          (t.piece.t === 'word' && t.piece.meanings.some((x) => x.t === 'block' && !CLAUSE_BLOCKS.has(x.why))),
+      );
+      // Chinese purposes are short ("看新闻", "给孩子看"); a long tail is more than a purpose.
+      const short = this.language === 'en' || tail.reduce((n, t) => n + t.text.length, 0) <= 4;
+      if (!own && short) return head;
+    }
+    return mentions;
+  }
+
   /** Whether the sentence has a question form at all (is, are, which, 吗, 有没有, a question mark). */
   asksSomething(text: string): boolean {
     return /[?？]/u.test(text) || this.mentions(text).some((m) => has(m, 'question') || meaning(m, 'keyword')?.keyword === 'left');
@@ -99,7 +128,10 @@ export class Composer {
 
   mentions(text: string): Mention[] {
     const out: Mention[] = [];
-    for (const part of text.split(SPLIT)) {
+    // "锁没锁", "开没开", "亮不亮": a Chinese yes-or-no question said as the verb, 没/不, the verb again;
+    // read as the verb with 了没 ("锁了没"), which the lexicon asks with.
+    const said = this.language === 'zh' ? text.replace(/(\p{Script=Han})[没不]\1/gu, '$1了没') : text;
+    for (const part of said.split(SPLIT)) {
       if (part.trim() === '') continue;
       if (out.length > 0) out.push({ piece: { t: 'word', meanings: [{ t: 'break' }], plural: false }, start: -1, end: -1, text: ',' });
       out.push(...this.finder.find(part));
@@ -117,6 +149,8 @@ export class Composer {
     if (mentions.some((m, at) => m.piece.t === 'value' && m.piece.value.kind === 'duration' && mentions[at + 1]?.text === '前'))
       return { kind: 'none', why: 'past' };
     const hasAction = mentions.some((m) => has(m, 'action') || has(m, 'verb'));
+    const asked = /[?？]\s*$/u.test(text);
+    mentions = this.withoutPurpose(mentions);
     // "add flour, sugar and salt to the shopping list": the commas and "and" separate items, not commands.
     const clauses = this.isListCommand(mentions) ? [{ mentions }] : this.clauses(mentions);
     // A reason said beside a whole command ("the kids are asleep, turn off the hall light", "我要睡觉了，
@@ -153,11 +187,25 @@ export class Composer {
         unexplained += clause.mentions.filter(isUnknownWord).reduce((n, m) => n + (this.language === 'en' ? 1 : m.text.length), 0);
         continue;
       }
-      const result = this.clause(clause, context, previousAction, previousDevice, previousTargets);
+      const result = this.clause(
+        clause,
+        context,
+        previousAction,
+        previousDevice,
+        previousTargets,
+        asked && clause === clauses[clauses.length - 1],
+      );
       // "turn on the basement light", "锁上侧门": a word the home does not know right before the kind
       // of device names one it does not have; asking which of the others is meant would be a guess.
       if (result.kind === 'ask' && unknownModifier(clause.mentions)) return { kind: 'none', why: 'unknown target' };
       if (result.kind !== 'intents') return result;
+      // "the big light in the kitchen", "客厅的大灯": a word the home does not know narrows the place's
+      // devices of the kind to one it cannot tell; with several there, ask which rather than act on all.
+      if (unknownModifier(clause.mentions)) {
+        const placed = result.intents.find((i) => i.slots.area !== undefined && (i.slots.name === undefined || i.slots.name === 'all'));
+        const candidates = placed ? this.targetsOf(placed.slots).map((e) => e.name) : [];
+        if (candidates.length > 1) return { kind: 'ask', candidates, intent: placed?.name ?? 'device' };
+      }
       explained += result.explained;
       unexplained += result.unexplained;
       lowest = Math.min(lowest, result.similarity);
@@ -257,6 +305,8 @@ export class Composer {
     previousAction: Action | undefined,
     previousDevice: DeviceWord | undefined,
     previousTargets: readonly TargetMention[] = [],
+    /** The sentence ends in a question mark ("front door locked?"). */
+    questionMark = false,
   ):
     | {
         kind: 'intents';
@@ -275,7 +325,7 @@ export class Composer {
     const keywords = new Set<Keyword>();
     const values: Value[] = [];
     let color: string | undefined;
-    let question = false;
+    let question = questionMark;
     let state: string | undefined;
     let all = false;
     let it = false;
@@ -528,7 +578,8 @@ export class Composer {
     if (action === undefined && verb && particle === undefined && ms.some((m) => m.text === 'of')) particle = 'off';
     if (action === undefined && (verb || particle !== undefined)) {
       // "put the thermostat on 21": a verb with a value sets it, whatever particle comes with it.
-      if (verb && particle !== 'off' && values.some((v) => v.kind !== 'duration')) action = 'set';
+      // "twenty five percent on the floor lamp": a value put on a device sets it too.
+      if ((verb || particle === 'on') && particle !== 'off' && values.some((v) => v.kind !== 'duration')) action = 'set';
       else if (particle === 'on') action = 'on';
       else if (particle === 'off') action = 'off';
       // "turn the heating up to 23": up or down to a value sets it.
@@ -950,6 +1001,17 @@ export class Composer {
     }
     if (color && 'color' in slots) return done([intent(referent.name, { ...slots, color })], { usedMemory: true });
     const target = targets[0];
+    // "and in the living room", "客厅呢" after a question about a place: the same question there.
+    if (target && QUERY.has(referent.name) && target.names === undefined && (target.area !== undefined || target.floor !== undefined)) {
+      if (!('area' in slots) && !('floor' in slots)) return { kind: 'none', why: 'nothing to repeat' };
+      const asked: Record<string, SlotValue> = { ...slots };
+      delete asked.area;
+      delete asked.floor;
+      delete asked.name;
+      if (target.area) asked.area = target.area;
+      if (target.floor) asked.floor = target.floor;
+      return done([intent(referent.name, asked)], { usedMemory: true });
+    }
     if (!target || QUERY.has(referent.name)) return { kind: 'none', why: 'nothing to repeat' };
     for (const key of ['name', 'area', 'floor']) delete slots[key];
     if (target.names) slots.name = target.names[0] as string;
@@ -981,6 +1043,13 @@ function isPartialWord(m: Mention): boolean {
 }
 function isPartial(mentions: readonly Mention[]): boolean {
   return mentions.some((m, at) => isPartialWord(m) || (/^一点儿?$/u.test(m.text) && at > 0 && has(mentions[at - 1] as Mention, 'action')));
+}
+
+/** A list or a timer command: its "for" says how long or for what item, never a purpose. */
+function isListish(mentions: readonly Mention[]): boolean {
+  return mentions.some(
+    (m) => m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'keyword' && (x.keyword === 'list' || x.keyword === 'timer')),
+  );
 }
 
 /** Talk that stays inside its own clause when a whole command is said beside it. */

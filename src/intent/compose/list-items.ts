@@ -12,9 +12,23 @@ const ZH_REASON = /(?:快|又|都|已经)?(?:没了|没有了|用完了|吃完�
 /** English words that count or point before an item ("some", "a", "more"). */
 const EN_LEAD = /^(?:some|a|an|more|a few|few|a couple of|another)\s+(?=\S)/u;
 
-export function tidyItem(item: string, language: 'en' | 'zh'): string {
-  if (language === 'en') return item.replace(EN_LEAD, '').trim();
-  let out = item.replace(ZH_REASON, '');
+/** The list said before the item ("购物清单上的鸡蛋", "the shopping list's eggs") is where it is, not what. */
+function withoutList(item: string, lists: readonly string[]): string {
+  for (const list of lists) {
+    const at = item.toLowerCase().indexOf(list.toLowerCase());
+    if (at !== 0) continue;
+    const rest = item
+      .slice(list.length)
+      .replace(/^(上|里|中)?的|^s?\s+/u, '')
+      .trim();
+    if (rest !== '') return rest;
+  }
+  return item;
+}
+
+export function tidyItem(item: string, language: 'en' | 'zh', lists: readonly string[] = []): string {
+  if (language === 'en') return withoutList(item, lists).replace(EN_LEAD, '').trim();
+  let out = withoutList(item, lists).replace(ZH_REASON, '');
   // "一点" / "点" before an item is a little of it; "点心" is an item of its own, so only after 一.
   out = out.replace(/^一点(?=.)/u, '');
   out = out.replace(ZH_MEASURE, '');

@@ -125,7 +125,9 @@ export class MentionFinder {
     for (const [phrase, meaning] of LEXICONS[language].phrases) {
       const joined = normalizeText(phrase).replace(/ /gu, '');
       const useful = meaning.t === 'action' || meaning.t === 'verb' || meaning.t === 'device' || meaning.t === 'keyword';
-      if (useful && language === 'en' && joined.length >= 4 && !seen.has(`${joined}|${meaning.t}`)) {
+      // A keyword of four letters is one letter from everyday words ("main" is not "rain", "know" not "snow").
+      const long = joined.length >= (meaning.t === 'keyword' ? 5 : 4);
+      if (useful && language === 'en' && long && !seen.has(`${joined}|${meaning.t}`)) {
         seen.add(`${joined}|${meaning.t}`);
         this.fuzzyWords.push({ joined, phrase: joined, entry: { kind: 'word', meaning } });
       }
@@ -367,7 +369,7 @@ function readEnglishValue(span: string, last: string): Value | undefined {
 
 const ZH_NUMBER = '[0-9零〇一二两三四五六七八九十百千点半.]+';
 const ZH_VALUE = new RegExp(
-  `^(?:(百分之${ZH_NUMBER})|(${ZH_NUMBER}(?:个)?(?:半)?(?:小时|钟头|分钟|分|秒钟|秒)(?:${ZH_NUMBER}(?:分钟|分|秒钟|秒))?)|(${ZH_NUMBER})(摄氏度|度)|(${ZH_NUMBER}%?)|(一半)|(最亮|最大))`,
+  `^(?:(百分之${ZH_NUMBER})|(${ZH_NUMBER}(?:个)?(?:半)?(?:小时|钟头|分钟|分|秒钟|秒)(?:半钟?)?(?:${ZH_NUMBER}(?:分钟|分|秒钟|秒))?)|(${ZH_NUMBER})(摄氏度|度)|(${ZH_NUMBER}%?)|(一半)|(最亮|最大))`,
   'u',
 );
 
@@ -387,7 +389,8 @@ function readChineseValue(tokens: readonly string[], start: number): { end: numb
     const p = parsePercent(m[1]);
     if (p) value = { kind: 'percent', value: p.value };
   } else if (m[2] !== undefined) {
-    const seconds = parseDuration(m[2]);
+    // "两分半钟": the half after the unit, with 钟 said or not.
+    const seconds = parseDuration(m[2].replace(/半钟$/u, '半'));
     if (seconds !== undefined && seconds > 0) value = { kind: 'duration', seconds };
   } else if (m[3] !== undefined) {
     const n = parseNumberWords(m[3]);
