@@ -13,29 +13,77 @@
  *   homeagent version | help
  */
 import { parseArgs } from 'node:util';
+import { cliLanguage } from './cli/cli-language.js';
+import { formatUsage, type UsageLine } from './cli/command-module.js';
 import type { Daemon, DaemonConfig, StopResult } from './daemon.js';
 import { consoleDestination } from './log/console-format.js';
 import { systemClock } from './shared/clock.js';
 import { describeError, HomeAgentError, isHomeAgentError } from './shared/errors.js';
 import { EXIT_CODES } from './shared/exit-codes.js';
+import type { Language } from './shared/language.js';
 import { VERSION } from './shared/version.js';
 import { runningOwner } from './supervisor/pid-lock.js';
 
-const USAGE = `usage: homeagent <command>
+/**
+ * `homeagent help` in each language: the synopses are what one types, the same in both; the
+ * text is the terminal's (LC_ALL, LC_MESSAGES, LANG, as homeagentctl reads it).
+ */
+const USAGE_LINES: readonly UsageLine[] = [
+  {
+    synopsis: 'run [--config FILE]',
+    about: 'run the daemon (configuration: defaults < FILE, $HOMEAGENT_CONFIG\nor /etc/homeagent/config.yaml < HOMEAGENT_* environment)',
+    zh: '运行守护进程（配置：默认值 < FILE、$HOMEAGENT_CONFIG\n或 /etc/homeagent/config.yaml < HOMEAGENT_* 环境变量）',
+  },
+  {
+    synopsis: 'restore FILE [--config FILE]',
+    about: 'replace the state database by a backup; the daemon must be stopped',
+    zh: '用备份替换 state 数据库；守护进程须已停止',
+  },
+  {
+    synopsis: 'config-migrate [--config FILE] [--dry-run]',
+    about: "write the configuration file at this release's version (a backup is kept)",
+    zh: '把配置文件改写为本版本的格式（保留一份备份）',
+  },
+  {
+    synopsis: 'memory-eval --locomo DIR | --household DIR',
+    about: 'measure memory recall on LoCoMo-format conversations or household logs (--help)',
+    zh: '在 LoCoMo 格式的对话或家庭日志上测量记忆召回（--help）',
+  },
+  {
+    synopsis: 'intent-eval --tests DIR [--tests DIR ...] [--noise 0,0.05] [--json] [--failures N]',
+    about: 'measure the local intent engine on Home Assistant-format intent tests',
+    zh: '在 Home Assistant 格式的意图测试上测量本地意图引擎',
+  },
+  {
+    synopsis: 'tracker-apply|tracker-recover --root DIR --state-dir DIR',
+    about: 'commit or roll back the plugins overlay (run as root by systemd)',
+    zh: '提交或回滚插件覆盖层（由 systemd 以 root 运行）',
+  },
+  { synopsis: 'version', about: 'print the version', zh: '显示版本' },
+  { synopsis: 'help', about: 'print this text', zh: '显示本说明' },
+];
 
-  run [--config FILE]           run the daemon (configuration: defaults < FILE, $HOMEAGENT_CONFIG
-                                or /etc/homeagent/config.yaml < HOMEAGENT_* environment)
-  restore FILE [--config FILE]  replace the state database by a backup; the daemon must be stopped
-  config-migrate [--config FILE] [--dry-run]
-                                write the configuration file at this release's version (a backup is kept)
-  memory-eval --locomo DIR | --household DIR
-                                measure memory recall on LoCoMo-format conversations or household logs (--help)
-  intent-eval --tests DIR [--tests DIR ...] [--noise 0,0.05] [--json] [--failures N]
-                                measure the local intent engine on Home Assistant-format intent tests
-  tracker-apply|tracker-recover --root DIR --state-dir DIR
-                                commit or roll back the plugins overlay (run as root by systemd)
-  version                       print the version
-  help                          print this text`;
+/** The width of `homeagent help`'s first column (wider than homeagentctl's: its synopses are longer). */
+const USAGE_COLUMN = 32;
+
+function usage(language: Language): string {
+  return `${language === 'zh' ? '用法：' : 'usage: '}homeagent <command>\n\n${formatUsage([{ usage: USAGE_LINES }], language, USAGE_COLUMN)}`;
+}
+
+/** A command line that does not fit, in both languages; the terminal's one is printed. */
+class CommandLineError extends Error {
+  constructor(
+    message: string,
+    readonly zh: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The refusal in `language` (parseArgs' own, an unknown option, has no Chinese text). */
+function refusal(error: unknown, language: Language): string {
+  return language === 'zh' && error instanceof CommandLineError ? error.zh : describeError(error);
+}
 
 async function main(argv: string[]): Promise<number> {
   // Each command loads only what it runs: the daemon's few hundred modules cost seconds on a Pi,
@@ -47,11 +95,12 @@ async function main(argv: string[]): Promise<number> {
   // The privileged helpers of the plugins overlay, run as root by systemd units (docs/deploy.md).
   if (argv[0] === 'tracker-apply' || argv[0] === 'tracker-recover')
     return (await import('./tracker/tracker-helper.js')).runTrackerHelper(argv);
+  const language = cliLanguage(process.env);
   let parsed: ReturnType<typeof parseCommandLine>;
   try {
     parsed = parseCommandLine(argv);
   } catch (error) {
-    process.stderr.write(`homeagent: ${describeError(error)}\n${USAGE}\n`);
+    process.stderr.write(`homeagent: ${refusal(error, language)}\n${usage(language)}\n`);
     return EXIT_CODES.USAGE;
   }
   const { command, file, config } = parsed;
@@ -64,7 +113,7 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(`homeagent ${VERSION}\n`);
       return EXIT_CODES.OK;
     default:
-      process.stdout.write(`${USAGE}\n`);
+      process.stdout.write(`${usage(language)}\n`);
       return command === 'help' ? EXIT_CODES.OK : EXIT_CODES.USAGE;
   }
 }
@@ -76,9 +125,12 @@ function parseCommandLine(argv: string[]) {
     allowPositionals: true,
   });
   const command = values.help ? 'help' : (positionals[0] ?? 'help');
-  if (!['run', 'restore', 'version', 'help'].includes(command)) throw new Error(`unknown command ${command}`);
-  if (command === 'restore' && positionals.length !== 2) throw new Error('restore needs exactly one backup file');
-  if (command !== 'restore' && positionals.length > 1) throw new Error(`unexpected argument ${positionals[1]}`);
+  if (!['run', 'restore', 'version', 'help'].includes(command))
+    throw new CommandLineError(`unknown command ${command}`, `未知命令 ${command}`);
+  if (command === 'restore' && positionals.length !== 2)
+    throw new CommandLineError('restore needs exactly one backup file', 'restore 需要恰好一个备份文件');
+  if (command !== 'restore' && positionals.length > 1)
+    throw new CommandLineError(`unexpected argument ${positionals[1]}`, `多余的参数 ${positionals[1]}`);
   return { command, file: positionals[1], config: values.config };
 }
 

@@ -86,11 +86,15 @@ const SYNOPSIS_COLUMN = 28;
 
 /**
  * The commands' help lines as printed in `language`: the synopsis indented by two, the text in the
- * second column. The first column is measured in terminal columns (a CJK character takes two), so
- * the text starts in the same column in both languages.
+ * second column (`column` wide, the indent included). The first column is measured in terminal
+ * columns (a CJK character takes two), so the text starts in the same column in both languages.
  */
-export function formatUsage(commands: ReadonlyArray<Pick<CataloguedCommand, 'usage'>>, language: Language): string {
-  const indent = ' '.repeat(SYNOPSIS_COLUMN);
+export function formatUsage(
+  commands: ReadonlyArray<Pick<CataloguedCommand, 'usage'>>,
+  language: Language,
+  column: number = SYNOPSIS_COLUMN,
+): string {
+  const indent = ' '.repeat(column);
   return commands
     .flatMap((command) => command.usage)
     .map(({ synopsis, about, zh }) => {
@@ -98,7 +102,7 @@ export function formatUsage(commands: ReadonlyArray<Pick<CataloguedCommand, 'usa
       const [first = '', ...more] = (language === 'zh' ? zh : about).split('\n');
       const text = [first, ...more].map((line) => `${indent}${line}`);
       const width = displayWidth(head);
-      if (width < SYNOPSIS_COLUMN) text[0] = `${head}${' '.repeat(SYNOPSIS_COLUMN - width)}${first}`;
+      if (width < column) text[0] = `${head}${' '.repeat(column - width)}${first}`;
       else text.unshift(head);
       return text.join('\n');
     })

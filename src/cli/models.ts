@@ -22,9 +22,14 @@ import {
   type ModelListing,
 } from './model-installer.js';
 
-export const MODELS_USAGE = `usage: homeagentctl models list [--data-dir DIR] [--json]
+/** The synopsis lines after `usage:` / `用法：` (what one types: the same in both languages). */
+const MODELS_SYNOPSIS = `homeagentctl models list [--data-dir DIR] [--json]
        homeagentctl models install <DIR|FILE|URL> [--sha256 HEX] [--name NAME] [--max-mb N]
-                                   [--no-check] [--data-dir DIR] [--json]
+                                   [--no-check] [--data-dir DIR] [--json]`;
+
+/** `homeagentctl models --help` in each language. */
+const MODELS_USAGE: Readonly<Record<Language, string>> = {
+  en: `usage: ${MODELS_SYNOPSIS}
 
   list      installed models with their kind (embedder or parser), details, size and source
   install   copy a model directory, or unpack a .tar.gz/.zip file or http(s) URL, into
@@ -34,7 +39,23 @@ export const MODELS_USAGE = `usage: homeagentctl models list [--data-dir DIR] [-
             model.onnx of a directory. The model is test-loaded before it is moved into place
             (--no-check skips). The output says which setting to change to use it.
 
-The data directory is --data-dir, $HOMEAGENT_DATA_DIR or ./data.`;
+The data directory is --data-dir, $HOMEAGENT_DATA_DIR or ./data.`,
+  zh: `用法：${MODELS_SYNOPSIS}
+
+  list      已安装的模型，附类型（嵌入模型或句法分析模型）、详情、大小和来源
+  install   复制一个模型目录，或解压 .tar.gz/.zip 文件或 http(s) 地址，到
+            <data>/models/<name>。目录（或压缩包根目录）中是句向量嵌入模型
+            （model.onnx、tokenizer.json、embedder.json）或依存句法分析模型
+            （model.onnx、parser.json）。--sha256 校验压缩包，或目录中的 model.onnx。
+            模型先试加载再移入（--no-check 跳过）。输出会说明改哪项设置来启用它。
+
+数据目录由 --data-dir 或 $HOMEAGENT_DATA_DIR 指定，默认 ./data。`,
+};
+
+/** `homeagentctl models --help` in `language`. */
+export function modelsUsage(language: Language): string {
+  return MODELS_USAGE[language];
+}
 
 export interface ModelsIo {
   stdout: { write(text: string): unknown };
@@ -45,7 +66,15 @@ export interface ModelsIo {
 
 const defaultIo = (): ModelsIo => ({ stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() });
 
-class UsageError extends Error {}
+/** A models command line that does not fit, in both languages (the terminal's one is printed). */
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly zh: string,
+  ) {
+    super(message);
+  }
+}
 
 /** Runs `homeagentctl models <argv…>`; resolves with the exit code. */
 export async function runModels(argv: string[], io: ModelsIo = defaultIo(), signal?: AbortSignal): Promise<number> {
@@ -59,6 +88,9 @@ export async function runModels(argv: string[], io: ModelsIo = defaultIo(), sign
     help?: boolean;
   };
   let positionals: string[];
+  // The terminal's language, read from the run's environment: the help, the usage errors and the
+  // readable answers follow it; --json is the same in both.
+  const language = cliLanguage(io.env);
   try {
     ({ values, positionals } = parseArgs({
       args: argv,
@@ -74,30 +106,29 @@ export async function runModels(argv: string[], io: ModelsIo = defaultIo(), sign
       allowPositionals: true,
     }));
     if (values.help) {
-      io.stdout.write(`${MODELS_USAGE}\n`);
+      io.stdout.write(`${modelsUsage(language)}\n`);
       return EXIT_CODES.OK;
     }
     const [sub, ...rest] = positionals;
     if (sub === 'list') {
-      if (rest.length > 0) throw new UsageError('models list takes no arguments');
+      if (rest.length > 0) throw new UsageError('models list takes no arguments', 'models list 不接受参数');
       for (const flag of ['sha256', 'name', 'max-mb', 'no-check'] as const)
-        if (values[flag] !== undefined) throw new UsageError(`--${flag} belongs to models install`);
+        if (values[flag] !== undefined) throw new UsageError(`--${flag} belongs to models install`, `--${flag} 是 models install 的选项`);
     } else if (sub === 'install') {
-      if (rest.length !== 1) throw new UsageError('models install needs exactly one DIR, FILE or URL');
-    } else
-      throw new UsageError(
-        sub === undefined ? 'models needs a command: list or install' : `unknown models command ${sub}; use list or install`,
-      );
+      if (rest.length !== 1)
+        throw new UsageError('models install needs exactly one DIR, FILE or URL', 'models install 需要恰好一个 DIR、FILE 或 URL');
+    } else if (sub === undefined) throw new UsageError('models needs a command: list or install', 'models 需要一个子命令：list 或 install');
+    else throw new UsageError(`unknown models command ${sub}; use list or install`, `未知的 models 子命令 ${sub}；可用 list 或 install`);
   } catch (error) {
-    io.stderr.write(`homeagentctl: ${describeError(error)}\n\n${MODELS_USAGE}\n`);
+    // parseArgs' own refusals (an unknown option) have no Chinese text and are printed as they are.
+    const message = language === 'zh' && error instanceof UsageError ? error.zh : describeError(error);
+    io.stderr.write(`homeagentctl: ${message}\n\n${modelsUsage(language)}\n`);
     return EXIT_CODES.USAGE;
   }
 
   const dataDir = resolve(io.cwd, values['data-dir'] ?? io.env.HOMEAGENT_DATA_DIR ?? './data');
   const modelsDir = join(dataDir, 'models');
   const json = values.json === true;
-  // The terminal's language, read from the run's environment; --json is the same in both.
-  const language = cliLanguage(io.env);
   try {
     if (positionals[0] === 'list') {
       const models = listModels(modelsDir);
@@ -108,7 +139,9 @@ export async function runModels(argv: string[], io: ModelsIo = defaultIo(), sign
     if (values['max-mb'] !== undefined) {
       const mb = Number(values['max-mb']);
       if (!Number.isFinite(mb) || mb <= 0) {
-        io.stderr.write('homeagentctl: --max-mb must be a positive number of megabytes\n');
+        io.stderr.write(
+          `homeagentctl: ${language === 'zh' ? '--max-mb 须为正数（MB）' : '--max-mb must be a positive number of megabytes'}\n`,
+        );
         return EXIT_CODES.USAGE;
       }
       maxBytes = Math.floor(mb * 1024 * 1024);
