@@ -13,4 +13,5 @@ export const errorCodes = {
   HA_ERR_SEQ_DEPTH: 'sequences calling sequences went deeper than plugin.seq.max_call_depth',
   HA_ERR_SEQ_STEP_FAILED: 'a call of the sequence failed, so the groups after it did not run',
   HA_ERR_SEQ_LIMIT: 'a limit of the seq plugin was reached (sequences kept, groups, calls)',
+  HA_ERR_SEQ_CHANGED: 'the sequence was changed after the owner was asked to approve it, so it did not run',
 } as const;

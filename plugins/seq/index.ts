@@ -67,6 +67,8 @@ export class SeqPlugin implements PluginInstance {
   readonly #unregister: Array<() => void> = [];
   #store: SequenceStore | undefined;
   #runner: SequenceRunner | undefined;
+  /** The steps the owner was last shown per sequence (or group) awaiting approval. */
+  readonly #shown = new Map<string, string>();
 
   constructor(ctx: PluginContext<SeqSettings>) {
     this.#ctx = ctx;
@@ -284,8 +286,28 @@ export class SeqPlugin implements PluginInstance {
 
   async #run(sequence: Sequence, args: Record<string, unknown>, context: ToolContext): Promise<unknown> {
     const tier = this.#tier(sequence);
-    if (tier === 'dangerous') this.#ctx.audit('seq.run', { name: sequence.name, tier, source: context.source, trust: context.trust });
+    if (tier === 'dangerous') {
+      this.#checkUnchanged(sequence, undefined);
+      this.#ctx.audit('seq.run', { name: sequence.name, tier, source: context.source, trust: context.trust });
+    }
     return shown(await this.#runnerNow().run(sequence, args, context), tier);
+  }
+
+  /**
+   * A dangerous run goes ahead only with the steps the owner was shown: a sequence replaced between
+   * the approval request and the approval is refused, so nobody can swap in other steps meanwhile.
+   */
+  #checkUnchanged(sequence: Sequence, group: string | undefined): void {
+    const key = shownKey(sequence.name, group);
+    const asked = this.#shown.get(key);
+    if (asked === undefined) return;
+    this.#shown.delete(key);
+    if (asked !== stepLines(sequence, group, (name) => this.#lookup(name)).join('\n'))
+      throw new ToolError({
+        reason: 'rejected',
+        detail: `HA_ERR_SEQ_CHANGED: ${sequence.name} was changed after the owner was asked to approve it, so it did not run`,
+        hint: 'ask again: the owner approves the steps it has now',
+      });
   }
 
   async #call(args: CallArgs, context: ToolContext): Promise<unknown> {
@@ -303,6 +325,7 @@ export class SeqPlugin implements PluginInstance {
       (name) => this.#lookup(name),
       (tool) => this.#toolTier(tool),
     );
+    if (tier === 'dangerous') this.#checkUnchanged(sequence, target.group);
     return shown(await this.#runnerNow().runGroup(sequence, target.group, nested, context), tier);
   }
 
@@ -381,7 +404,13 @@ export class SeqPlugin implements PluginInstance {
     try {
       const target = this.#target(args);
       const sequence = this.#lookup(target.sequence);
-      return sequence === undefined ? [] : stepLines(sequence, target.group, (name) => this.#lookup(name));
+      if (sequence === undefined) return [];
+      const lines = stepLines(sequence, target.group, (name) => this.#lookup(name));
+      // Remembered so that the approved run can tell whether the sequence changed meanwhile.
+      this.#shown.delete(shownKey(sequence.name, target.group));
+      this.#shown.set(shownKey(sequence.name, target.group), lines.join('\n'));
+      while (this.#shown.size > MAX_SHOWN) this.#shown.delete(this.#shown.keys().next().value as string);
+      return lines;
     } catch {
       return [];
     }
@@ -476,6 +505,13 @@ export class SeqPlugin implements PluginInstance {
     if (!this.#runner) throw new ToolError({ reason: 'unavailable', detail: 'the seq plugin is not running' });
     return this.#runner;
   }
+}
+
+/** Approval requests remembered at most (the gate itself keeps 32 pending). */
+const MAX_SHOWN = 64;
+
+function shownKey(sequence: string, group: string | undefined): string {
+  return group === undefined ? nameKey(sequence) : `${nameKey(sequence)}#${group}`;
 }
 
 /** A run as the model reads it. */

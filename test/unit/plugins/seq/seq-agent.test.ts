@@ -118,7 +118,7 @@ async function rig(t: Test) {
   /** What the model read back from the tool calls of the last request. */
   const toolResults = () =>
     (model.requests.at(-1)?.messages ?? []).filter((m) => m.role === 'tool').map((m) => (m.role === 'tool' ? m.content : ''));
-  return { say, model, ran, toolResults };
+  return { say, model, ran, toolResults, tc };
 }
 
 const LIGHTS = {
@@ -196,4 +196,21 @@ t.test('an untrusted input may not run an act sequence; a forbidden tool is refu
   );
   await r.say('make a sequence that announces hi on the speaker');
   t.match(r.toolResults().at(-1), /HA_ERR_SEQ_FORBIDDEN_TOOL: a sequence may not call output_send__speaker: it sends a message/);
+});
+
+t.test('a sequence replaced between the approval request and the approval does not run', async (t) => {
+  const r = await rig(t);
+  r.model.push(
+    { tool_calls: [call('seq_create', { name: 'hub', groups: [{ calls: [{ tool: 'cmd_run', args: { entity: 'status' } }] }] })] },
+    { tool_calls: [call('seq_run', { name: 'hub' })] },
+    { text: 'It needs your approval.' },
+  );
+  const first = await r.say('make a hub status sequence and run it');
+  const code = /\/confirm ([A-Z0-9]{6})/.exec(first.text ?? '')?.[1];
+  t.match(first.text, /It runs: 1\) group1: cmd_run \{"entity":"status"\}\./);
+  // Someone replaces it while the owner reads the request.
+  await r.tc.call('seq_create', { name: 'hub', groups: [{ calls: [{ tool: 'cmd_run', args: { entity: 'wipe' } }] }] });
+  const confirmed = await r.say(`/confirm ${code}`);
+  t.match(confirmed.text, /HA_ERR_SEQ_CHANGED: hub was changed after the owner was asked to approve it/);
+  t.same(r.ran, [], 'neither the shown nor the swapped step ran');
 });
