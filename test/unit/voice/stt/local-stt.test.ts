@@ -87,6 +87,42 @@ t.test('the grammar: the templates with the home names, words the dictionary lac
   t.equal(grammar.skippedTemplates, 2);
 });
 
+t.test('the grammar leaves out devices the home lacks and keeps the first options of a choice', async (t) => {
+  const sentences = [
+    {
+      intent: 'HassTurnOn',
+      language: 'en',
+      templates: ['(turn|switch|power) on [the ]{name}', 'light up [the ]{area}'],
+      slots: { domain: 'light' },
+    },
+    { intent: 'HassTurnOn', language: 'en', templates: ['open [the ]{name}'], slots: { domain: 'cover', device_class: 'garage' } },
+    { intent: 'HassVacuumStart', language: 'en', templates: ['start [the ]{name}'] },
+  ];
+  const dictionary = new Set([...DICTIONARY, 'power', 'up', 'open', 'start', 'garage', 'door']);
+  const home = {
+    entities: [
+      { name: 'Kitchen Light', aliases: [], domain: 'light' },
+      { name: 'Garage Door', aliases: [], domain: 'cover', device_class: 'blind' },
+    ],
+    areas: [{ name: 'Bedroom', aliases: [] }],
+  };
+  const grammar = buildCommandGrammar({ sentences, home, dictionary, colours: [], maxAlternatives: 2, maxTemplatesPerGroup: 1 });
+  t.ok(accepts(grammar.fsg, 'switch on the kitchen light'));
+  t.notOk(accepts(grammar.fsg, 'power on the kitchen light'), 'the third option of a choice is cut');
+  t.notOk(accepts(grammar.fsg, 'light up the bedroom'), 'the second template of a group is cut');
+  t.notOk(accepts(grammar.fsg, 'open the garage door'), 'no garage-class cover in the home');
+  t.notOk(accepts(grammar.fsg, 'start the kitchen light'), 'no vacuum in the home');
+  const all = buildCommandGrammar({
+    sentences,
+    home: { ...home, entities: home.entities.map((e) => ({ ...e, device_class: 'garage' })) },
+    dictionary,
+    colours: [],
+  });
+  t.ok(
+    accepts(all.fsg, 'power on the kitchen light') && accepts(all.fsg, 'light up the bedroom') && accepts(all.fsg, 'open the garage door'),
+  );
+});
+
 t.test('the grammar file follows the home: a new entity is heard after the rebuild', async (t) => {
   const dir = t.testdir({ model: { 'cmudict-en-us.dict': [...DICTIONARY, 'fan'].map((w) => `${w} X`).join('\n') } });
   const entities = [{ name: 'Kitchen Light', aliases: [] as string[] }];
