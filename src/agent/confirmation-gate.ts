@@ -265,7 +265,8 @@ const TEXT = {
       "This needs the owner's approval, so it has not run: the owner has been asked (on the web page, or with homeagentctl confirm list).",
     notOwner: (sender: InputSender) =>
       `Only the owner can approve or refuse dangerous actions, and this message came from ${sender.id} (${sender.proof}). Nothing was run.`,
-    unknown: (code: string) => `There is no pending action with the code ${code} (it may have expired). Nothing was run.`,
+    unknown: (code: string) =>
+      `There is no pending action with the code ${code} (it may have expired, or the daemon restarted: waiting actions are not kept across restarts). Nothing was run.`,
   },
   zh: {
     wants: (tool: string, args: string) => `助手想要运行 ${tool}，参数 ${args}。`,
@@ -278,6 +279,7 @@ const TEXT = {
       `请在 ${minutes} 分钟内回复"/confirm ${code}"（或"确认 ${code}"）按原样运行，回复"/deny ${code}"（或"拒绝 ${code}"）取消；否则不会执行。`,
     askedElsewhere: '这需要主人批准，所以还没有执行：已经请主人确认（在网页上，或用 homeagentctl confirm list）。',
     notOwner: (sender: InputSender) => `只有主人可以批准或拒绝危险操作，而这条消息来自 ${sender.id}（${sender.proof}）。没有执行任何操作。`,
-    unknown: (code: string) => `没有代码为 ${code} 的待确认操作（可能已过期）。没有执行任何操作。`,
+    unknown: (code: string) =>
+      `没有代码为 ${code} 的待确认操作（可能已过期，或守护进程重启过：待确认操作不会在重启后保留）。没有执行任何操作。`,
   },
 } satisfies Record<Language, unknown>;

@@ -111,6 +111,6 @@ export function registerConfirmationMethods(control: ControlMethodRegistrar, dep
 function unknownCode(code: string): HomeAgentError {
   return new HomeAgentError(
     'HA_ERR_CONFIRMATION_UNKNOWN',
-    `no dangerous action waits under the code ${code} (it may have expired or been decided)`,
+    `no dangerous action waits under the code ${code} (it may have expired or been decided, or the daemon restarted: waiting actions are kept in memory only)`,
   );
 }

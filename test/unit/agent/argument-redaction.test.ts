@@ -119,3 +119,14 @@ t.test('shownArguments: unparsable arguments or a throwing redaction show nothin
   const s = setup();
   t.equal(s.executor.shownArguments({ name: 'wifi_join', arguments: `{"password":"${PASSWORD}"}` }), '{"password":"********"}');
 });
+
+t.test('held calls live in memory only: after a restart (a new gate) the code is refused, saying why', async (t) => {
+  const s = setup();
+  await s.run({ ssid: 'home', password: PASSWORD });
+  const code = s.gate.list()[0]?.code ?? '';
+  const restarted = new ConfirmationGate({ preauthorized: () => [], ttlMs: () => 60_000, now: () => 1000 });
+  const en = restarted.match(makeInput({ payload: `/confirm ${code}` }));
+  t.match(en, { kind: 'refused', text: /daemon restarted.*Nothing was run/ });
+  const zh = restarted.match(makeInput({ payload: `确认 ${code}` }));
+  t.match(zh, { kind: 'refused', text: /重启/ });
+});
