@@ -42,9 +42,8 @@ $HOMEAGENT_DATA_DIR/run, /run/homeagent or ./data/run.`,
     seeHelp: 'see homeagentctl --help for every command',
     unknownOption: (option: string) => `unknown option ${option}`,
     everyCommandTakes: (option: string, flags: string) => `unknown option ${option}; every command takes ${flags}`,
-    commandTakes: (option: string, word: string, own: string, flags: string) =>
-      `unknown option ${option}; ${word} takes ${own} (and ${flags})`,
-    noOptions: 'no options of its own',
+    commandTakes: (option: string, word: string, own: string | undefined, flags: string) =>
+      `unknown option ${option}; ${word} takes ${own ?? 'no options of its own'} (and ${flags})`,
     missingValue: (option: string) => `${option} needs a value`,
     noValue: (option: string) => `${option} takes no value`,
   },
@@ -57,8 +56,8 @@ $HOMEAGENT_DATA_DIR/run、/run/homeagent 或 ./data/run 下查找。`,
     seeHelp: '全部命令见 homeagentctl --help',
     unknownOption: (option: string) => `未知选项 ${option}`,
     everyCommandTakes: (option: string, flags: string) => `未知选项 ${option}；所有命令都接受 ${flags}`,
-    commandTakes: (option: string, word: string, own: string, flags: string) => `未知选项 ${option}；${word} 接受 ${own}（以及 ${flags}）`,
-    noOptions: '没有自己的选项',
+    commandTakes: (option: string, word: string, own: string | undefined, flags: string) =>
+      own === undefined ? `未知选项 ${option}；${word} 只接受 ${flags}` : `未知选项 ${option}；${word} 接受 ${own}（以及 ${flags}）`,
     missingValue: (option: string) => `${option} 需要一个值`,
     noValue: (option: string) => `${option} 不接受值`,
   },
@@ -400,7 +399,7 @@ function usageMessage(error: unknown, word: string | undefined, language: Langua
   if (word === undefined || commandUsage(word, language) === undefined) return words.everyCommandTakes(option, GLOBAL_FLAGS);
   const module = ALL_COMMANDS.find((c) => c.name === word);
   const flags = module !== undefined ? Object.keys(module.options) : (BUILT_IN_FLAGS[word] ?? []);
-  const own = flags.length === 0 ? words.noOptions : flags.map((f) => `--${f}`).join(', ');
+  const own = flags.length === 0 ? undefined : flags.map((f) => `--${f}`).join(', ');
   return words.commandTakes(option, word, own, GLOBAL_FLAGS);
 }
 

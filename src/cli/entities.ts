@@ -105,7 +105,7 @@ export const sensorsCommand = defineCommand<EntitiesFlags>({
     {
       synopsis: 'sensors [--area A]',
       about: 'every sensor and binary sensor with its value and age',
-      zh: '所有传感器和二值传感器，附数值及其新旧',
+      zh: '所有传感器和二值传感器的值及其更新时间',
     },
   ],
   parse: (args, flags) => {
