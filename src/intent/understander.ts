@@ -179,6 +179,9 @@ export class IntentUnderstander {
         if (!compound && (sure || composed.kind !== 'intents' || composed.confidence <= template.confidence)) {
           // A device kind with several candidates and no place: ask rather than act on all of them.
           if (composed.kind === 'ask' && isBareDomain(template)) return { kind: 'ask', candidates: composed.candidates };
+          // A near name guessed by a template ("big light" for Night Light) is weaker than the
+          // composer's question about the devices the sentence does select.
+          if (composed.kind === 'ask' && !sure) return { kind: 'ask', candidates: composed.candidates };
           return { kind: 'intents', intents: [template], confidence: template.confidence, source: 'template' };
         }
       } else if (composed.kind !== 'intents' && fits !== false) {
