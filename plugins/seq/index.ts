@@ -27,6 +27,7 @@ import {
 import { forbiddenReason } from './forbidden-tools.js';
 import { helpText } from './help-text.js';
 import { byNameAnswer, sequenceNameIn } from './run-by-name.js';
+import { seqMethods } from './seq-methods.js';
 import { parseCondition } from './sequence-condition.js';
 import {
   callTarget,
@@ -89,6 +90,12 @@ export class SeqPlugin implements PluginInstance {
     });
     this.#registerTools();
     this.#unregister.push(this.#ctx.stages.register('on_input', (stage) => this.#runByName(stage)));
+    for (const method of seqMethods({
+      list: () => this.#list(),
+      run: (name, args, actor) => this.#runForOwner(name, args, actor),
+      delete: (name, actor) => this.#delete(name, { source: 'control', channel: 'control', trust: 'owner', actor }),
+    }))
+      this.#unregister.push(this.#ctx.control.register(method));
     const kept = this.#store.count();
     if (kept > 0) this.#ctx.log.info({ sequences: kept }, `${kept} stored sequences`);
   }
@@ -273,14 +280,35 @@ export class SeqPlugin implements PluginInstance {
     };
   }
 
-  #delete(name: string, context: ToolContext): unknown {
+  /** `seq.run` from an owner-proven caller (homeagentctl, the web page): the owner's own decision, whatever the tier. */
+  async #runForOwner(name: string, args: Record<string, unknown>, actor: string): Promise<unknown> {
+    const sequence = this.#require(name);
+    const tier = this.#tier(sequence);
+    this.#ctx.audit('seq.run', { name: sequence.name, tier, actor, via: 'control' });
+    const context: ToolContext = {
+      signal: AbortSignal.timeout(this.#ctx.settings.get('run_timeout_s') * 1000),
+      task_id: `seq.run:${Date.now()}`,
+      call_id: 'seq.run',
+      source: 'control',
+      channel: 'control',
+      trust: 'owner',
+    };
+    return shown(await this.#runnerNow().run(sequence, args, context), tier);
+  }
+
+  #delete(name: string, context: Pick<ToolContext, 'source' | 'channel' | 'trust'> & { actor?: string }): unknown {
     // Found through the listing, not #require: a row that no longer reads must still be deletable.
     const store = this.#storeNow();
     const entry = store.list().find((e) => nameKey('broken' in e ? e.name : e.sequence.name) === nameKey(checkedName(name)));
     if (!entry) return this.#require(name);
     const deleted = 'broken' in entry ? entry.name : entry.sequence.name;
     store.delete(deleted);
-    this.#ctx.audit('seq.delete', { name: deleted, source: context.source, trust: context.trust });
+    this.#ctx.audit('seq.delete', {
+      name: deleted,
+      source: context.source,
+      trust: context.trust,
+      ...(context.actor ? { actor: context.actor } : {}),
+    });
     return { deleted };
   }
 

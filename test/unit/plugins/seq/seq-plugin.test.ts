@@ -522,3 +522,27 @@ t.test('an input the intent engine carries out itself is not run again as a sequ
   t.equal(stage.response, undefined);
   t.same(r.calls, [], 'the sequence did not run beside the intent');
 });
+
+t.test('control methods: seq.list for anyone, seq.run and seq.delete for owner callers only (any tier), audited', async (t) => {
+  const r = await start(t, tempDir(t));
+  await r.tc.call('seq_create', {
+    name: 'reboot',
+    groups: [{ calls: [{ tool: 'sensor_read', as: 'before' }] }, { calls: [{ tool: 'shell' }] }],
+  });
+  t.match(await r.tc.control.call('seq.list', {}, { actor: 'webui:guest' }), { sequences: [{ name: 'reboot', tier: 'dangerous' }] });
+  await t.rejects(r.tc.control.call('seq.run', { name: 'reboot' }, { actor: 'webui:guest' }), /owner/i);
+  t.same(r.calls, [], 'a caller not proven to be the owner ran nothing');
+  t.match(await r.tc.control.call('seq.run', { name: 'reboot' }, { actor: 'cli', owner: true, proof: 'the CLI socket' }), {
+    ok: true,
+    tier: 'dangerous',
+    results: { before: { temperature: 21.5 } },
+  });
+  t.same(
+    r.calls.map((c) => c.tool),
+    ['sensor_read', 'shell'],
+  );
+  t.match(r.tc.audits.at(-1), { action: 'seq.run', details: { name: 'reboot', tier: 'dangerous', actor: 'cli', via: 'control' } });
+  await t.rejects(r.tc.control.call('seq.delete', { name: 'reboot' }, { actor: 'webui:guest' }), /owner/i);
+  t.same(await r.tc.control.call('seq.delete', { name: 'reboot' }, { actor: 'cli', owner: true }), { deleted: 'reboot' });
+  t.match(r.tc.audits.at(-1), { action: 'seq.delete', details: { name: 'reboot', actor: 'cli' } });
+});
