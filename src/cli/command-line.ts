@@ -46,6 +46,7 @@ $HOMEAGENT_DATA_DIR/run, /run/homeagent or ./data/run.`,
       `unknown option ${option}; ${word} takes ${own ?? 'no options of its own'} (and ${flags})`,
     missingValue: (option: string) => `${option} needs a value`,
     noValue: (option: string) => `${option} takes no value`,
+    dashValue: (option: string) => `${option}'s value starts with a dash; give it as ${option}=-…`,
   },
   zh: {
     synopsis: '用法：homeagentctl [--socket PATH] [--json] [--timeout MS] <command>',
@@ -60,6 +61,7 @@ $HOMEAGENT_DATA_DIR/run、/run/homeagent 或 ./data/run 下查找。`,
       own === undefined ? `未知选项 ${option}；${word} 只接受 ${flags}` : `未知选项 ${option}；${word} 接受 ${own}（以及 ${flags}）`,
     missingValue: (option: string) => `${option} 需要一个值`,
     noValue: (option: string) => `${option} 不接受值`,
+    dashValue: (option: string) => `${option} 的值以 - 开头，请写成 ${option}=-…`,
   },
 } as const;
 
@@ -205,6 +207,9 @@ const BUILT_IN_USAGE = {
 } as const satisfies Record<string, readonly UsageLine[]>;
 
 type BuiltInWord = keyof typeof BUILT_IN_USAGE;
+
+/** Every line of the help, the built-in commands' and the catalogued ones' (a test walks them for their Chinese). */
+export const ALL_USAGE_LINES: readonly UsageLine[] = [...Object.values(BUILT_IN_USAGE).flat(), ...ALL_COMMANDS.flatMap((c) => c.usage)];
 
 const lines = (word: BuiltInWord) => ({ usage: BUILT_IN_USAGE[word] });
 
@@ -393,7 +398,8 @@ function usageMessage(error: unknown, word: string | undefined, language: Langua
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option !== undefined && language === 'zh') {
     // "Option '-s, --socket <value>' argument missing" / "Option '--json' does not take an argument"
     const name = /--[^\s<]+/.exec(option)?.[0] ?? option;
-    return /argument missing/.test(message) ? words.missingValue(name) : words.noValue(name);
+    if (/ambiguous/.test(message)) return words.dashValue(name);
+    return /does not take/.test(message) ? words.noValue(name) : words.missingValue(name);
   }
   if (code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || option === undefined) return message;
   if (word === undefined || commandUsage(word, language) === undefined) return words.everyCommandTakes(option, GLOBAL_FLAGS);
