@@ -130,7 +130,7 @@ export class Composer {
     const out: Mention[] = [];
     // "锁没锁", "开没开", "亮不亮": a Chinese yes-or-no question said as the verb, 没/不, the verb again;
     // read as the verb with 了没 ("锁了没"), which the lexicon asks with.
-    const said = this.language === 'zh' ? text.replace(/(\p{Script=Han})[没不]\1/gu, '$1了没') : text;
+    const said = this.language === 'zh' ? text.replace(/([锁开关亮灭停拉合升降动转])[没不]\1/gu, '$1了没') : text;
     for (const part of said.split(SPLIT)) {
       if (part.trim() === '') continue;
       if (out.length > 0) out.push({ piece: { t: 'word', meanings: [{ t: 'break' }], plural: false }, start: -1, end: -1, text: ',' });
@@ -381,6 +381,11 @@ export class Composer {
     if (ms.some((m) => has(m, 'action') && /计时|timer/u.test(m.text))) keywords.add('timer');
     // "make sure the back door is locked": the state is wanted, the "is" asks nothing.
     if (ensure) question = false;
+    // "can you turn on the hall light?", "可以帮我打开台灯吗": a request put as a question asks for the
+    // action said, not whether it is done (a "tell me"/"看看" request still asks).
+    const request = ms.some((m) => has(m, 'request'));
+    const acting = ms.some((m) => (has(m, 'action') && !has(m, 'state') && meaning(m, 'action')?.action !== 'tell') || has(m, 'verb'));
+    if (request && acting && !ms.some((m) => isAskWord(m))) question = false;
     const action = this.actionOf(ms, keywords, values, color) ?? (ensure && state !== undefined ? 'set' : undefined);
     // "what time is it", "tell me the time": the word "time" is the clock's unless something says
     // timer — a word for one, the time left, a length, or an action only a timer takes.
@@ -1050,6 +1055,11 @@ function isListish(mentions: readonly Mention[]): boolean {
   return mentions.some(
     (m) => m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'keyword' && (x.keyword === 'list' || x.keyword === 'timer')),
   );
+}
+
+/** Question words that ask whatever the frame ("check if", "which", "how many"): not undone by a request. */
+function isAskWord(m: Mention): boolean {
+  return m.piece.t === 'word' && m.piece.meanings.some((x) => x.t === 'question' && x.question !== 'yes_no');
 }
 
 /** Talk that stays inside its own clause when a whole command is said beside it. */

@@ -81,6 +81,8 @@ export type Meaning =
   | { t: 'break' }
   /** A sentence with one of these is talk about the home, not a command (see the module comment). */
   | { t: 'block'; why: 'past' | 'why' | 'opinion' | 'negation' | 'statement' | 'howto' | 'chat' | 'condition' | 'except' | 'complaint' }
+  /** "can you …", "能帮我…吗": a request put as a question; with an action it asks for the action. */
+  | { t: 'request' }
   /** "a bit", "slightly", "开一点点": some of the way, an amount nobody said. */
   | { t: 'partial' }
   | { t: 'filler' };
@@ -133,7 +135,7 @@ const EN: Lexicon = {
     ...many('i want|id like|i would like|i need|i wanna|we want|we need', { t: 'ensure' }),
     // "check if the back door is locked", "tell me if …": a question put as a request (not a condition).
     ...many(
-      'check|check if|check whether|check that|see if|tell me if|tell me whether|find out if|let me know if|can you check',
+      'check|check if|check whether|check that|see if|tell me if|tell me whether|find out if|let me know if|can you check|can you check if|could you check if|can you see if|could you see if|can you check whether',
       q('yes_no'),
     ),
     ...many('brighten|increase|raise|louder|warmer|higher|turn up', a('raise')),
@@ -211,6 +213,10 @@ const EN: Lexicon = {
     // "the lights are too bright": a complaint; beside a command ("too hot, turn on the fan") it is the reason.
     ...many('too bright|too dark|too loud|too quiet|too hot|too cold|too warm|too long|too high|too low|too much|too many', b('complaint')),
     ...many('a bit|a little|a little bit|slightly|partway|partially|part of the way', { t: 'partial' }),
+    ...many(
+      'can you|could you|would you|will you|can you please|could you please|would you please|would you mind|do you mind|kindly|can i have|could i have|can i get|could i get|may i have|if you could|if you would|if you can|if you dont mind|if you wouldnt mind|would it be possible to|is it possible to|do me a favour and|do me a favor and',
+      { t: 'request' },
+    ),
     // A condition or an exception is an automation or a rule, not a command to do now ("if it gets
     // dark …", "all the lights except the kitchen": acting on the rest would need what is excepted).
     ...many('if|unless|as soon as|when i|when we|when it|whenever', b('condition')),
@@ -313,6 +319,12 @@ const ZH: Lexicon = {
     // "厨房的灯太亮了": a complaint; beside a command ("太热了，开空调") it is the reason.
     ...many('太亮|太暗|太吵|太响|太热|太冷|太多|太久|太高|太低|太大|太小', b('complaint')),
     ...many('一点点|一些|稍微|一小半', { t: 'partial' }),
+    ...many(
+      '请|请你|麻烦|麻烦你|帮我|帮忙|替我|能|能不能|可以|可不可以|能否|你能|你可以|好吗|好不好|行吗|行不行|可以吗|好么|成吗|能帮我|可以帮我',
+      {
+        t: 'request',
+      },
+    ),
     ...many(
       '有|请|请你|麻烦|麻烦你|帮我|帮忙|给我|替我|把|将|让|给|的|了|吧|啊|呀|呢|哦|嗯|啦|喽|嘞|咯|哈|会|一下|一点|一点儿|下|好|好了|里|里面|上|中|这里|这边|这儿|那边|在|往|从|为|到|个|我|你|能|能不能|可以|可不可以|想|要|我要|我想|需要|是|现在把|现在|先|马上|立刻|快|就|那|一个|一|下吧|拿|设个|定个|来|去|得|着|都给|过来|记得|个小|点|帮忙把',
       F,

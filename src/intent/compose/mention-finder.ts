@@ -62,10 +62,11 @@ export function stem(word: string): string {
 }
 
 /** The tokens of normalised text: stemmed words for English, characters for Chinese (digits and Latin runs kept whole). */
-export function tokenize(normal: string, language: IntentLanguage): string[] {
+export function tokenize(normal: string, language: IntentLanguage, collapse = true): string[] {
   if (language === 'en') return normal.split(' ').filter((w) => w !== '');
   const tokens: string[] = [];
   for (const m of normal.matchAll(/[a-z0-9.%]+|\S/gu)) tokens.push(m[0]);
+  if (!collapse) return tokens;
   // A doubled Han character ("打打开", "客厅厅") is almost always a stutter or a transcription slip;
   // the few words that repeat a character ("开开", "看看") mean the same said once.
   return tokens.filter(
@@ -162,11 +163,26 @@ export class MentionFinder {
 
   /** The mentions of a sentence, left to right, covering every token. */
   find(text: string): Mention[] {
-    const tokens = tokenize(normalizeText(text), this.language);
+    const tokens = tokenize(normalizeText(text), this.language, false);
     const stems = this.language === 'en' ? tokens.map((t) => this.verbStem(stem(t))) : tokens;
     const out: Mention[] = [];
     let i = 0;
     while (i < tokens.length) {
+      // A doubled Han character is a stutter ("打打开", "客厅厅") and is read once — unless one word
+      // ends with it and the next begins with it ("空调调到": 空调 then 调到).
+      if (this.language === 'zh' && i > 0 && isStutter(tokens, i)) {
+        const before = out[out.length - 1];
+        const wordEndsHere = before !== undefined && before.end === i && before.end - before.start > 1 && before.piece.t !== 'unknown';
+        const next = this.longest(stems, i);
+        if (!(wordEndsHere && next !== undefined && next.end - i > 1)) {
+          // Read once from the second: a first copy read alone ("打|打开", "关|关掉") is dropped, otherwise the second.
+          if (before !== undefined && before.end - before.start === 1 && before.end === i) out.pop();
+          else {
+            i += 1;
+            continue;
+          }
+        }
+      }
       const value = this.readValue(tokens, i);
       let lexical = this.longest(stems, i);
       // "kitchen lights" is the kitchen's lights, not the one device called "Kitchen Light": a name
@@ -299,6 +315,12 @@ export class MentionFinder {
     }
     return result;
   }
+}
+
+/** The same Han character (not a numeral) as the one before it. */
+function isStutter(tokens: readonly string[], i: number): boolean {
+  const tok = tokens[i] as string;
+  return tok === tokens[i - 1] && /\p{Script=Han}/u.test(tok) && !/[一二三四五六七八九十百]/u.test(tok);
 }
 
 function sameEntry(a: Entry, b: Entry): boolean {
