@@ -14,6 +14,7 @@ import { homeassistantCommand } from './homeassistant.js';
 import { i2cCommand } from './i2c.js';
 import { listsCommand } from './lists.js';
 import { mqttCommand } from './mqtt.js';
+import { sequencesCommand } from './sequences.js';
 import { voiceCommand } from './voice.js';
 import { webuiCommand } from './webui.js';
 import { zigbeeCommand } from './zigbee.js';
@@ -37,6 +38,6 @@ export const HOME_COMMANDS: readonly CataloguedCommand[] = [
 ];
 
 /** Shown after chat: what the agent waits for. */
-export const AGENT_COMMANDS: readonly CataloguedCommand[] = [confirmCommand];
+export const AGENT_COMMANDS: readonly CataloguedCommand[] = [confirmCommand, sequencesCommand];
 
 export const ALL_COMMANDS: readonly CataloguedCommand[] = [...DAEMON_COMMANDS, ...HOME_COMMANDS, ...AGENT_COMMANDS];
