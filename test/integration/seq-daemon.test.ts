@@ -2,7 +2,7 @@
  * The seq plugin in the built daemon: the scripted LLM server as the model, homeagentctl as the
  * owner. The model creates "good night" (a timer, then the timer list) and it is offered every
  * seq_* tool; "good night" and "晚安" typed at the CLI then run the sequence by name without asking
- * the model (answered in the language it was asked in); after a restart the sequence is still there and runs again; a sequence calling cmd_run
+ * the model (answered in the language it was asked in), and so does `homeagentctl sequences run`; after a restart the sequence is still there and runs again; a sequence calling cmd_run
  * asked for by the model is held for the owner's approval like cmd_run itself.
  *
  * Time here is real (a daemon): every wait polls with a deadline or waits for a reply.
@@ -87,6 +87,18 @@ t.test('sequences in the daemon: created by the model, run by name, kept across 
   const zh = await daemon.ctl(['chat', '-m', '运行 good night'], { timeoutMs: WAIT_MS });
   t.match(zh.stdout, /已完成：good night（2 步）。/, 'answered in Chinese');
   t.equal(llm.requests.length, asked);
+
+  // The owner at the CLI: the list and a run without the model.
+  const list = await daemon.ctl(['sequences']);
+  t.equal(list.code, 0, list.stderr);
+  t.match(list.stdout, /good night\s+act\s+remind, show/);
+  const ran = await daemon.ctl(['sequences', 'run', 'good', 'night'], { timeoutMs: WAIT_MS });
+  t.equal(ran.code, 0, ran.stderr);
+  t.match(ran.stdout, /^ran good night:\n {2}remind: in order, 1 call\n {2}show: in order, 1 call\nresults:\n {2}timer = /);
+  t.equal(llm.requests.length, asked, 'nor for homeagentctl sequences run');
+  const unknown = await daemon.ctl(['sequences', 'run', 'bedtime']);
+  t.not(unknown.code, 0);
+  t.match(unknown.stderr, /HA_ERR_SEQ_NOT_FOUND: there is no sequence named bedtime/);
 
   await daemon.dispose();
   daemon = await startDaemon(t, { dataDir, env: { HOMEAGENT_CONFIG: config } });
