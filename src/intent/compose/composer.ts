@@ -371,7 +371,9 @@ export class Composer {
         if (device && !(has(m, 'action') || has(m, 'verb'))) devices.push({ device: device.device, plural: p.plural });
         else if (device && devices.length === 0 && ms.some((o) => o !== m && (has(o, 'action') || has(o, 'verb')))) {
           const firstAction = ms.find((o) => has(o, 'action') || has(o, 'verb'));
-          if (firstAction !== m) devices.push({ device: device.device, plural: p.plural });
+          // "the vacuum can go back now": another action word that is no device's name makes this one the device.
+          const otherAction = ms.some((o) => o !== m && (has(o, 'action') || has(o, 'verb')) && !has(o, 'device'));
+          if (firstAction !== m || otherAction) devices.push({ device: device.device, plural: p.plural });
         }
       }
     }
@@ -560,7 +562,10 @@ export class Composer {
       const p = meaning(m, 'particle');
       if (p && particle === undefined) particle = p.particle;
       const a = meaning(m, 'action');
-      if (a && action === undefined) {
+      // "the vacuum can go back now": a device's name that is also an action word ("vacuum") gives
+      // way to another action said beside it.
+      const deviceName = has(m, 'device') && ms.some((o) => o !== m && has(o, 'action') && !has(o, 'device'));
+      if (a && action === undefined && !deviceName) {
         action = a.action;
         actionIsVerb = has(m, 'verb');
       }
