@@ -13,7 +13,7 @@ import type { PluginStatus } from '../api/plugins.js';
 import { describeError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import type { Language } from '../shared/language.js';
-import { type CataloguedCommand, type CommandRunner, formatUsage, type ParsedFlags, type UsageLine } from './command-module.js';
+import { type CataloguedCommand, type CommandRunner, CommandUsageError, formatUsage, type ParsedFlags, type UsageLine } from './command-module.js';
 import { AGENT_COMMANDS, ALL_COMMANDS, DAEMON_COMMANDS, HOME_COMMANDS } from './commands.js';
 import {
   formatHistory,
@@ -250,18 +250,8 @@ export function commandUsage(word: string, language: Language): string | undefin
   return Object.hasOwn(BUILT_IN_USAGE, word) ? formatUsage([lines(word as BuiltInWord)], language) : undefined;
 }
 
-/**
- * A command line that does not fit, said in both languages; the usage error prints the
- * terminal's one. A command module's own usage error may carry a `zh` text the same way.
- */
-export class UsageError extends Error {
-  constructor(
-    message: string,
-    readonly zh: string,
-  ) {
-    super(message);
-  }
-}
+/** A command line that does not fit homeagentctl's own commands, in both languages (as the catalogued commands' refusals). */
+export class UsageError extends CommandUsageError {}
 
 /** Every catalogued command's flags, for parseArgs (commands that share a flag declare it alike). */
 const COMMAND_OPTIONS = Object.fromEntries(ALL_COMMANDS.flatMap((c) => Object.entries(c.options)));
@@ -385,13 +375,12 @@ const GLOBAL_FLAGS = '--socket, --json, --timeout';
 
 /**
  * The refusal in `language`. parseArgs' own messages are long, English and suggest `--`; the
- * refusal and the flags the command does take are what help. A command module's usage error
- * without a Chinese text is printed as it is.
+ * refusal and the flags the command does take are what help. A refusal of memory or kb (their
+ * own usage errors have no Chinese yet) is printed as it is.
  */
 function usageMessage(error: unknown, word: string | undefined, language: Language): string {
   const words = WORDS[language];
-  const zh = (error as { zh?: unknown } | null)?.zh;
-  if (language === 'zh' && typeof zh === 'string') return zh;
+  if (language === 'zh' && error instanceof CommandUsageError) return error.zh;
   const code = (error as { code?: unknown } | null)?.code;
   const message = describeError(error);
   const option = /'([^']+)'/.exec(message)?.[1];

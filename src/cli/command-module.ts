@@ -42,6 +42,20 @@ export interface UsageLine {
   readonly zh: string;
 }
 
+/**
+ * A command line a command refuses, said in English and in Chinese: homeagentctl prints the
+ * terminal's one above the command's lines of the help. Each command's usage error extends it, so
+ * the compiler refuses a refusal without its Chinese.
+ */
+export class CommandUsageError extends Error {
+  constructor(
+    message: string,
+    readonly zh: string,
+  ) {
+    super(message);
+  }
+}
+
 /** An agent turn with tools (a chat, an approved action) can take minutes; other commands answer at once. */
 export const AGENT_TURN_TIMEOUT_MS = 600_000;
 

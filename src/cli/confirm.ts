@@ -11,11 +11,11 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage, stateWord } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { AGENT_TURN_TIMEOUT_MS, defineCommand, type NoFlags } from './command-module.js';
+import { AGENT_TURN_TIMEOUT_MS, CommandUsageError, defineCommand, type NoFlags } from './command-module.js';
 
 export type ConfirmCommand = { command: 'list' } | { command: 'approve' | 'deny'; code: string };
 
-export class ConfirmUsageError extends Error {}
+export class ConfirmUsageError extends CommandUsageError {}
 
 /** `homeagentctl confirm` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const confirmCommand = defineCommand<NoFlags>({
@@ -47,14 +47,20 @@ const CODE = /^[A-Za-z0-9]{6}$/;
 export function parseConfirmCommand(positionals: readonly string[]): ConfirmCommand {
   const [sub, ...rest] = positionals;
   if (sub === undefined || sub === 'list') {
-    if (rest.length > 0) throw new ConfirmUsageError('confirm list takes no arguments');
+    if (rest.length > 0) throw new ConfirmUsageError('confirm list takes no arguments', 'confirm list 不接受参数');
     return { command: 'list' };
   }
   if (sub !== 'approve' && sub !== 'deny')
-    throw new ConfirmUsageError(`unknown confirm command ${sub}; use list, approve CODE or deny CODE`);
+    throw new ConfirmUsageError(
+      `unknown confirm command ${sub}; use list, approve CODE or deny CODE`,
+      `未知的 confirm 子命令 ${sub}；可用 list、approve CODE 或 deny CODE`,
+    );
   const [code, ...extra] = rest;
   if (code === undefined || extra.length > 0 || !CODE.test(code))
-    throw new ConfirmUsageError(`confirm ${sub} needs one six-character CODE (confirm list shows them)`);
+    throw new ConfirmUsageError(
+      `confirm ${sub} needs one six-character CODE (confirm list shows them)`,
+      `confirm ${sub} 需要一个六位的 CODE（confirm list 会列出）`,
+    );
   return { command: sub, code: code.toUpperCase() };
 }
 

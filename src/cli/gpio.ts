@@ -8,7 +8,7 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 import { table } from './format.js';
 
 /** homeagentctl's option table entries for gpio (merged into its parseArgs options). */
@@ -25,7 +25,7 @@ export type GpioCommand =
   | { command: 'simulate'; pin: string; level: 0 | 1 }
   | { command: 'simulate'; pin: string; press_ms: number };
 
-export class GpioUsageError extends Error {}
+export class GpioUsageError extends CommandUsageError {}
 
 /** `homeagentctl gpio` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const gpioCommand = defineCommand<GpioFlags>({
@@ -56,6 +56,7 @@ export const gpioCommand = defineCommand<GpioFlags>({
 });
 
 const COMMANDS = 'pins, read, write or simulate';
+const COMMANDS_ZH = 'pins、read、write 或 simulate';
 /** The daemon's bounds for a simulated press (gpio.simulate). */
 const MIN_PRESS_MS = 10;
 const MAX_PRESS_MS = 60_000;
@@ -63,46 +64,62 @@ const MAX_PRESS_MS = 60_000;
 /** Reads `gpio <sub> …` (positionals after `gpio`); throws GpioUsageError. */
 export function parseGpioCommand(positionals: readonly string[], flags: GpioFlags): GpioCommand {
   const [sub, ...rest] = positionals;
-  if (sub === undefined) throw new GpioUsageError(`gpio needs a command: ${COMMANDS}`);
-  if (flags.press !== undefined && sub !== 'simulate') throw new GpioUsageError(`--press belongs to gpio simulate, not gpio ${sub}`);
+  if (sub === undefined) throw new GpioUsageError(`gpio needs a command: ${COMMANDS}`, `gpio 需要一个子命令：${COMMANDS_ZH}`);
+  if (flags.press !== undefined && sub !== 'simulate')
+    throw new GpioUsageError(`--press belongs to gpio simulate, not gpio ${sub}`, `--press 是 gpio simulate 的选项，不属于 gpio ${sub}`);
   const pin = (): string => {
     const p = rest[0]?.trim() ?? '';
-    if (p === '') throw new GpioUsageError(`gpio ${sub} needs a PIN (its id, entity id or BCM number)`);
+    if (p === '')
+      throw new GpioUsageError(
+        `gpio ${sub} needs a PIN (its id, entity id or BCM number)`,
+        `gpio ${sub} 需要一个 PIN（其 ID、实体 ID 或 BCM 编号）`,
+      );
     return p;
   };
   switch (sub) {
     case 'pins':
-      if (rest.length > 0) throw new GpioUsageError('gpio pins takes no arguments');
+      if (rest.length > 0) throw new GpioUsageError('gpio pins takes no arguments', 'gpio pins 不接受参数');
       return { command: 'pins' };
     case 'read':
-      if (rest.length !== 1) throw new GpioUsageError('gpio read needs exactly one PIN');
+      if (rest.length !== 1) throw new GpioUsageError('gpio read needs exactly one PIN', 'gpio read 需要恰好一个 PIN');
       return { command: 'read', pin: pin() };
     case 'write':
-      if (rest.length !== 2) throw new GpioUsageError('gpio write needs a PIN and a value 0 or 1');
+      if (rest.length !== 2) throw new GpioUsageError('gpio write needs a PIN and a value 0 or 1', 'gpio write 需要一个 PIN 和值 0 或 1');
       return { command: 'write', pin: pin(), value: bit(rest[1], 'gpio write') };
     case 'simulate': {
       if (flags.press !== undefined) {
-        if (rest.length !== 1) throw new GpioUsageError('gpio simulate PIN --press MS takes no level');
+        if (rest.length !== 1)
+          throw new GpioUsageError('gpio simulate PIN --press MS takes no level', 'gpio simulate PIN --press MS 不接受电平');
         return { command: 'simulate', pin: pin(), press_ms: pressMs(flags.press) };
       }
-      if (rest.length !== 2) throw new GpioUsageError('gpio simulate needs a PIN and a level 0 or 1, or a PIN and --press MS');
+      if (rest.length !== 2)
+        throw new GpioUsageError(
+          'gpio simulate needs a PIN and a level 0 or 1, or a PIN and --press MS',
+          'gpio simulate 需要一个 PIN 和电平 0 或 1，或一个 PIN 和 --press MS',
+        );
       return { command: 'simulate', pin: pin(), level: bit(rest[1], 'gpio simulate') };
     }
     default:
-      throw new GpioUsageError(`unknown gpio command ${sub}; use ${COMMANDS}`);
+      throw new GpioUsageError(`unknown gpio command ${sub}; use ${COMMANDS}`, `未知的 gpio 子命令 ${sub}；可用 ${COMMANDS_ZH}`);
   }
 }
 
 function bit(text: string | undefined, what: string): 0 | 1 {
   if (text === '0') return 0;
   if (text === '1') return 1;
-  throw new GpioUsageError(`${what}: the value must be 0 or 1, not ${JSON.stringify(text ?? '')}`);
+  throw new GpioUsageError(
+    `${what}: the value must be 0 or 1, not ${JSON.stringify(text ?? '')}`,
+    `${what}：值须为 0 或 1，而不是 ${JSON.stringify(text ?? '')}`,
+  );
 }
 
 function pressMs(text: string): number {
   const n = Number(text);
   if (text.trim() === '' || !Number.isInteger(n) || n < MIN_PRESS_MS || n > MAX_PRESS_MS) {
-    throw new GpioUsageError(`--press must be a whole number of milliseconds from ${MIN_PRESS_MS} to ${MAX_PRESS_MS}`);
+    throw new GpioUsageError(
+      `--press must be a whole number of milliseconds from ${MIN_PRESS_MS} to ${MAX_PRESS_MS}`,
+      `--press 须为 ${MIN_PRESS_MS} 到 ${MAX_PRESS_MS} 之间的整数（毫秒）`,
+    );
   }
   return n;
 }

@@ -9,11 +9,11 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand, type NoFlags } from './command-module.js';
+import { CommandUsageError, defineCommand, type NoFlags } from './command-module.js';
 
 export type HomeassistantCommand = { command: 'status' } | { command: 'sync' };
 
-export class HomeassistantUsageError extends Error {}
+export class HomeassistantUsageError extends CommandUsageError {}
 
 /** `homeagentctl homeassistant` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const homeassistantCommand = defineCommand<NoFlags>({
@@ -39,8 +39,12 @@ export const homeassistantCommand = defineCommand<NoFlags>({
 
 export function parseHomeassistantCommand(positionals: readonly string[]): HomeassistantCommand {
   const [sub = 'status', ...rest] = positionals;
-  if (sub !== 'status' && sub !== 'sync') throw new HomeassistantUsageError(`unknown homeassistant command ${sub}; use status or sync`);
-  if (rest.length > 0) throw new HomeassistantUsageError(`homeassistant ${sub} takes no arguments`);
+  if (sub !== 'status' && sub !== 'sync')
+    throw new HomeassistantUsageError(
+      `unknown homeassistant command ${sub}; use status or sync`,
+      `未知的 homeassistant 子命令 ${sub}；可用 status 或 sync`,
+    );
+  if (rest.length > 0) throw new HomeassistantUsageError(`homeassistant ${sub} takes no arguments`, `homeassistant ${sub} 不接受参数`);
   return { command: sub };
 }
 

@@ -8,7 +8,7 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 
 /** homeagentctl's option table entries for webui (merged into its parseArgs options). */
 export const WEBUI_OPTIONS = {
@@ -19,7 +19,7 @@ export type WebuiFlags = { reset?: string | undefined };
 
 export type WebuiCommand = { command: 'credentials'; reset?: 'password' | 'api_key' };
 
-export class WebuiUsageError extends Error {}
+export class WebuiUsageError extends CommandUsageError {}
 
 /** `homeagentctl webui` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const webuiCommand = defineCommand<WebuiFlags>({
@@ -41,12 +41,20 @@ export const webuiCommand = defineCommand<WebuiFlags>({
 /** Reads `webui credentials [--reset WHAT]` (positionals after `webui`). Throws WebuiUsageError. */
 export function parseWebuiCommand(positionals: readonly string[], flags: WebuiFlags): WebuiCommand {
   const [sub, ...rest] = positionals;
-  if (sub === undefined) throw new WebuiUsageError('webui needs a command: webui credentials');
-  if (sub !== 'credentials') throw new WebuiUsageError(`unknown webui command ${sub}; use webui credentials`);
-  if (rest.length > 0) throw new WebuiUsageError('webui credentials takes no arguments (--reset password|api_key makes a new one)');
+  if (sub === undefined) throw new WebuiUsageError('webui needs a command: webui credentials', 'webui 需要一个子命令：webui credentials');
+  if (sub !== 'credentials')
+    throw new WebuiUsageError(`unknown webui command ${sub}; use webui credentials`, `未知的 webui 子命令 ${sub}；可用 webui credentials`);
+  if (rest.length > 0)
+    throw new WebuiUsageError(
+      'webui credentials takes no arguments (--reset password|api_key makes a new one)',
+      'webui credentials 不接受参数（--reset password|api_key 生成新的）',
+    );
   if (flags.reset === undefined) return { command: 'credentials' };
   if (flags.reset !== 'password' && flags.reset !== 'api_key') {
-    throw new WebuiUsageError(`--reset must be password or api_key, not ${JSON.stringify(flags.reset)}`);
+    throw new WebuiUsageError(
+      `--reset must be password or api_key, not ${JSON.stringify(flags.reset)}`,
+      `--reset 须为 password 或 api_key，而不是 ${JSON.stringify(flags.reset)}`,
+    );
   }
   return { command: 'credentials', reset: flags.reset };
 }
