@@ -261,7 +261,7 @@ export async function run(emit) {
   ]);
   const [
     { LocalGrammar },
-    { PocketsphinxStt, DEFAULT_MODEL_DIR },
+    { PocketsphinxStt, DEFAULT_MODEL_DIR, checkLocalModel },
     { OfflineFirstStt },
     { VoicePipeline },
     { ActivationPolicy },
@@ -313,9 +313,11 @@ export async function run(emit) {
   // plugin.voice.stt's defaults (settings-schema.ts), as the plugin builds its grammar.
   const { settingsSchema } = await load('plugins/voice/settings-schema.js');
   const sttDefaults = Object.fromEntries(Object.entries(settingsSchema.properties.stt.properties).map(([k, v]) => [k, v.default]));
+  const model = checkLocalModel(DEFAULT_MODEL_DIR);
+  if (!model.ok) throw new Error(model.why);
   const grammar = new LocalGrammar({
     dir: join(dir, 'grammar'),
-    modelDir: DEFAULT_MODEL_DIR,
+    dictionary: model.files.dict,
     entities: async () => registry.list(),
     areas: async () => registry.areas(),
     wakePhrases: () => ['hey home', 'hi home', 'ok home', 'hello home'],
@@ -329,8 +331,8 @@ export async function run(emit) {
   await grammar.path();
   const report = grammar.report();
   const decoder = new PocketsphinxStt({
-    program: 'pocketsphinx_continuous',
-    modelDir: DEFAULT_MODEL_DIR,
+    program: model.program,
+    model: model.files,
     grammarPath: () => grammar.path(),
     timeoutMs: 30_000,
   });

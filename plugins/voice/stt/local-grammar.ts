@@ -12,12 +12,12 @@ import { join } from 'node:path';
 import type { Area, EntityInfo, Logger } from '../../../src/sdk/index.js';
 import { INTENT_COLOURS, INTENT_SENTENCES } from '../../../src/sdk/intent-vocabulary.js';
 import { buildCommandGrammar, type CommandGrammar, type GrammarHome } from './command-grammar.js';
-import { DICTIONARY_FILE } from './pocketsphinx-stt.js';
 import { sttError } from './stt-common.js';
 
 export interface LocalGrammarOptions {
   dir: string;
-  modelDir: string;
+  /** The model's pronunciation dictionary (LocalModelFiles.dict). */
+  dictionary: string;
   entities: () => Promise<readonly EntityInfo[]>;
   areas: () => Promise<readonly Area[]>;
   wakePhrases: () => readonly string[];
@@ -104,7 +104,7 @@ export class LocalGrammar {
   }
 
   async #build(): Promise<GrammarReport> {
-    this.#dictionary ??= readFile(join(this.#o.modelDir, DICTIONARY_FILE), 'utf8').then(dictionaryWords);
+    this.#dictionary ??= readFile(this.#o.dictionary, 'utf8').then(dictionaryWords);
     const [dictionary, entities, areas] = await Promise.all([this.#dictionary, this.#o.entities(), this.#o.areas()]);
     const started = performance.now();
     const grammar = buildCommandGrammar({

@@ -48,7 +48,7 @@ export function openLocalStt(options: LocalSttOptions): LocalSttOutcome {
   const backend = ctx.settings.get('stt.backend');
   const modelDir = ctx.settings.get('stt.local_model_dir');
   const check = (options.check ?? checkLocalModel)(modelDir);
-  if (!check.ok || check.program === undefined) {
+  if (!check.ok || check.program === undefined || check.files === undefined) {
     const en = check.why ?? 'pocketsphinx is not installed';
     const zh = check.whyZh ?? '没有安装 pocketsphinx';
     if (backend === 'local') return { kind: 'broken', en: `local speech-to-text off: ${en}`, zh: `本地语音识别已关闭：${zh}` };
@@ -63,7 +63,7 @@ export function openLocalStt(options: LocalSttOptions): LocalSttOutcome {
   }
   const grammar = new LocalGrammar({
     dir: `${ctx.paths.data}/local-stt`,
-    modelDir,
+    dictionary: check.files.dict,
     entities: () => ctx.entities.list(),
     areas: () => ctx.entities.areas(),
     wakePhrases: () => ctx.settings.get('activation.wake_phrases'),
@@ -74,7 +74,7 @@ export function openLocalStt(options: LocalSttOptions): LocalSttOutcome {
   });
   const decoder = new PocketsphinxStt({
     program: check.program,
-    modelDir,
+    model: check.files,
     grammarPath: () => grammar.path(),
     timeoutMs: ctx.settings.get('stt.timeout_ms'),
   });

@@ -11,7 +11,7 @@
  * nothing. Utterances go one at a time, so every answer belongs to the last one written.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { findOnPath } from '../../../src/sdk/index.js';
 import { DEFAULT_MODEL_DIR, KEYPHRASE_PROGRAM, KEYPHRASE_SAMPLE_RATE } from '../activation/keyphrase-spotter.js';
@@ -20,6 +20,34 @@ import { checkAudio, pcmBytes, sttError, throwIfAborted } from './stt-common.js'
 
 export { DEFAULT_MODEL_DIR };
 export const DICTIONARY_FILE = 'cmudict-en-us.dict';
+
+/** Where a pocketsphinx-format model keeps its parts. */
+export interface LocalModelFiles {
+  /** The acoustic model directory (mdef, feat.params, means, ...). */
+  hmm: string;
+  /** The pronunciation dictionary. */
+  dict: string;
+}
+
+const hasAcousticModel = (dir: string): boolean => readable(join(dir, 'mdef')) && readable(join(dir, 'feat.params'));
+
+/**
+ * The parts of a pocketsphinx-format model directory: the acoustic model is the directory itself or
+ * one directly inside it (Debian's en-us/), the dictionary the .dict file beside it
+ * (cmudict-en-us.dict first). Undefined for what is not found.
+ */
+export function locateModel(modelDir: string): Partial<LocalModelFiles> {
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(modelDir).sort();
+  } catch {
+    return {};
+  }
+  const hmm = hasAcousticModel(modelDir) ? modelDir : entries.map((name) => join(modelDir, name)).find((path) => hasAcousticModel(path));
+  const dicts = entries.filter((name) => name.endsWith('.dict'));
+  const dict = dicts.includes(DICTIONARY_FILE) ? DICTIONARY_FILE : dicts[0];
+  return { ...(hmm ? { hmm } : {}), ...(dict ? { dict: join(modelDir, dict) } : {}) };
+}
 /** Faint noise after each utterance (s): the decoder's endpointer needs half a second of quiet. */
 const TRAILING_QUIET_S = 1;
 const STDERR_KEEP = 2000;
@@ -32,6 +60,8 @@ export interface LocalModelCheck {
   ok: boolean;
   /** The program found, when it was. */
   program?: string;
+  /** The model's parts, when they are all there. */
+  files?: LocalModelFiles;
   why?: string;
   whyZh?: string;
 }
@@ -61,38 +91,30 @@ export function checkLocalModel(modelDir: string, programName = KEYPHRASE_PROGRA
   if (!program) {
     return { ok: false, why: `${programName} is not installed (${install})`, whyZh: `没有安装 ${programName}（${install}）` };
   }
-  const needed = [join(modelDir, 'en-us', 'mdef'), join(modelDir, 'en-us', 'feat.params'), join(modelDir, DICTIONARY_FILE)];
-  const lacking = needed.filter((path) => !readable(path));
+  const files = locateModel(modelDir);
+  const lacking = [
+    ...(files.hmm ? [] : [{ en: 'acoustic model (mdef, feat.params)', zh: '声学模型（mdef、feat.params）' }]),
+    ...(files.dict && readable(files.dict) ? [] : [{ en: 'pronunciation dictionary (*.dict)', zh: '发音词典（*.dict）' }]),
+  ];
   if (lacking.length > 0) {
     return {
       ok: false,
       program,
-      why: `the pocketsphinx model is missing in ${modelDir} (${lacking.join(', ')}; ${install})`,
-      whyZh: `${modelDir} 里缺少 pocketsphinx 模型（${lacking.join('、')}；${install}）`,
+      why: `the pocketsphinx model is missing in ${modelDir} (no ${lacking.map((l) => l.en).join(', no ')}; ${install})`,
+      whyZh: `${modelDir} 里缺少 pocketsphinx 模型（没有${lacking.map((l) => l.zh).join('，也没有')}；${install}）`,
     };
   }
-  return { ok: true, program };
+  return { ok: true, program, files: files as LocalModelFiles };
 }
 
 /** The decoder's command line: raw 16 kHz on stdin, the grammar as an FSG file, the log on stderr. */
-export function localDecoderArgs(modelDir: string, fsgPath: string): string[] {
-  return [
-    '-infile',
-    '/dev/stdin',
-    '-hmm',
-    join(modelDir, 'en-us'),
-    '-dict',
-    join(modelDir, DICTIONARY_FILE),
-    '-fsg',
-    fsgPath,
-    '-samprate',
-    String(KEYPHRASE_SAMPLE_RATE),
-  ];
+export function localDecoderArgs(model: LocalModelFiles, fsgPath: string): string[] {
+  return ['-infile', '/dev/stdin', '-hmm', model.hmm, '-dict', model.dict, '-fsg', fsgPath, '-samprate', String(KEYPHRASE_SAMPLE_RATE)];
 }
 
 export interface PocketsphinxSttOptions {
   program: string;
-  modelDir: string;
+  model: LocalModelFiles;
   /** The current grammar file; a new path restarts the decoder with it. */
   grammarPath: () => Promise<string>;
   timeoutMs: number;
@@ -183,7 +205,7 @@ export class PocketsphinxStt implements SpeechToText {
     if (running && this.#childGrammar === grammar && running.exitCode === null && running.signalCode === null) return running;
     await this.close();
     // Node hands a child a socket as stdin and the decoder cannot fopen a socket: `cat` makes it a pipe.
-    const child = spawn('sh', ['-c', 'cat | "$0" "$@"', this.#options.program, ...localDecoderArgs(this.#options.modelDir, grammar)], {
+    const child = spawn('sh', ['-c', 'cat | "$0" "$@"', this.#options.program, ...localDecoderArgs(this.#options.model, grammar)], {
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });

@@ -13,7 +13,13 @@ import { spokenLanguage } from '../../../../plugins/voice/spoken-text.js';
 import { buildCommandGrammar } from '../../../../plugins/voice/stt/command-grammar.js';
 import { dictionaryWords, LocalGrammar } from '../../../../plugins/voice/stt/local-grammar.js';
 import { OFFLINE_ONLY, OfflineFirstStt } from '../../../../plugins/voice/stt/offline-first-stt.js';
-import { checkLocalModel, DEFAULT_MODEL_DIR, PocketsphinxStt } from '../../../../plugins/voice/stt/pocketsphinx-stt.js';
+import {
+  checkLocalModel,
+  DEFAULT_MODEL_DIR,
+  type LocalModelFiles,
+  locateModel,
+  PocketsphinxStt,
+} from '../../../../plugins/voice/stt/pocketsphinx-stt.js';
 import { OFFLINE_ANSWER, VoicePipeline } from '../../../../plugins/voice/voice-pipeline.js';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
 import { silentLogs } from '../../fixtures/support.js';
@@ -128,7 +134,7 @@ t.test('the grammar file follows the home: a new entity is heard after the rebui
   const entities = [{ name: 'Kitchen Light', aliases: [] as string[] }];
   const grammar = new LocalGrammar({
     dir: `${dir}/grammar`,
-    modelDir: `${dir}/model`,
+    dictionary: `${dir}/model/cmudict-en-us.dict`,
     entities: async () => entities as never,
     areas: async () => [],
     wakePhrases: () => [],
@@ -151,6 +157,25 @@ t.test('the grammar file follows the home: a new entity is heard after the rebui
 
 t.test('dictionary words leave out alternate pronunciations', async (t) => {
   t.same([...dictionaryWords('light L AY T\nlight(2) L AY\nlamp L AE M P\n')], ['light', 'lamp']);
+});
+
+t.test('a pocketsphinx-format model directory: its acoustic model and dictionary are found, or named as missing', async (t) => {
+  const dir = t.testdir({
+    debian: { 'en-us': { mdef: 'x', 'feat.params': 'x' }, 'cmudict-en-us.dict': 'a AH' },
+    flat: { mdef: 'x', 'feat.params': 'x', 'de.dict': 'hallo HH AA L OW' },
+    empty: { 'README.txt': 'nothing' },
+  });
+  t.same(locateModel(`${dir}/debian`), { hmm: `${dir}/debian/en-us`, dict: `${dir}/debian/cmudict-en-us.dict` });
+  t.same(locateModel(`${dir}/flat`), { hmm: `${dir}/flat`, dict: `${dir}/flat/de.dict` });
+  t.same(locateModel(`${dir}/missing`), {});
+  const check = checkLocalModel(`${dir}/empty`, process.execPath);
+  t.equal(check.ok, false);
+  t.match(check.why, /no acoustic model \(mdef, feat.params\), no pronunciation dictionary/);
+  t.match(checkLocalModel(`${dir}/debian`, '/nonexistent/pocketsphinx_continuous'), {
+    ok: false,
+    why: /is not installed \(apt-get install pocketsphinx pocketsphinx-en-us\)/,
+    whyZh: /没有安装/,
+  });
 });
 
 const fake = (name: string, text: string): SpeechToText => ({ name, transcribe: async () => ({ text, language: 'en' }) });
@@ -225,7 +250,7 @@ t.test(
     const dir = t.testdir({});
     const grammar = new LocalGrammar({
       dir,
-      modelDir: DEFAULT_MODEL_DIR,
+      dictionary: local.files?.dict as string,
       entities: async () =>
         [
           { name: 'Kitchen Light', aliases: [] },
@@ -238,7 +263,7 @@ t.test(
     });
     const stt = new PocketsphinxStt({
       program: local.program as string,
-      modelDir: DEFAULT_MODEL_DIR,
+      model: local.files as LocalModelFiles,
       grammarPath: () => grammar.path(),
       timeoutMs: 30_000,
     });
