@@ -17,7 +17,7 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage, stateWord } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 
 /** homeagentctl's option table entries for automations (merged into its parseArgs options; --limit is shared). */
 export const AUTOMATIONS_OPTIONS = {
@@ -36,7 +36,7 @@ export type AutomationsCommand =
   | { command: 'disable'; id: string }
   | { command: 'runs'; id?: string; limit?: number };
 
-export class AutomationsUsageError extends Error {}
+export class AutomationsUsageError extends CommandUsageError {}
 
 /** `homeagentctl automations` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const automationsCommand = defineCommand<AutomationsFlags>({
@@ -67,6 +67,7 @@ export const automationsCommand = defineCommand<AutomationsFlags>({
 });
 
 const COMMANDS = 'list, run, enable, disable or runs';
+const COMMANDS_ZH = 'list、run、enable、disable 或 runs';
 const ID = /^[a-z0-9_]{1,64}$/;
 
 const ALLOWED: Record<AutomationsCommand['command'], ReadonlyArray<keyof AutomationsFlags>> = {
@@ -85,31 +86,41 @@ export function automationsFlagsUsed(flags: AutomationsFlags): Array<keyof Autom
 /** Reads `automations <sub> …` (positionals after `automations`); throws AutomationsUsageError. No sub-command means list. */
 export function parseAutomationsCommand(positionals: readonly string[], flags: AutomationsFlags): AutomationsCommand {
   const [sub = 'list', ...rest] = positionals;
-  if (!Object.hasOwn(ALLOWED, sub)) throw new AutomationsUsageError(`unknown automations command ${sub}; use ${COMMANDS}`);
+  if (!Object.hasOwn(ALLOWED, sub))
+    throw new AutomationsUsageError(
+      `unknown automations command ${sub}; use ${COMMANDS}`,
+      `未知的 automations 子命令 ${sub}；可用 ${COMMANDS_ZH}`,
+    );
   const command = sub as AutomationsCommand['command'];
   const stray = automationsFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
-  if (stray.length > 0) throw new AutomationsUsageError(`--${stray[0]} does not belong to automations ${command}`);
+  if (stray.length > 0)
+    throw new AutomationsUsageError(
+      `--${stray[0]} does not belong to automations ${command}`,
+      `--${stray[0]} 不属于 automations ${command}`,
+    );
   const id = (value: string | undefined): string => {
     if (value === undefined || !ID.test(value)) {
       throw new AutomationsUsageError(
         `automations ${command} needs an automation ID (lowercase letters, digits and _), ${value === undefined ? 'none given' : `not ${JSON.stringify(value)}`}`,
+        `automations ${command} 需要一个自动化 ID（小写字母、数字和 _），${value === undefined ? '未给出' : `而不是 ${JSON.stringify(value)}`}`,
       );
     }
     return value;
   };
   switch (command) {
     case 'list':
-      if (rest.length > 0) throw new AutomationsUsageError('automations list takes no arguments');
+      if (rest.length > 0) throw new AutomationsUsageError('automations list takes no arguments', 'automations list 不接受参数');
       return { command };
     case 'run':
     case 'enable':
     case 'disable': {
-      if (rest.length > 1) throw new AutomationsUsageError(`automations ${command} takes exactly one ID`);
+      if (rest.length > 1)
+        throw new AutomationsUsageError(`automations ${command} takes exactly one ID`, `automations ${command} 只接受一个 ID`);
       const target = id(rest[0]);
       return command === 'run' ? { command, id: target, skip_conditions: flags['skip-conditions'] === true } : { command, id: target };
     }
     case 'runs': {
-      if (rest.length > 1) throw new AutomationsUsageError('automations runs takes at most one ID');
+      if (rest.length > 1) throw new AutomationsUsageError('automations runs takes at most one ID', 'automations runs 最多接受一个 ID');
       return {
         command,
         ...(rest[0] !== undefined && { id: id(rest[0]) }),
@@ -122,7 +133,7 @@ export function parseAutomationsCommand(positionals: readonly string[], flags: A
 function integer(text: string, flag: string, min: number, max: number): number {
   const n = Number(text);
   if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
-    throw new AutomationsUsageError(`${flag} must be a whole number from ${min} to ${max}`);
+    throw new AutomationsUsageError(`${flag} must be a whole number from ${min} to ${max}`, `${flag} 须为 ${min} 到 ${max} 之间的整数`);
   }
   return n;
 }

@@ -10,7 +10,7 @@ import { localTime } from './automations.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 import { table } from './format.js';
 
 /** homeagentctl's option table entries for changes (merged into its parseArgs options; --limit is shared). */
@@ -25,7 +25,7 @@ export type ChangesCommand =
   | { command: 'list'; status?: ChangeStatus; limit?: number }
   | { command: 'show' | 'diff' | 'rollback' | 'commit'; id: number };
 
-export class ChangesUsageError extends Error {}
+export class ChangesUsageError extends CommandUsageError {}
 
 /** `homeagentctl changes` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const changesCommand = defineCommand<ChangesFlags>({
@@ -55,6 +55,7 @@ export const changesCommand = defineCommand<ChangesFlags>({
 });
 
 const COMMANDS = 'list, show, diff, rollback or commit';
+const COMMANDS_ZH = 'list、show、diff、rollback 或 commit';
 const STATUSES: readonly ChangeStatus[] = ['trial', 'committed', 'rolled_back'];
 /** The most rows changes.list answers (MAX_LIST_LIMIT of src/tracker/change-tracker.ts). */
 const MAX_LIMIT = 1000;
@@ -75,30 +76,48 @@ export function changesFlagsUsed(flags: ChangesFlags): Array<keyof ChangesFlags>
 /** Reads `changes <sub> …` (positionals after `changes`); no sub-command means list. Throws ChangesUsageError. */
 export function parseChangesCommand(positionals: readonly string[], flags: ChangesFlags): ChangesCommand {
   const [sub = 'list', ...rest] = positionals;
-  if (!Object.hasOwn(ALLOWED, sub)) throw new ChangesUsageError(`unknown changes command ${sub}; use ${COMMANDS}`);
+  if (!Object.hasOwn(ALLOWED, sub))
+    throw new ChangesUsageError(`unknown changes command ${sub}; use ${COMMANDS}`, `未知的 changes 子命令 ${sub}；可用 ${COMMANDS_ZH}`);
   const command = sub as ChangesCommand['command'];
   const stray = changesFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
-  if (stray.length > 0) throw new ChangesUsageError(`--${stray[0]} does not belong to changes ${command}`);
+  if (stray.length > 0)
+    throw new ChangesUsageError(`--${stray[0]} does not belong to changes ${command}`, `--${stray[0]} 不属于 changes ${command}`);
   if (command === 'list') {
-    if (rest.length > 0) throw new ChangesUsageError('changes list takes no arguments (--status S, --limit N)');
+    if (rest.length > 0)
+      throw new ChangesUsageError(
+        'changes list takes no arguments (--status S, --limit N)',
+        'changes list 不接受参数（用 --status S、--limit N）',
+      );
     if (flags.status !== undefined && !(STATUSES as readonly string[]).includes(flags.status)) {
-      throw new ChangesUsageError(`--status must be ${STATUSES.join(', ')}, not ${JSON.stringify(flags.status)}`);
+      throw new ChangesUsageError(
+        `--status must be ${STATUSES.join(', ')}, not ${JSON.stringify(flags.status)}`,
+        `--status 须为 ${STATUSES.join('、')} 之一，而不是 ${JSON.stringify(flags.status)}`,
+      );
     }
     return {
       command,
       ...(flags.status !== undefined && { status: flags.status as ChangeStatus }),
-      ...(flags.limit !== undefined && { limit: wholeNumber(flags.limit, '--limit', MAX_LIMIT) }),
+      ...(flags.limit !== undefined && { limit: wholeNumber(flags.limit, ['--limit', '--limit'], MAX_LIMIT) }),
     };
   }
-  if (rest.length !== 1) throw new ChangesUsageError(`changes ${command} needs exactly one change ID (homeagentctl changes lists them)`);
-  return { command, id: wholeNumber(rest[0] as string, 'the change ID', Number.MAX_SAFE_INTEGER) };
+  if (rest.length !== 1)
+    throw new ChangesUsageError(
+      `changes ${command} needs exactly one change ID (homeagentctl changes lists them)`,
+      `changes ${command} 需要恰好一个变更 ID（homeagentctl changes 会列出）`,
+    );
+  return { command, id: wholeNumber(rest[0] as string, ['the change ID', '变更 ID'], Number.MAX_SAFE_INTEGER) };
 }
 
-function wholeNumber(text: string, what: string, max: number): number {
+/** `what` names the number in English and in Chinese. */
+function wholeNumber(text: string, [what, whatZh]: readonly [string, string], max: number): number {
   const n = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1 || n > max) {
     const range = max === MAX_LIMIT ? ` up to ${max}` : '';
-    throw new ChangesUsageError(`${what} must be a positive whole number${range}, not ${JSON.stringify(text)}`);
+    const rangeZh = max === MAX_LIMIT ? `（最大 ${max}）` : '';
+    throw new ChangesUsageError(
+      `${what} must be a positive whole number${range}, not ${JSON.stringify(text)}`,
+      `${whatZh} 须为正整数${rangeZh}，而不是 ${JSON.stringify(text)}`,
+    );
   }
   return n;
 }

@@ -11,7 +11,7 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { agoIn, runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 import { table } from './format.js';
 
 /** homeagentctl's option table entries for lists (merged into its parseArgs options). */
@@ -29,7 +29,7 @@ export type ListsCommand =
   | { command: 'show'; list?: string; include_done: boolean }
   | { command: 'add' | 'done' | 'remove'; list?: string; item: string };
 
-export class ListsUsageError extends Error {}
+export class ListsUsageError extends CommandUsageError {}
 
 /** `homeagentctl lists` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const listsCommand = defineCommand<ListsFlags>({
@@ -64,6 +64,7 @@ export const listsCommand = defineCommand<ListsFlags>({
 });
 
 const COMMANDS = 'list, show, add, done or remove';
+const COMMANDS_ZH = 'list、show、add、done 或 remove';
 
 const ALLOWED: Record<ListsCommand['command'], ReadonlyArray<keyof ListsFlags>> = {
   list: [],
@@ -81,19 +82,29 @@ export function listsFlagsUsed(flags: ListsFlags): Array<keyof ListsFlags> {
 /** Reads `lists [<sub> …]` (positionals after `lists`); throws ListsUsageError. No sub-command means list. */
 export function parseListsCommand(positionals: readonly string[], flags: ListsFlags): ListsCommand {
   const [sub = 'list', ...rest] = positionals;
-  if (!Object.hasOwn(ALLOWED, sub)) throw new ListsUsageError(`unknown lists command ${sub}; use ${COMMANDS}`);
+  if (!Object.hasOwn(ALLOWED, sub))
+    throw new ListsUsageError(`unknown lists command ${sub}; use ${COMMANDS}`, `未知的 lists 子命令 ${sub}；可用 ${COMMANDS_ZH}`);
   const command = sub as ListsCommand['command'];
   const stray = listsFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
-  if (stray.length > 0) throw new ListsUsageError(`--${stray[0]} does not belong to lists ${command}`);
+  if (stray.length > 0)
+    throw new ListsUsageError(`--${stray[0]} does not belong to lists ${command}`, `--${stray[0]} 不属于 lists ${command}`);
   switch (command) {
     case 'list':
-      if (rest.length > 0) throw new ListsUsageError('lists list takes no arguments (lists show LIST shows one list)');
+      if (rest.length > 0)
+        throw new ListsUsageError(
+          'lists list takes no arguments (lists show LIST shows one list)',
+          'lists list 不接受参数（lists show LIST 显示一个清单）',
+        );
       return { command };
     case 'show': {
       // The words are the list's name, so `lists show hardware store` needs no quotes; --list is
       // taken too, as after `lists add --list …`.
       const named = words(rest);
-      if (named !== '' && flags.list !== undefined) throw new ListsUsageError('lists show takes the LIST once: as words or with --list');
+      if (named !== '' && flags.list !== undefined)
+        throw new ListsUsageError(
+          'lists show takes the LIST once: as words or with --list',
+          'lists show 只接受一次 LIST：直接写出，或用 --list',
+        );
       const list = named === '' ? listFlag(flags) : named;
       return { command, ...(list !== undefined && { list }), include_done: flags.all === true };
     }
@@ -101,7 +112,11 @@ export function parseListsCommand(positionals: readonly string[], flags: ListsFl
     case 'done':
     case 'remove': {
       const item = words(rest);
-      if (item === '') throw new ListsUsageError(`lists ${command} needs an ITEM, e.g. lists ${command} milk`);
+      if (item === '')
+        throw new ListsUsageError(
+          `lists ${command} needs an ITEM, e.g. lists ${command} milk`,
+          `lists ${command} 需要一个 ITEM，例如 lists ${command} milk`,
+        );
       const list = listFlag(flags);
       return { command, ...(list !== undefined && { list }), item };
     }
@@ -111,7 +126,7 @@ export function parseListsCommand(positionals: readonly string[], flags: ListsFl
 function listFlag(flags: ListsFlags): string | undefined {
   if (flags.list === undefined) return undefined;
   const list = flags.list.trim();
-  if (list === '') throw new ListsUsageError('--list needs a LIST name');
+  if (list === '') throw new ListsUsageError('--list needs a LIST name', '--list 需要一个清单名 LIST');
   return list;
 }
 

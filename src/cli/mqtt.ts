@@ -13,7 +13,7 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage, stateWord } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 
 /** homeagentctl's option table entries for mqtt (merged into its parseArgs options). */
 export const MQTT_OPTIONS = {
@@ -29,7 +29,7 @@ export type MqttCommand =
   | { command: 'publish'; topic: string; payload: string; qos?: 0 | 1 | 2; retain: boolean }
   | { command: 'credentials'; reset?: 'devices' };
 
-export class MqttUsageError extends Error {}
+export class MqttUsageError extends CommandUsageError {}
 
 /** `homeagentctl mqtt` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const mqttCommand = defineCommand<MqttFlags>({
@@ -59,6 +59,7 @@ export const mqttCommand = defineCommand<MqttFlags>({
 });
 
 const COMMANDS = 'status, publish or credentials';
+const COMMANDS_ZH = 'status、publish 或 credentials';
 /** Which sub-command each flag belongs to. */
 const FLAG_OWNER: Record<keyof MqttFlags, string> = { qos: 'publish', retain: 'publish', reset: 'credentials' };
 
@@ -72,33 +73,45 @@ export function parseMqttCommand(positionals: readonly string[], flags: MqttFlag
   const [sub = 'status', ...rest] = positionals;
   const stray = mqttFlagsUsed(flags).find((flag) => FLAG_OWNER[flag] !== sub);
   if (stray !== undefined && ['status', 'publish', 'credentials'].includes(sub)) {
-    throw new MqttUsageError(`--${stray} belongs to mqtt ${FLAG_OWNER[stray]}, not mqtt ${sub}`);
+    throw new MqttUsageError(
+      `--${stray} belongs to mqtt ${FLAG_OWNER[stray]}, not mqtt ${sub}`,
+      `--${stray} 是 mqtt ${FLAG_OWNER[stray]} 的选项，不属于 mqtt ${sub}`,
+    );
   }
   switch (sub) {
     case 'status': {
-      if (rest.length > 0) throw new MqttUsageError('mqtt status takes no arguments');
+      if (rest.length > 0) throw new MqttUsageError('mqtt status takes no arguments', 'mqtt status 不接受参数');
       return { command: 'status' };
     }
     case 'credentials': {
-      if (rest.length > 0) throw new MqttUsageError('mqtt credentials takes no arguments (--reset devices makes a new password)');
+      if (rest.length > 0)
+        throw new MqttUsageError(
+          'mqtt credentials takes no arguments (--reset devices makes a new password)',
+          'mqtt credentials 不接受参数（--reset devices 生成新密码）',
+        );
       if (flags.reset === undefined) return { command: 'credentials' };
-      if (flags.reset !== 'devices') throw new MqttUsageError(`--reset must be devices, not ${JSON.stringify(flags.reset)}`);
+      if (flags.reset !== 'devices')
+        throw new MqttUsageError(
+          `--reset must be devices, not ${JSON.stringify(flags.reset)}`,
+          `--reset 须为 devices，而不是 ${JSON.stringify(flags.reset)}`,
+        );
       return { command: 'credentials', reset: 'devices' };
     }
     case 'publish': {
       if (rest.length !== 2) {
         throw new MqttUsageError(
           'mqtt publish needs a TOPIC and a PAYLOAD (quote it; "" for an empty one, which clears a retained message)',
+          'mqtt publish 需要 TOPIC 和 PAYLOAD（加引号；"" 表示空消息，会清除保留消息）',
         );
       }
       const [topic = '', payload = ''] = rest;
-      if (topic.trim() === '') throw new MqttUsageError('mqtt publish: the TOPIC is empty');
+      if (topic.trim() === '') throw new MqttUsageError('mqtt publish: the TOPIC is empty', 'mqtt publish：TOPIC 为空');
       const command: MqttCommand = { command: 'publish', topic, payload, retain: flags.retain === true };
       if (flags.qos !== undefined) command.qos = qos(flags.qos);
       return command;
     }
     default:
-      throw new MqttUsageError(`unknown mqtt command ${sub}; use ${COMMANDS}`);
+      throw new MqttUsageError(`unknown mqtt command ${sub}; use ${COMMANDS}`, `未知的 mqtt 子命令 ${sub}；可用 ${COMMANDS_ZH}`);
   }
 }
 
@@ -106,7 +119,7 @@ function qos(text: string): 0 | 1 | 2 {
   if (text === '0') return 0;
   if (text === '1') return 1;
   if (text === '2') return 2;
-  throw new MqttUsageError(`--qos must be 0, 1 or 2, not ${JSON.stringify(text)}`);
+  throw new MqttUsageError(`--qos must be 0, 1 or 2, not ${JSON.stringify(text)}`, `--qos 须为 0、1 或 2，而不是 ${JSON.stringify(text)}`);
 }
 
 /** Runs a parsed mqtt command; resolves with the exit code. Daemon errors are thrown (homeagentctl reports them). */
