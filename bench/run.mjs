@@ -31,6 +31,7 @@ const ALL = [
   'voice-stream',
   'voice-satellite',
   'voice-commands',
+  'seq',
 ];
 const args = process.argv.slice(2);
 // Set before any benchmark module loads: their sizes are read once, at import.
