@@ -216,6 +216,11 @@ export class Composer {
       if (result.targets !== undefined && result.targets.length > 0) previousTargets = result.targets;
     }
     if (intents.length === 0) return { kind: 'none', why: 'no intent' };
+    // "台灯台灯，打开": the same command said twice is done once.
+    const unique = intents.filter(
+      (x, at) => intents.findIndex((y) => y.name === x.name && JSON.stringify(y.slots) === JSON.stringify(x.slots)) === at,
+    );
+    intents.splice(0, intents.length, ...unique);
     const coverage = explained + unexplained === 0 ? 0 : explained / (explained + unexplained);
     const limit = MIN_COVERAGE[this.language];
     if (coverage < limit || unexplained >= (this.language === 'en' ? 2 : 3)) return { kind: 'none', why: 'not understood' };
@@ -471,7 +476,13 @@ export class Composer {
     }
 
     // Devices: the targets of the clause, or the conversation's.
-    let clauseTargets = this.targetsOf2(deviceTargets, devices, previousDevice, action);
+    let clauseTargets = this.targetsOf2(
+      deviceTargets,
+      devices,
+      previousDevice,
+      action,
+      ms.some((m) => has(m, 'and')),
+    );
     // "客厅窗帘开一点，开到20%": a command without a target after one with a target in the same sentence acts on it.
     if (
       clauseTargets.length === 0 &&
@@ -502,6 +513,10 @@ export class Composer {
     ) {
       return this.repeatReferent(referent, clauseTargets, values, color, done, intent);
     }
+    // "回家了，开一下客厅的灯": "home", "回去", "return" send a vacuum to its dock only when one is named.
+    const weakDock =
+      effectiveAction === 'dock' && ms.every((m) => !has(m, 'action') || WEAK_DOCK.test(m.text) || meaning(m, 'action')?.action !== 'dock');
+    if (clauseTargets.length === 0 && weakDock) return { kind: 'none', why: 'no target' };
     if (clauseTargets.length === 0 && effectiveAction !== undefined && IMPLIED_DOMAIN[effectiveAction] !== undefined) {
       clauseTargets = [{ device: { domains: [IMPLIED_DOMAIN[effectiveAction] as string] }, plural: false }];
     }
@@ -616,12 +631,19 @@ export class Composer {
     devices: ReadonlyArray<{ device: DeviceWord; plural: boolean }>,
     previousDevice: DeviceWord | undefined,
     action: Action | undefined,
+    /** "和"/"and" joined targets in the clause: a place with a kind is then a target of its own. */
+    joined = false,
   ): TargetMention[] {
     const device = devices[0];
     const out: TargetMention[] = [];
     const named = targets.filter((t) => t.names !== undefined);
     for (const t of named) out.push(t);
     const places = targets.filter((t) => t.names === undefined);
+    // "把客厅的灯和电视都关了": the living room's lights and the TV, not the TV narrowed to the living room.
+    if (named.length > 0 && joined && places.length > 0 && device) {
+      for (const p of places) out.push({ ...p, device: device.device, plural: true });
+      return out;
+    }
     if (named.length > 0) {
       // A place beside a named device narrows it ("the fan in the bedroom" when several share a name).
       return out.map((t) => ({
@@ -1033,6 +1055,9 @@ export class Composer {
   }
 }
 
+/** Words that mean "go home" to a vacuum only when it is named; alone they are about the person. */
+const WEAK_DOCK = /^(回家|回去|返回|go home|return|go back to|back)$/u;
+
 /** Transport controls: without a player said they go to whatever plays (intent-executor.ts #players). */
 const TRANSPORT: ReadonlySet<Action> = new Set(['pause', 'resume', 'next', 'previous', 'stop']);
 
@@ -1080,6 +1105,8 @@ function isWholeCommand(mentions: readonly Mention[]): boolean {
  * reference, and no question about a thing of the home (the time, the weather, a temperature).
  */
 function isReason(mentions: readonly Mention[]): boolean {
+  // "那个，帮我开下台灯", "um, so": a hesitation before the command points at nothing.
+  if (mentions.every((m) => /^(那个|这个|那|嗯|呃|额|um|uh|so|well|right|ok|okay|alright)$/u.test(m.text) || has(m, 'break'))) return true;
   return !mentions.some(
     (m) =>
       isTargetOrThing(m) ||

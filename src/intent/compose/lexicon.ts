@@ -223,7 +223,7 @@ const EN: Lexicon = {
     ...many('except|apart from|other than|but not|besides|not the', b('except')),
     ...many(
       // "can I have the kettle on", "do you know what time it is": a request put as a question about the speaker.
-      'can i have|could i have|can i get|could i get|can we have|could we have|may i have|do you know|never mind|nevermind|still|play|playing|until|till|got|have we got|you got|going to|gonna|im going to|sleep|asleep|sleeping|bed|please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|want|need|lets|let|let the|be|to be|go ahead and|some|bit|little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
+      'can i have|could i have|can i get|could i get|can we have|could we have|may i have|do you know|never mind|nevermind|alright|all right|first|still|play|playing|until|till|got|have we got|you got|going to|gonna|im going to|sleep|asleep|sleeping|bed|please|could you|can you|would you|will you|would you mind|do you mind|mind|could|can|would|will|you|for me|send|the|a|an|my|our|your|in|at|of|to|into|for|from|with|here|in here|there|just|kindly|hey|ok|okay|so|quickly|right|um|uh|like to|want|need|lets|let|let the|be|to be|go ahead and|some|bit|little|more|percent|per cent|of my|tell|going to be|to be|like|it is|at',
       F,
     ),
   ],

@@ -142,3 +142,30 @@ t.test('spoken numbers and shares', async (t) => {
   t.match(one(zh.understand('把台灯开到最亮', 'zh')), { name: 'HassLightSet', slots: { brightness: 100 } });
   t.notOk(acts(en.understand('turn on the main light in the kitchen', 'en')), '"main" is never the weather');
 });
+
+t.test('joined targets, weak "home", repeats and hesitations', async (t) => {
+  const both = zh.understand('帮我把客厅的灯和电视都关了', 'zh');
+  t.equal(both.kind === 'intents' ? both.intents.length : 0, 2, 'the living room lights and the TV, not the TV alone');
+  t.notOk(names(zh.understand('回家了，开一下客厅的灯', 'zh')).includes('HassVacuumReturnToBase'), '"回家了" sends no vacuum home');
+  t.match(one(zh.understand('扫地机回家', 'zh')), { name: 'HassVacuumReturnToBase' }, 'a named vacuum still goes home');
+  t.equal(en.understand('go home', 'en').kind, 'none');
+  t.match(one(zh.understand('台灯台灯，打开', 'zh')), { name: 'HassTurnOn', slots: { name: '台灯' } }, 'said twice, done once');
+  t.match(one(zh.understand('那个，帮我开下台灯', 'zh')), { name: 'HassTurnOn', slots: { name: '台灯' } });
+  t.notSame(names(en.understand('the vacuum can go back now', 'en')), ['HassVacuumStart'], 'the vacuum named is no order to clean');
+  t.notSame(names(en.understand('the vacuum can go back now', 'en')), ['HassMediaPrevious'], 'nor to skip back a song');
+});
+
+t.test('requests put as questions', async (t) => {
+  t.match(one(en.understand('can you please turn on the hall light?', 'en')), { name: 'HassTurnOn', slots: { name: 'Hall Light' } });
+  t.match(one(en.understand('is the hall light on?', 'en')), { name: 'HassGetState' }, 'a question stays one');
+  t.match(one(en.understand('did you turn on the hall light', 'en')), { name: 'HassGetState' });
+  t.match(one(zh.understand('可以帮我打开台灯吗', 'zh')), { name: 'HassTurnOn', slots: { name: '台灯' } });
+  t.match(one(zh.understand('能不能把电视关了', 'zh')), { name: 'HassTurnOff', slots: { name: '电视' } });
+  t.match(one(zh.understand('帮我看看台灯开着吗', 'zh')), { name: 'HassGetState' }, 'a look asked for stays a question');
+  t.match(
+    one(zh.understand('客厅空调调到26度', 'zh')),
+    { name: 'HassClimateSetTemperature', slots: { temperature: 26 } },
+    '空调调到 keeps its 调',
+  );
+  t.match(one(zh.understand('关关掉电视', 'zh')), { name: 'HassTurnOff', slots: { name: '电视' } }, 'a stutter is read once');
+});
