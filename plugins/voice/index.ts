@@ -202,6 +202,14 @@ export class VoicePlugin implements PluginInstance {
     } else if (key.startsWith('stt.') && this.#localStt) {
       // The local recogniser stays (its own settings need a restart); its open back end follows.
       this.#localStt.settingsChanged();
+    } else if (key === 'stt.backend' && ['auto', 'local'].includes(ctx.settings.get('stt.backend'))) {
+      // The offline recogniser is started with the plugin (it needs the microphone's rate and the grammar).
+      this.#note(
+        'stt_restart',
+        'plugin.voice.stt.backend local takes effect when the voice plugin restarts',
+        'plugin.voice.stt.backend local 在语音插件重启后生效',
+        'info',
+      );
     } else if (key.startsWith('stt.') && this.#pipeline) {
       const stt = this.#build('stt', 'speech-to-text', '语音转文字', () => createSpeechToText(sttSettings(ctx.settings)));
       if (stt) {

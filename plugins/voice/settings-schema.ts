@@ -279,9 +279,10 @@ const VoiceSttSchema = Type.Object(
       minLength: 1,
       maxLength: 4096,
       ...voiceMeta(
-        'The pocketsphinx model of the local back end: a directory with the acoustic model in en-us/ (mdef, feat.params) and the pronunciation dictionary cmudict-en-us.dict.',
+        "The pocketsphinx model of the local back end: a directory with the acoustic model (mdef, feat.params; in it or in a directory inside it, like Debian's en-us/) and a pronunciation dictionary (*.dict, cmudict-en-us.dict first).",
         {
-          description_zh: 'local 后端的 pocketsphinx 模型：声学模型在 en-us/（mdef、feat.params），发音词典为 cmudict-en-us.dict 的目录。',
+          description_zh:
+            'local 后端的 pocketsphinx 模型：一个目录，里面（或其中一个子目录里，比如 Debian 的 en-us/）有声学模型（mdef、feat.params），还有发音词典（*.dict，优先 cmudict-en-us.dict）。',
           requires_restart: true,
         },
       ),
