@@ -3,7 +3,8 @@
  * owner. The model creates "good night" (a timer, then the timer list) and it is offered every
  * seq_* tool; "good night" and "晚安" typed at the CLI then run the sequence by name without asking
  * the model (answered in the language it was asked in), and so does `homeagentctl sequences run`; after a restart the sequence is still there and runs again; a sequence calling cmd_run
- * asked for by the model is held for the owner's approval like cmd_run itself.
+ * asked for by the model is held for the owner's approval like cmd_run itself; and with no model
+ * configured at all, the name still runs it.
  *
  * Time here is real (a daemon): every wait polls with a deadline or waits for a reply.
  */
@@ -124,4 +125,12 @@ t.test('sequences in the daemon: created by the model, run by name, kept across 
   const again = await daemon.ctl(['chat', '-m', 'uptime'], { timeoutMs: WAIT_MS });
   t.match(again.stdout, /Shall I run uptime\?/, 'its name alone does not run a dangerous sequence: the model answers');
   t.equal(llm.requests.length, before + 1);
+
+  // Without a language model the intent engine would say it did not understand; the sequence's name still runs it.
+  await daemon.dispose();
+  daemon = await startDaemon(t, { dataDir });
+  await daemon.waitForReady(WAIT_MS);
+  const offline = await daemon.ctl(['chat', '-m', '运行 good night'], { timeoutMs: WAIT_MS });
+  t.equal(offline.code, 0, offline.stderr);
+  t.match(offline.stdout, /已完成：good night（2 步）。/, 'offline too');
 });
