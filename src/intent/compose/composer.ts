@@ -431,7 +431,20 @@ export class Composer {
     const deviceTargets = targets.filter((t) => t !== listTarget);
     const placesOnly = deviceTargets.every((t) => t.names === undefined) && devices.length === 0;
     if ((keywords.has('timer') && placesOnly) || (duration && deviceTargets.length === 0 && devices.length === 0)) {
-      const timer = timerIntent(action, keywords, question, all, duration, intent);
+      // "add a timer of 10 minutes", "put a timer on", "再加一个计时器": a timer said with "a" is a new one.
+      const timerAt = ms.findIndex((m) => meaning(m, 'keyword')?.keyword === 'timer');
+      let before = timerAt - 1;
+      // "a 10 minute timer", "一个十分钟的计时器": the article comes before the length.
+      while (before > 0 && ((ms[before] as Mention).piece.t === 'value' || (ms[before] as Mention).text === '的')) before -= 1;
+      const newTimer = timerAt > 0 && before >= 0 && /^(a|an|another|new|一个|个|新的|新)$/u.test((ms[before] as Mention).text);
+      const timer = timerIntent(
+        newTimer && (action === 'add' || action === 'raise') ? 'start' : action,
+        keywords,
+        question,
+        all,
+        duration,
+        intent,
+      );
       if (timer) {
         // "a tea timer", "饺子的计时": the words just before the timer name it.
         const named = this.timerName(ms);

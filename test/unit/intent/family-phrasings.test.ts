@@ -169,3 +169,12 @@ t.test('requests put as questions', async (t) => {
   );
   t.match(one(zh.understand('关关掉电视', 'zh')), { name: 'HassTurnOff', slots: { name: '电视' } }, 'a stutter is read once');
 });
+
+t.test('a timer said with "a" is a new one', async (t) => {
+  t.match(one(en.understand('add a timer of 10 minutes', 'en')), { name: 'HassStartTimer', slots: { minutes: 10 } });
+  t.match(one(en.understand('put a timer on for 10 minutes', 'en')), { name: 'HassStartTimer', slots: { minutes: 10 } });
+  t.match(one(en.understand('add 10 minutes to the timer', 'en')), { name: 'HassIncreaseTimer', slots: { minutes: 10 } });
+  t.match(one(zh.understand('再加一个十分钟的计时器', 'zh')), { name: 'HassStartTimer', slots: { minutes: 10 } });
+  t.match(one(zh.understand('计时器加五分钟', 'zh')), { name: 'HassIncreaseTimer', slots: { minutes: 5 } });
+  t.match(one(zh.understand('定十分钟', 'zh')), { name: 'HassStartTimer', slots: { minutes: 10 } });
+});
