@@ -18,7 +18,7 @@ import { showStateIn } from '../api/state-words.js';
 import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 import { duration, table } from './format.js';
 
 /** homeagentctl's option table entries for entities and sensors (merged into its parseArgs options). */
@@ -48,7 +48,7 @@ export type EntitiesCommand =
   | { command: 'alias'; entity: string; action: 'reset' }
   | { command: 'sensors'; area?: string };
 
-export class EntitiesUsageError extends Error {}
+export class EntitiesUsageError extends CommandUsageError {}
 
 /** `homeagentctl entities` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const entitiesCommand = defineCommand<EntitiesFlags>({
@@ -115,6 +115,7 @@ export const sensorsCommand = defineCommand<EntitiesFlags>({
 });
 
 const COMMANDS = 'list, get, call, history, rename, area or alias';
+const COMMANDS_ZH = 'list、get、call、history、rename、area 或 alias';
 const DEFAULT_HOURS = 24;
 /** core.home.history_days at most (3650 days). */
 const MAX_HOURS = 87_600;
@@ -139,30 +140,40 @@ export function entitiesFlagsUsed(flags: EntitiesFlags): Array<keyof EntitiesFla
 /** Reads `entities <sub> …` (positionals after `entities`); throws EntitiesUsageError. */
 export function parseEntitiesCommand(positionals: readonly string[], flags: EntitiesFlags): EntitiesCommand {
   const [sub, ...rest] = positionals;
-  if (sub === undefined) throw new EntitiesUsageError(`entities needs a command: ${COMMANDS}`);
-  if (sub === 'sensors' || !Object.hasOwn(ALLOWED, sub)) throw new EntitiesUsageError(`unknown entities command ${sub}; use ${COMMANDS}`);
+  if (sub === undefined) throw new EntitiesUsageError(`entities needs a command: ${COMMANDS}`, `entities 需要一个子命令：${COMMANDS_ZH}`);
+  if (sub === 'sensors' || !Object.hasOwn(ALLOWED, sub))
+    throw new EntitiesUsageError(`unknown entities command ${sub}; use ${COMMANDS}`, `未知的 entities 子命令 ${sub}；可用 ${COMMANDS_ZH}`);
   const command = sub as Exclude<EntitiesCommand['command'], 'sensors'>;
   refuseStray(`entities ${command}`, command, flags);
   // Words are joined so that `entities get kitchen light` needs no quotes.
   const entity = (words: readonly string[]): string => {
     const text = words.join(' ').trim();
-    if (text === '') throw new EntitiesUsageError(`entities ${command} needs an ENTITY (id, name or alias)`);
+    if (text === '')
+      throw new EntitiesUsageError(
+        `entities ${command} needs an ENTITY (id, name or alias)`,
+        `entities ${command} 需要一个 ENTITY（ID、名称或别名）`,
+      );
     return text;
   };
   switch (command) {
     case 'list':
-      if (rest.length > 0) throw new EntitiesUsageError('entities list takes no arguments (filter with --domain and --area)');
+      if (rest.length > 0)
+        throw new EntitiesUsageError(
+          'entities list takes no arguments (filter with --domain and --area)',
+          'entities list 不接受参数（用 --domain 和 --area 筛选）',
+        );
       return {
         command,
         ...(flags.domain !== undefined && { domain: domainFlag(flags.domain) }),
-        ...(flags.area !== undefined && { area: nonEmpty(flags.area, '--area needs an AREA') }),
+        ...(flags.area !== undefined && { area: nonEmpty(flags.area, '--area needs an AREA', '--area 需要一个 AREA') }),
       };
     case 'get':
       return { command, entity: entity(rest) };
     case 'call': {
       // The service is the last word: `entities call kitchen light turn_on`.
       const service = rest.at(-1);
-      if (rest.length < 2 || service === undefined) throw new EntitiesUsageError('entities call needs an ENTITY and a SERVICE');
+      if (rest.length < 2 || service === undefined)
+        throw new EntitiesUsageError('entities call needs an ENTITY and a SERVICE', 'entities call 需要 ENTITY 和 SERVICE');
       return { command, entity: entity(rest.slice(0, -1)), service, data: flags.data === undefined ? {} : dataFlag(flags.data) };
     }
     case 'history':
@@ -176,17 +187,27 @@ export function parseEntitiesCommand(positionals: readonly string[], flags: Enti
       if (flags.default === true) return { command, entity: entity(rest) };
       const name = rest.at(-1)?.trim();
       if (rest.length < 2 || name === undefined || name === '') {
-        throw new EntitiesUsageError('entities rename needs an ENTITY and the NEW NAME (quoted when it has spaces), or --default');
+        throw new EntitiesUsageError(
+          'entities rename needs an ENTITY and the NEW NAME (quoted when it has spaces), or --default',
+          'entities rename 需要 ENTITY 和新名称 NEW NAME（含空格时加引号），或 --default',
+        );
       }
       return { command, entity: entity(rest.slice(0, -1)), name };
     }
     case 'area': {
-      if (flags.none === true && flags.default === true) throw new EntitiesUsageError('entities area takes --none or --default, not both');
+      if (flags.none === true && flags.default === true)
+        throw new EntitiesUsageError(
+          'entities area takes --none or --default, not both',
+          'entities area 接受 --none 或 --default，不能同时给出',
+        );
       if (flags.none === true) return { command, entity: entity(rest), area: null };
       if (flags.default === true) return { command, entity: entity(rest) };
       const area = rest.at(-1)?.trim();
       if (rest.length < 2 || area === undefined || area === '') {
-        throw new EntitiesUsageError("entities area needs an ENTITY and an AREA, or --none (no area) or --default (the driver's)");
+        throw new EntitiesUsageError(
+          "entities area needs an ENTITY and an AREA, or --none (no area) or --default (the driver's)",
+          'entities area 需要 ENTITY 和 AREA，或 --none（不属于任何区域）或 --default（驱动给的区域）',
+        );
       }
       return { command, entity: entity(rest.slice(0, -1)), area };
     }
@@ -201,6 +222,7 @@ export function parseEntitiesCommand(positionals: readonly string[], flags: Enti
       if (at < 1 || alias === '') {
         throw new EntitiesUsageError(
           'entities alias needs an ENTITY, add or remove, and an ALIAS, e.g. entities alias kitchen light add 厨房灯',
+          'entities alias 需要 ENTITY、add 或 remove，以及 ALIAS，例如 entities alias kitchen light add 厨房灯',
         );
       }
       return { command, entity: entity(rest.slice(0, at)), action: rest[at] as 'add' | 'remove', alias };
@@ -210,20 +232,24 @@ export function parseEntitiesCommand(positionals: readonly string[], flags: Enti
 
 /** Reads `sensors` (positionals after `sensors`); throws EntitiesUsageError. */
 export function parseSensorsCommand(positionals: readonly string[], flags: EntitiesFlags): EntitiesCommand {
-  if (positionals.length > 0) throw new EntitiesUsageError('sensors takes no arguments (filter with --area)');
+  if (positionals.length > 0)
+    throw new EntitiesUsageError('sensors takes no arguments (filter with --area)', 'sensors 不接受参数（用 --area 筛选）');
   refuseStray('sensors', 'sensors', flags);
-  return { command: 'sensors', ...(flags.area !== undefined && { area: nonEmpty(flags.area, '--area needs an AREA') }) };
+  return {
+    command: 'sensors',
+    ...(flags.area !== undefined && { area: nonEmpty(flags.area, '--area needs an AREA', '--area 需要一个 AREA') }),
+  };
 }
 
 function refuseStray(what: string, command: EntitiesCommand['command'], flags: EntitiesFlags): void {
   const stray = entitiesFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
-  if (stray.length > 0) throw new EntitiesUsageError(`--${stray[0]} does not belong to ${what}`);
+  if (stray.length > 0) throw new EntitiesUsageError(`--${stray[0]} does not belong to ${what}`, `--${stray[0]} 不属于 ${what}`);
 }
 
 function domainFlag(value: string): string {
   const domain = value.trim();
   if (!(ENTITY_DOMAINS as readonly string[]).includes(domain)) {
-    throw new EntitiesUsageError(`--domain must be one of ${ENTITY_DOMAINS.join(', ')}`);
+    throw new EntitiesUsageError(`--domain must be one of ${ENTITY_DOMAINS.join(', ')}`, `--domain 须为 ${ENTITY_DOMAINS.join('、')} 之一`);
   }
   return domain;
 }
@@ -233,23 +259,29 @@ function dataFlag(text: string): Record<string, unknown> {
   try {
     data = JSON.parse(text);
   } catch {
-    throw new EntitiesUsageError(`--data must be a JSON object, e.g. '{"brightness": 128}'; ${JSON.stringify(text)} is not JSON`);
+    throw new EntitiesUsageError(
+      `--data must be a JSON object, e.g. '{"brightness": 128}'; ${JSON.stringify(text)} is not JSON`,
+      `--data 须为 JSON 对象，例如 '{"brightness": 128}'；${JSON.stringify(text)} 不是 JSON`,
+    );
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw new EntitiesUsageError(`--data must be a JSON object, e.g. '{"brightness": 128}'`);
+    throw new EntitiesUsageError(
+      `--data must be a JSON object, e.g. '{"brightness": 128}'`,
+      `--data 须为 JSON 对象，例如 '{"brightness": 128}'`,
+    );
   }
   return data as Record<string, unknown>;
 }
 
-function nonEmpty(value: string, problem: string): string {
-  if (value.trim() === '') throw new EntitiesUsageError(problem);
+function nonEmpty(value: string, problem: string, problemZh: string): string {
+  if (value.trim() === '') throw new EntitiesUsageError(problem, problemZh);
   return value.trim();
 }
 
 function integer(text: string, flag: string, min: number, max: number): number {
   const n = Number(text);
   if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
-    throw new EntitiesUsageError(`${flag} must be a whole number from ${min} to ${max}`);
+    throw new EntitiesUsageError(`${flag} must be a whole number from ${min} to ${max}`, `${flag} 须为 ${min} 到 ${max} 之间的整数`);
   }
   return n;
 }

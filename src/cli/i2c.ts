@@ -11,7 +11,7 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage, stateWord } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 import { table } from './format.js';
 
 /** homeagentctl's option table entries for i2c: the quantities `simulate` sets, and the bus state (`--json` is global). */
@@ -42,7 +42,7 @@ export type SensorsCommand =
   | { command: 'scan'; bus: number }
   | { command: 'simulate'; sensor: string; values: Partial<Record<SensorQuantity, number>>; offline?: boolean };
 
-export class SensorsUsageError extends Error {}
+export class SensorsUsageError extends CommandUsageError {}
 
 /** `homeagentctl i2c` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const i2cCommand = defineCommand<SensorsFlags>({
@@ -81,26 +81,43 @@ export function parseSensorsCommand(positionals: readonly string[], word = 'i2c'
   const [sub, ...rest] = positionals;
   const given = givenFlags(flags);
   if (sub !== 'simulate' && given.length > 0) {
-    throw new SensorsUsageError(`--${given[0]} belongs to ${word} simulate, not ${word}${sub === undefined ? '' : ` ${sub}`}`);
+    throw new SensorsUsageError(
+      `--${given[0]} belongs to ${word} simulate, not ${word}${sub === undefined ? '' : ` ${sub}`}`,
+      `--${given[0]} 是 ${word} simulate 的选项，不属于 ${word}${sub === undefined ? '' : ` ${sub}`}`,
+    );
   }
   switch (sub) {
     case undefined:
     case 'list':
-      if (rest.length > 0) throw new SensorsUsageError(`${word} takes no arguments (${word} scan BUS scans a bus)`);
+      if (rest.length > 0)
+        throw new SensorsUsageError(
+          `${word} takes no arguments (${word} scan BUS scans a bus)`,
+          `${word} 不接受参数（${word} scan BUS 扫描一条总线）`,
+        );
       return { command: 'list' };
     case 'scan': {
-      if (rest.length !== 1) throw new SensorsUsageError(`${word} scan needs exactly one BUS number (1 for /dev/i2c-1)`);
+      if (rest.length !== 1)
+        throw new SensorsUsageError(
+          `${word} scan needs exactly one BUS number (1 for /dev/i2c-1)`,
+          `${word} scan 需要恰好一个总线号 BUS（/dev/i2c-1 为 1）`,
+        );
       const text = rest[0] as string;
       const bus = Number(text);
       if (text.trim() === '' || !Number.isInteger(bus) || bus < 0 || bus > 255) {
-        throw new SensorsUsageError(`${word} scan: BUS must be a whole number from 0 to 255, found ${JSON.stringify(text)}`);
+        throw new SensorsUsageError(
+          `${word} scan: BUS must be a whole number from 0 to 255, found ${JSON.stringify(text)}`,
+          `${word} scan：BUS 须为 0 到 255 之间的整数，而不是 ${JSON.stringify(text)}`,
+        );
       }
       return { command: 'scan', bus };
     }
     case 'simulate':
       return parseSimulate(rest, word, flags);
     default:
-      throw new SensorsUsageError(`unknown ${word} command ${sub}; use ${word} [list], ${word} scan BUS or ${word} simulate SENSOR`);
+      throw new SensorsUsageError(
+        `unknown ${word} command ${sub}; use ${word} [list], ${word} scan BUS or ${word} simulate SENSOR`,
+        `未知的 ${word} 子命令 ${sub}；可用 ${word} [list]、${word} scan BUS 或 ${word} simulate SENSOR`,
+      );
   }
 }
 
@@ -114,6 +131,7 @@ function parseSimulate(rest: readonly string[], word: string, flags: SensorsFlag
   if (rest.length !== 1 || sensor === '') {
     throw new SensorsUsageError(
       `${word} simulate needs exactly one SENSOR (its id in plugin.i2c.sensors), then ${options} or --offline/--online`,
+      `${word} simulate 需要恰好一个 SENSOR（它在 plugin.i2c.sensors 中的 ID），再加 ${options} 或 --offline/--online`,
     );
   }
   const values: Partial<Record<SensorQuantity, number>> = {};
@@ -122,14 +140,21 @@ function parseSimulate(rest: readonly string[], word: string, flags: SensorsFlag
     if (text === undefined) continue;
     const value = Number(text);
     if (text.trim() === '' || !Number.isFinite(value)) {
-      throw new SensorsUsageError(`--${quantity} must be a number of ${unit}, found ${JSON.stringify(text)}`);
+      throw new SensorsUsageError(
+        `--${quantity} must be a number of ${unit}, found ${JSON.stringify(text)}`,
+        `--${quantity} 须为以 ${unit} 计的数值，而不是 ${JSON.stringify(text)}`,
+      );
     }
     values[quantity] = value;
   }
-  if (flags.offline === true && flags.online === true) throw new SensorsUsageError('--offline and --online cannot both be given');
+  if (flags.offline === true && flags.online === true)
+    throw new SensorsUsageError('--offline and --online cannot both be given', '--offline 和 --online 不能同时给出');
   const offline = flags.offline === true ? true : flags.online === true ? false : undefined;
   if (Object.keys(values).length === 0 && offline === undefined) {
-    throw new SensorsUsageError(`${word} simulate ${sensor} needs a value to set (${options}) or --offline/--online`);
+    throw new SensorsUsageError(
+      `${word} simulate ${sensor} needs a value to set (${options}) or --offline/--online`,
+      `${word} simulate ${sensor} 需要一个要设置的值（${options}）或 --offline/--online`,
+    );
   }
   return { command: 'simulate', sensor, values, ...(offline !== undefined && { offline }) };
 }

@@ -10,7 +10,7 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, type DaemonCall, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 import { displayWidth } from './format.js';
 import { RemoteError } from './rpc-client.js';
 
@@ -32,7 +32,7 @@ export type ZigbeeCommand =
   | { command: 'group'; action: 'remove'; group: string; force: boolean }
   | { command: 'group'; action: 'members_add' | 'members_remove'; group: string; device: string; endpoint?: string | number };
 
-export class ZigbeeUsageError extends Error {}
+export class ZigbeeUsageError extends CommandUsageError {}
 
 /** `homeagentctl zigbee` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const zigbeeCommand = defineCommand<ZigbeeFlags>({
@@ -74,6 +74,7 @@ export const zigbeeCommand = defineCommand<ZigbeeFlags>({
 /** Seconds joining stays open when none are given: enough to reset a bulb or press a pairing button. */
 export const DEFAULT_PERMIT_JOIN_S = 120;
 const COMMANDS = 'status, permit-join, rename, remove or group';
+const COMMANDS_ZH = 'status、permit-join、rename、remove 或 group';
 
 /** The zigbee flags given on the command line (the parser refuses those its subcommand does not take). */
 export function zigbeeFlagsUsed(flags: ZigbeeFlags): Array<keyof ZigbeeFlags> {
@@ -85,17 +86,25 @@ export function parseZigbeeCommand(positionals: readonly string[], flags: Zigbee
   const [sub = 'status', ...rest] = positionals;
   const allowed = (...names: Array<keyof ZigbeeFlags>) => {
     const stray = zigbeeFlagsUsed(flags).find((f) => !names.includes(f));
-    if (stray !== undefined) throw new ZigbeeUsageError(`--${stray} does not belong to zigbee ${[sub, ...rest.slice(0, 1)].join(' ')}`);
+    if (stray !== undefined)
+      throw new ZigbeeUsageError(
+        `--${stray} does not belong to zigbee ${[sub, ...rest.slice(0, 1)].join(' ')}`,
+        `--${stray} 不属于 zigbee ${[sub, ...rest.slice(0, 1)].join(' ')}`,
+      );
   };
   switch (sub) {
     case 'status':
     case 'devices':
       allowed();
-      if (rest.length > 0) throw new ZigbeeUsageError(`zigbee ${sub} takes no arguments`);
+      if (rest.length > 0) throw new ZigbeeUsageError(`zigbee ${sub} takes no arguments`, `zigbee ${sub} 不接受参数`);
       return { command: 'status' };
     case 'permit-join': {
       allowed();
-      if (rest.length > 1) throw new ZigbeeUsageError('zigbee permit-join takes at most SECONDS (0 closes joining)');
+      if (rest.length > 1)
+        throw new ZigbeeUsageError(
+          'zigbee permit-join takes at most SECONDS (0 closes joining)',
+          'zigbee permit-join 最多接受一个 SECONDS（0 关闭入网）',
+        );
       const seconds = rest[0] === undefined ? DEFAULT_PERMIT_JOIN_S : integer(rest[0], 'SECONDS', 0, 254);
       return { command: 'permit-join', seconds };
     }
@@ -103,7 +112,10 @@ export function parseZigbeeCommand(positionals: readonly string[], flags: Zigbee
       allowed();
       const [from, to] = rest;
       if (rest.length !== 2 || from === undefined || to === undefined || from.trim() === '' || to.trim() === '') {
-        throw new ZigbeeUsageError('zigbee rename needs FROM (friendly name or IEEE address) and TO (quote names with spaces)');
+        throw new ZigbeeUsageError(
+          'zigbee rename needs FROM (friendly name or IEEE address) and TO (quote names with spaces)',
+          'zigbee rename 需要 FROM（友好名称或 IEEE 地址）和 TO（含空格的名称加引号）',
+        );
       }
       return { command: 'rename', from, to };
     }
@@ -111,14 +123,17 @@ export function parseZigbeeCommand(positionals: readonly string[], flags: Zigbee
       allowed('force');
       const [device] = rest;
       if (rest.length !== 1 || device === undefined || device.trim() === '') {
-        throw new ZigbeeUsageError('zigbee remove needs exactly one DEVICE (friendly name or IEEE address)');
+        throw new ZigbeeUsageError(
+          'zigbee remove needs exactly one DEVICE (friendly name or IEEE address)',
+          'zigbee remove 需要恰好一个 DEVICE（友好名称或 IEEE 地址）',
+        );
       }
       return { command: 'remove', device, force: flags.force === true };
     }
     case 'group':
       return parseGroup(rest, flags, allowed);
     default:
-      throw new ZigbeeUsageError(`unknown zigbee command ${sub}; use ${COMMANDS}`);
+      throw new ZigbeeUsageError(`unknown zigbee command ${sub}; use ${COMMANDS}`, `未知的 zigbee 子命令 ${sub}；可用 ${COMMANDS_ZH}`);
   }
 }
 
@@ -127,20 +142,28 @@ function parseGroup(rest: string[], flags: ZigbeeFlags, allowed: (...names: Arra
   switch (action) {
     case 'add': {
       allowed('id');
-      if (args.length !== 1 || args[0] === undefined) throw new ZigbeeUsageError('zigbee group add needs exactly one NAME [--id N]');
+      if (args.length !== 1 || args[0] === undefined)
+        throw new ZigbeeUsageError('zigbee group add needs exactly one NAME [--id N]', 'zigbee group add 需要恰好一个 NAME [--id N]');
       return flags.id === undefined
         ? { command: 'group', action: 'add', group: args[0] }
         : { command: 'group', action: 'add', group: args[0], id: integer(flags.id, '--id', 1, 65535) };
     }
     case 'remove':
       allowed('force');
-      if (args.length !== 1 || args[0] === undefined) throw new ZigbeeUsageError('zigbee group remove needs exactly one GROUP [--force]');
+      if (args.length !== 1 || args[0] === undefined)
+        throw new ZigbeeUsageError(
+          'zigbee group remove needs exactly one GROUP [--force]',
+          'zigbee group remove 需要恰好一个 GROUP [--force]',
+        );
       return { command: 'group', action: 'remove', group: args[0], force: flags.force === true };
     case 'members': {
       allowed('endpoint');
       const [verb, group, device] = args;
       if ((verb !== 'add' && verb !== 'remove') || args.length !== 3 || group === undefined || device === undefined) {
-        throw new ZigbeeUsageError('zigbee group members add|remove GROUP DEVICE [--endpoint E]');
+        throw new ZigbeeUsageError(
+          'zigbee group members add|remove GROUP DEVICE [--endpoint E]',
+          '用法：zigbee group members add|remove GROUP DEVICE [--endpoint E]',
+        );
       }
       const command: ZigbeeCommand = { command: 'group', action: verb === 'add' ? 'members_add' : 'members_remove', group, device };
       if (flags.endpoint !== undefined) command.endpoint = /^\d+$/.test(flags.endpoint) ? Number(flags.endpoint) : flags.endpoint;
@@ -149,13 +172,17 @@ function parseGroup(rest: string[], flags: ZigbeeFlags, allowed: (...names: Arra
     default:
       throw new ZigbeeUsageError(
         'zigbee group add NAME [--id N] | remove GROUP [--force] | members add|remove GROUP DEVICE [--endpoint E]',
+        '用法：zigbee group add NAME [--id N] | remove GROUP [--force] | members add|remove GROUP DEVICE [--endpoint E]',
       );
   }
 }
 
 function integer(text: string, what: string, min: number, max: number): number {
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
-    throw new ZigbeeUsageError(`${what} must be a whole number from ${min} to ${max}, not ${JSON.stringify(text)}`);
+    throw new ZigbeeUsageError(
+      `${what} must be a whole number from ${min} to ${max}, not ${JSON.stringify(text)}`,
+      `${what} 须为 ${min} 到 ${max} 之间的整数，而不是 ${JSON.stringify(text)}`,
+    );
   }
   return Number(text);
 }
