@@ -16,7 +16,7 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { defineCommand } from './command-module.js';
+import { CommandUsageError, defineCommand } from './command-module.js';
 import { table } from './format.js';
 
 /** homeagentctl's option table entries for voice (merged into its parseArgs options; --limit is shared). */
@@ -34,7 +34,7 @@ export type VoiceCommand =
   | { command: 'activations'; limit?: number }
   | { command: 'satellites' };
 
-export class VoiceUsageError extends Error {}
+export class VoiceUsageError extends CommandUsageError {}
 
 /** `homeagentctl voice` for the command catalogue (src/cli/commands.ts): its flags, help and parser. */
 export const voiceCommand = defineCommand<VoiceFlags>({
@@ -86,31 +86,46 @@ export function voiceFlagsUsed(flags: VoiceFlags): Array<keyof VoiceFlags> {
 export function parseVoiceCommand(positionals: readonly string[], flags: VoiceFlags): VoiceCommand {
   const [sub = 'status', ...rest] = positionals;
   if (!Object.hasOwn(ALLOWED, sub))
-    throw new VoiceUsageError(`unknown voice command ${sub}; use status, say, listen, activations or satellites`);
+    throw new VoiceUsageError(
+      `unknown voice command ${sub}; use status, say, listen, activations or satellites`,
+      `未知的 voice 子命令 ${sub}；可用 status、say、listen、activations 或 satellites`,
+    );
   const command = sub as VoiceCommand['command'];
   const stray = voiceFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
-  if (stray.length > 0) throw new VoiceUsageError(`--${stray[0]} does not belong to voice ${command}`);
+  if (stray.length > 0)
+    throw new VoiceUsageError(`--${stray[0]} does not belong to voice ${command}`, `--${stray[0]} 不属于 voice ${command}`);
   switch (command) {
     case 'say': {
       const text = rest.join(' ').trim();
-      if (text === '') throw new VoiceUsageError('voice say needs a TEXT, e.g. voice say dinner is ready');
+      if (text === '')
+        throw new VoiceUsageError(
+          'voice say needs a TEXT, e.g. voice say dinner is ready',
+          'voice say 需要一段 TEXT，例如 voice say 开饭了',
+        );
       if (flags.language === undefined) return { command, text };
       if (flags.language !== 'en' && flags.language !== 'zh') {
-        throw new VoiceUsageError(`--language must be en or zh, not ${JSON.stringify(flags.language)}`);
+        throw new VoiceUsageError(
+          `--language must be en or zh, not ${JSON.stringify(flags.language)}`,
+          `--language 须为 en 或 zh，而不是 ${JSON.stringify(flags.language)}`,
+        );
       }
       return { command, text, language: flags.language };
     }
     case 'activations': {
-      if (rest.length > 0) throw new VoiceUsageError('voice activations takes no arguments (--limit N)');
+      if (rest.length > 0)
+        throw new VoiceUsageError('voice activations takes no arguments (--limit N)', 'voice activations 不接受参数（用 --limit N）');
       if (flags.limit === undefined) return { command };
       const limit = Number(flags.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-        throw new VoiceUsageError(`--limit must be a whole number from 1 to ${MAX_LIMIT}, not ${JSON.stringify(flags.limit)}`);
+        throw new VoiceUsageError(
+          `--limit must be a whole number from 1 to ${MAX_LIMIT}, not ${JSON.stringify(flags.limit)}`,
+          `--limit 须为 1 到 ${MAX_LIMIT} 之间的整数，而不是 ${JSON.stringify(flags.limit)}`,
+        );
       }
       return { command, limit };
     }
     default:
-      if (rest.length > 0) throw new VoiceUsageError(`voice ${command} takes no arguments`);
+      if (rest.length > 0) throw new VoiceUsageError(`voice ${command} takes no arguments`, `voice ${command} 不接受参数`);
       return { command };
   }
 }
