@@ -220,6 +220,18 @@ const EN: Lexicon = {
     // A condition or an exception is an automation or a rule, not a command to do now ("if it gets
     // dark …", "all the lights except the kitchen": acting on the rest would need what is excepted).
     ...many('if|unless|as soon as|when i|when we|when it|whenever', b('condition')),
+    // A schedule is an automation, not a command for now ("every night turn off the lights").
+    ...many(
+      'every night|every morning|every evening|every day|every weekday|each night|each morning|on weekdays|at weekends',
+      b('condition'),
+    ),
+    // Later is not now: a deferred command needs a timer or an automation ("turn off the lights later").
+    ...many(
+      'later|later on|in a bit|in a while|tomorrow|tonight|this evening|this afternoon|at noon|at midnight|at sunset|at sunrise',
+      b('condition'),
+    ),
+    // An offer to do it oneself is no request to the house ("do you want me to turn off the tv").
+    ...many('want me to|do you want me to|would you like me to|shall i|should we|shall we|let me', b('opinion')),
     ...many('except|apart from|other than|but not|besides|not the', b('except')),
     ...many(
       // "can I have the kettle on", "do you know what time it is": a request put as a question about the speaker.
@@ -315,6 +327,9 @@ const ZH: Lexicon = {
     ...many('想一想|想想|想一下', b('chat')),
     // 条件和例外是规则或自动化，不是现在就做的命令（“如果天黑了就…”，“除了厨房…”）。
     ...many('如果|要是|假如|一旦|等我|等你|等到|的时候', b('condition')),
+    ...many('每天|每晚|每天晚上|每天早上|每周|每个周末|工作日', b('condition')),
+    ...many('晚点|晚一点|待会|待会儿|一会儿|一会|等会|等会儿|等一下再|过一会|明天|明早|今晚|今天晚上|后天|中午|半夜', b('condition')),
+    ...many('要我|要不要我|我来|我去', b('opinion')),
     ...many('除了|以外|之外', b('except')),
     // "厨房的灯太亮了": a complaint; beside a command ("太热了，开空调") it is the reason.
     ...many('太亮|太暗|太吵|太响|太热|太冷|太多|太久|太高|太低|太大|太小', b('complaint')),

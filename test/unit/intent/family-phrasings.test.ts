@@ -178,3 +178,17 @@ t.test('a timer said with "a" is a new one', async (t) => {
   t.match(one(zh.understand('计时器加五分钟', 'zh')), { name: 'HassIncreaseTimer', slots: { minutes: 5 } });
   t.match(one(zh.understand('定十分钟', 'zh')), { name: 'HassStartTimer', slots: { minutes: 10 } });
 });
+
+t.test('later, schedules and offers are not commands for now', async (t) => {
+  for (const s of [
+    'do you want me to turn off the tv',
+    'every night turn off the lights',
+    'turn off the lights later',
+    'let me turn off the tv',
+  ])
+    t.notOk(acts(en.understand(s, 'en')), s);
+  for (const s of ['每天晚上把灯关了', '要我把电视关了吗', '晚点再关灯', '一会儿把台灯关了', '明天早上开窗帘'])
+    t.notOk(acts(zh.understand(s, 'zh')), s);
+  t.match(one(en.understand("let's turn off the tv", 'en')), { name: 'HassTurnOff', slots: { name: 'TV' } }, '"let\'s" is a request');
+  t.match(one(zh.understand('暂停一下', 'zh')), { name: 'HassMediaPause' }, '一下 is not 一会');
+});
