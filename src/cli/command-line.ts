@@ -375,8 +375,8 @@ const GLOBAL_FLAGS = '--socket, --json, --timeout';
 
 /**
  * The refusal in `language`. parseArgs' own messages are long, English and suggest `--`; the
- * refusal and the flags the command does take are what help. A refusal of memory or kb (their
- * own usage errors have no Chinese yet) is printed as it is.
+ * refusal and the flags the command does take are what help. Every command's own refusal is a
+ * CommandUsageError with its Chinese; anything else is printed as it is.
  */
 function usageMessage(error: unknown, word: string | undefined, language: Language): string {
   const words = WORDS[language];

@@ -13,6 +13,7 @@ import { EXIT_CODES } from '../shared/exit-codes.js';
 import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage, stateWord } from './cli-words.js';
+import { CommandUsageError } from './command-module.js';
 import { bytes, displayWidth } from './format.js';
 import { RemoteError } from './rpc-client.js';
 
@@ -47,9 +48,10 @@ export type KbCommand =
 export const KB_LONG_COMMANDS: ReadonlySet<KbCommand['command']> = new Set(['import', 'reindex']);
 export const KB_LONG_TIMEOUT_MS = 600_000;
 
-export class KbUsageError extends Error {}
+export class KbUsageError extends CommandUsageError {}
 
 const COMMANDS = 'tree, search, add, rm, import, reindex, stats or token';
+const COMMANDS_ZH = 'tree、search、add、rm、import、reindex、stats 或 token';
 
 const ALLOWED: Record<KbCommand['command'], ReadonlyArray<keyof KbFlags>> = {
   tree: ['depth', 'items'],
@@ -78,24 +80,35 @@ export function parseKbCommand(
 ): KbCommand {
   const cwd = env.cwd ?? process.cwd();
   const [sub, ...rest] = positionals;
-  if (sub === undefined) throw new KbUsageError(`kb needs a command: ${COMMANDS}`);
-  if (!Object.hasOwn(ALLOWED, sub)) throw new KbUsageError(`unknown kb command ${sub}; use ${COMMANDS}`);
+  if (sub === undefined) throw new KbUsageError(`kb needs a command: ${COMMANDS}`, `kb 需要一个子命令：${COMMANDS_ZH}`);
+  if (!Object.hasOwn(ALLOWED, sub))
+    throw new KbUsageError(`unknown kb command ${sub}; use ${COMMANDS}`, `未知的 kb 子命令 ${sub}；可用 ${COMMANDS_ZH}`);
   const command = sub as KbCommand['command'];
   const stray = kbFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
-  if (stray.length > 0) throw new KbUsageError(`--${stray[0]} does not belong to kb ${command}`);
+  if (stray.length > 0) throw new KbUsageError(`--${stray[0]} does not belong to kb ${command}`, `--${stray[0]} 不属于 kb ${command}`);
   const one = (what: string): string => {
     if (rest.length !== 1 || (rest[0] ?? '').trim() === '') {
-      throw new KbUsageError(`kb ${command} needs exactly one ${what} (quote it if it has spaces)`);
+      throw new KbUsageError(
+        `kb ${command} needs exactly one ${what} (quote it if it has spaces)`,
+        `kb ${command} 需要恰好一个 ${what}（含空格时加引号）`,
+      );
     }
     return (rest[0] as string).trim();
   };
   const none = () => {
-    if (rest.length > 0) throw new KbUsageError(`kb ${command} takes no arguments`);
+    if (rest.length > 0) throw new KbUsageError(`kb ${command} takes no arguments`, `kb ${command} 不接受参数`);
   };
-  const category = flags.category === undefined ? {} : { category: nonEmpty(flags.category, '--category needs a CATEGORY') };
+  const category =
+    flags.category === undefined
+      ? {}
+      : { category: nonEmpty(flags.category, '--category needs a CATEGORY', '--category 需要一个 CATEGORY') };
   switch (command) {
     case 'tree': {
-      if (rest.length > 1) throw new KbUsageError('kb tree takes at most one CATEGORY (quote it if it has spaces)');
+      if (rest.length > 1)
+        throw new KbUsageError(
+          'kb tree takes at most one CATEGORY (quote it if it has spaces)',
+          'kb tree 最多接受一个 CATEGORY（含空格时加引号）',
+        );
       const start = rest[0]?.trim();
       return {
         command,
@@ -107,7 +120,7 @@ export function parseKbCommand(
     case 'search': {
       // Words are joined so that `kb search tomato soup` needs no quotes.
       const query = rest.join(' ').trim();
-      if (query === '') throw new KbUsageError('kb search needs the TEXT to look for');
+      if (query === '') throw new KbUsageError('kb search needs the TEXT to look for', 'kb search 需要要查找的 TEXT');
       return {
         command,
         query,
@@ -117,11 +130,17 @@ export function parseKbCommand(
     }
     case 'add': {
       const name = one('NAME');
-      if (flags.file !== undefined && flags.content !== undefined) throw new KbUsageError('kb add takes --file or --content, not both');
+      if (flags.file !== undefined && flags.content !== undefined)
+        throw new KbUsageError('kb add takes --file or --content, not both', 'kb add 接受 --file 或 --content，不能同时给出');
       let source: KbSource;
-      if (flags.file !== undefined) source = { file: resolve(cwd, nonEmpty(flags.file, '--file needs a FILE')) };
-      else if (flags.content !== undefined) source = { content: nonEmpty(flags.content, '--content needs the TEXT of the entry') };
-      else if (env.stdinIsTty === true) throw new KbUsageError('kb add needs the text: --file FILE, --content TEXT, or piped on stdin');
+      if (flags.file !== undefined) source = { file: resolve(cwd, nonEmpty(flags.file, '--file needs a FILE', '--file 需要一个 FILE')) };
+      else if (flags.content !== undefined)
+        source = { content: nonEmpty(flags.content, '--content needs the TEXT of the entry', '--content 需要条目的 TEXT') };
+      else if (env.stdinIsTty === true)
+        throw new KbUsageError(
+          'kb add needs the text: --file FILE, --content TEXT, or piped on stdin',
+          'kb add 需要文字：--file FILE、--content TEXT，或从标准输入传入',
+        );
       else source = { stdin: true };
       return { command, name, source, overwrite: flags.overwrite === true };
     }
@@ -137,15 +156,15 @@ export function parseKbCommand(
   }
 }
 
-function nonEmpty(value: string, problem: string): string {
-  if (value.trim() === '') throw new KbUsageError(problem);
+function nonEmpty(value: string, problem: string, problemZh: string): string {
+  if (value.trim() === '') throw new KbUsageError(problem, problemZh);
   return value.trim();
 }
 
 function integer(text: string, flag: string, min: number, max: number): number {
   const n = Number(text);
   if (text.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
-    throw new KbUsageError(`${flag} must be a whole number from ${min} to ${max}`);
+    throw new KbUsageError(`${flag} must be a whole number from ${min} to ${max}`, `${flag} 须为 ${min} 到 ${max} 之间的整数`);
   }
   return n;
 }

@@ -14,6 +14,7 @@ import { EXIT_CODES } from '../shared/exit-codes.js';
 import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage } from './cli-words.js';
+import { CommandUsageError } from './command-module.js';
 import { bytes, displayWidth } from './format.js';
 
 /** homeagentctl's option table entries for memory (merged into its parseArgs options). */
@@ -40,7 +41,7 @@ export type MemoryCommand =
   | { command: 'forget'; target: ForgetTarget; hard: boolean; yes: boolean }
   | { command: 'export'; out?: string };
 
-export class MemoryUsageError extends Error {}
+export class MemoryUsageError extends CommandUsageError {}
 
 /** The memory flags given on the command line (homeagentctl refuses them on other commands). */
 export function memoryFlagsUsed(flags: MemoryFlags): Array<keyof MemoryFlags> {
@@ -58,54 +59,79 @@ const ALLOWED: Record<MemoryCommand['command'], ReadonlyArray<keyof MemoryFlags>
 /** Reads `memory <sub> …` (positionals after `memory`); throws MemoryUsageError. `cwd` resolves --out. */
 export function parseMemoryCommand(positionals: readonly string[], flags: MemoryFlags, cwd: string = process.cwd()): MemoryCommand {
   const [sub, ...rest] = positionals;
-  if (sub === undefined) throw new MemoryUsageError('memory needs a command: search, stats, entity, forget or export');
+  if (sub === undefined)
+    throw new MemoryUsageError(
+      'memory needs a command: search, stats, entity, forget or export',
+      'memory 需要一个子命令：search、stats、entity、forget 或 export',
+    );
   if (!Object.hasOwn(ALLOWED, sub)) {
-    throw new MemoryUsageError(`unknown memory command ${sub}; use search, stats, entity, forget or export`);
+    throw new MemoryUsageError(
+      `unknown memory command ${sub}; use search, stats, entity, forget or export`,
+      `未知的 memory 子命令 ${sub}；可用 search、stats、entity、forget 或 export`,
+    );
   }
   const command = sub as MemoryCommand['command'];
   const stray = memoryFlagsUsed(flags).filter((f) => !ALLOWED[command].includes(f));
-  if (stray.length > 0) throw new MemoryUsageError(`--${stray[0]} does not belong to memory ${command}`);
+  if (stray.length > 0)
+    throw new MemoryUsageError(`--${stray[0]} does not belong to memory ${command}`, `--${stray[0]} 不属于 memory ${command}`);
   // Words are joined so that `memory entity green tea` needs no quotes.
   const text = rest.join(' ').trim();
   switch (command) {
     case 'search': {
-      if (text === '') throw new MemoryUsageError('memory search needs the TEXT to look for');
+      if (text === '') throw new MemoryUsageError('memory search needs the TEXT to look for', 'memory search 需要要查找的 TEXT');
       if (flags.limit === undefined) return { command, query: text };
       const limit = Number(flags.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw new MemoryUsageError('--limit must be a whole number from 1 to 50');
+      if (!Number.isInteger(limit) || limit < 1 || limit > 50)
+        throw new MemoryUsageError('--limit must be a whole number from 1 to 50', '--limit 须为 1 到 50 之间的整数');
       return { command, query: text, limit };
     }
     case 'stats':
-      if (rest.length > 0) throw new MemoryUsageError('memory stats takes no arguments');
+      if (rest.length > 0) throw new MemoryUsageError('memory stats takes no arguments', 'memory stats 不接受参数');
       return { command };
     case 'entity':
-      if (text === '') throw new MemoryUsageError('memory entity needs a NAME');
+      if (text === '') throw new MemoryUsageError('memory entity needs a NAME', 'memory entity 需要一个 NAME');
       return { command, name: text };
     case 'forget':
       return { command, target: forgetTarget(rest, flags), hard: flags.hard === true, yes: flags.yes === true };
     case 'export':
-      if (rest.length > 0) throw new MemoryUsageError('memory export takes no arguments; the file goes after --out');
+      if (rest.length > 0)
+        throw new MemoryUsageError(
+          'memory export takes no arguments; the file goes after --out',
+          'memory export 不接受参数；文件写在 --out 之后',
+        );
       return flags.out === undefined ? { command } : { command, out: resolve(cwd, flags.out) };
   }
 }
 
 function forgetTarget(rest: readonly string[], flags: MemoryFlags): ForgetTarget {
-  if (rest.length > 0) throw new MemoryUsageError('memory forget takes its target as --entity NAME, --event ID or --document ID');
+  if (rest.length > 0)
+    throw new MemoryUsageError(
+      'memory forget takes its target as --entity NAME, --event ID or --document ID',
+      'memory forget 的对象用 --entity NAME、--event ID 或 --document ID 给出',
+    );
   const given = (['entity', 'event', 'document'] as const).filter((k) => flags[k] !== undefined);
-  if (given.length !== 1) throw new MemoryUsageError('memory forget needs exactly one of --entity NAME, --event ID or --document ID');
+  if (given.length !== 1)
+    throw new MemoryUsageError(
+      'memory forget needs exactly one of --entity NAME, --event ID or --document ID',
+      'memory forget 需要 --entity NAME、--event ID、--document ID 中的恰好一个',
+    );
   if (flags.hard && given[0] !== 'entity') {
-    throw new MemoryUsageError('--hard applies to --entity only; events and documents are always deleted');
+    throw new MemoryUsageError(
+      '--hard applies to --entity only; events and documents are always deleted',
+      '--hard 只用于 --entity；事件和文档总是直接删除',
+    );
   }
   if (flags.entity !== undefined) {
-    if (flags.entity.trim() === '') throw new MemoryUsageError('--entity needs a NAME');
+    if (flags.entity.trim() === '') throw new MemoryUsageError('--entity needs a NAME', '--entity 需要一个 NAME');
     return { entity: flags.entity.trim() };
   }
   if (flags.event !== undefined) {
-    if (flags.event.trim() === '') throw new MemoryUsageError('--event needs an ID');
+    if (flags.event.trim() === '') throw new MemoryUsageError('--event needs an ID', '--event 需要一个 ID');
     return { event: flags.event.trim() };
   }
   const id = Number(flags.document);
-  if (!Number.isSafeInteger(id) || id < 1) throw new MemoryUsageError('--document needs a document id (a positive whole number)');
+  if (!Number.isSafeInteger(id) || id < 1)
+    throw new MemoryUsageError('--document needs a document id (a positive whole number)', '--document 需要一个文档 ID（正整数）');
   return { document: id };
 }
 
