@@ -9,7 +9,7 @@ import type { Language } from '../shared/language.js';
 import { cliLanguage } from './cli-language.js';
 import { runLanguage } from './cli-words.js';
 import { type CommandRunOptions, withDaemon } from './command-client.js';
-import { AGENT_TURN_TIMEOUT_MS, defineCommand } from './command-module.js';
+import { AGENT_TURN_TIMEOUT_MS, CommandUsageError, defineCommand } from './command-module.js';
 import { table } from './format.js';
 
 export const SEQUENCES_OPTIONS = { args: { type: 'string' } } as const;
@@ -21,7 +21,7 @@ export type SequencesCommand =
   | { command: 'run'; name: string; args: Record<string, unknown> }
   | { command: 'delete'; name: string };
 
-export class SequencesUsageError extends Error {}
+export class SequencesUsageError extends CommandUsageError {}
 
 /** What `seq.list` answers, as far as the CLI prints it. */
 export interface SequenceListing {
@@ -65,19 +65,30 @@ export const sequencesCommand = defineCommand<SequencesFlags>({
 export function parseSequencesCommand(positionals: readonly string[], flags: SequencesFlags): SequencesCommand {
   const [sub = 'list', ...rest] = positionals;
   const name = rest.join(' ').trim();
-  if (sub !== 'run' && flags.args !== undefined) throw new SequencesUsageError(`--args belongs to sequences run, not sequences ${sub}`);
+  if (sub !== 'run' && flags.args !== undefined)
+    throw new SequencesUsageError(
+      `--args belongs to sequences run, not sequences ${sub}`,
+      `--args 是 sequences run 的选项，不属于 sequences ${sub}`,
+    );
   switch (sub) {
     case 'list':
-      if (rest.length > 0) throw new SequencesUsageError('sequences list takes no arguments');
+      if (rest.length > 0) throw new SequencesUsageError('sequences list takes no arguments', 'sequences list 不接受参数');
       return { command: 'list' };
     case 'run':
     case 'delete': {
-      if (name === '') throw new SequencesUsageError(`sequences ${sub} needs a NAME, e.g. sequences ${sub} good night`);
+      if (name === '')
+        throw new SequencesUsageError(
+          `sequences ${sub} needs a NAME, e.g. sequences ${sub} good night`,
+          `sequences ${sub} 需要一个 NAME，例如 sequences ${sub} good night`,
+        );
       if (sub === 'delete') return { command: 'delete', name };
       return { command: 'run', name, args: parseArgsFlag(flags.args) };
     }
     default:
-      throw new SequencesUsageError(`unknown sequences command ${sub}; use list, run or delete`);
+      throw new SequencesUsageError(
+        `unknown sequences command ${sub}; use list, run or delete`,
+        `未知的 sequences 子命令 ${sub}；可用 list、run 或 delete`,
+      );
   }
 }
 
@@ -87,10 +98,16 @@ function parseArgsFlag(text: string | undefined): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new SequencesUsageError(`--args must be a JSON object, e.g. --args '{"minutes": 20}'; got ${text}`);
+    throw new SequencesUsageError(
+      `--args must be a JSON object, e.g. --args '{"minutes": 20}'; got ${text}`,
+      `--args 须为 JSON 对象，例如 --args '{"minutes": 20}'；收到的是 ${text}`,
+    );
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new SequencesUsageError(`--args must be a JSON object, e.g. --args '{"minutes": 20}'; got ${text}`);
+    throw new SequencesUsageError(
+      `--args must be a JSON object, e.g. --args '{"minutes": 20}'; got ${text}`,
+      `--args 须为 JSON 对象，例如 --args '{"minutes": 20}'；收到的是 ${text}`,
+    );
   return value as Record<string, unknown>;
 }
 
