@@ -333,7 +333,7 @@ export async function run(emit) {
   const decoder = new PocketsphinxStt({
     program: model.program,
     model: model.files,
-    grammarPath: () => grammar.path(),
+    grammar: () => grammar.files(),
     timeoutMs: 30_000,
   });
   const stt = new OfflineFirstStt(decoder, () => undefined);

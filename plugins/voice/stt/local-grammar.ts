@@ -31,6 +31,8 @@ export interface LocalGrammarOptions {
 
 export interface GrammarReport {
   path: string;
+  /** The pronunciations of the grammar's words only: the decoder loads in a third of the time and memory. */
+  dictionary: string;
   states: number;
   transitions: number;
   bytes: number;
@@ -40,10 +42,27 @@ export interface GrammarReport {
 
 /** The dictionary's words: each line starts with the word, alternates are "word(2)". */
 export function dictionaryWords(text: string): Set<string> {
-  const words = new Set<string>();
+  return new Set(dictionaryLines(text).keys());
+}
+
+/** Each word's lines (its pronunciations, alternates included). */
+export function dictionaryLines(text: string): Map<string, string[]> {
+  const lines = new Map<string, string[]>();
   for (const line of text.split('\n')) {
-    const word = line.slice(0, line.indexOf(' '));
-    if (word !== '' && !word.includes('(')) words.add(word);
+    const entry = line.slice(0, line.indexOf(' '));
+    if (entry === '') continue;
+    const word = entry.replace(/\(\d+\)$/u, '');
+    lines.set(word, [...(lines.get(word) ?? []), line]);
+  }
+  return lines;
+}
+
+/** The words the FSG text says. */
+function grammarWords(fsg: string): Set<string> {
+  const words = new Set<string>();
+  for (const line of fsg.split('\n')) {
+    const parts = line.split(' ');
+    if (parts[0] === 'TRANSITION' && parts[4]) words.add(parts[4]);
   }
   return words;
 }
@@ -62,7 +81,7 @@ export function grammarHome(entities: readonly EntityInfo[], areas: readonly Are
 
 export class LocalGrammar {
   readonly #o: LocalGrammarOptions;
-  #dictionary: Promise<Set<string>> | undefined;
+  #dictionary: Promise<Map<string, string[]>> | undefined;
   #current: Promise<GrammarReport> | undefined;
   #timer: NodeJS.Timeout | undefined;
   readonly #logged = new Set<string>();
@@ -74,8 +93,13 @@ export class LocalGrammar {
 
   /** The grammar file for the home as it is now (built on first use). */
   path(): Promise<string> {
+    return this.files().then((files) => files.fsg);
+  }
+
+  /** The grammar and its dictionary, for the decoder. */
+  files(): Promise<{ fsg: string; dict: string }> {
     this.#current ??= this.#build();
-    return this.#current.then((report) => report.path);
+    return this.#current.then((report) => ({ fsg: report.path, dict: report.dictionary }));
   }
 
   /** Size and build time of the grammar in use, for the status. */
@@ -104,8 +128,9 @@ export class LocalGrammar {
   }
 
   async #build(): Promise<GrammarReport> {
-    this.#dictionary ??= readFile(this.#o.dictionary, 'utf8').then(dictionaryWords);
-    const [dictionary, entities, areas] = await Promise.all([this.#dictionary, this.#o.entities(), this.#o.areas()]);
+    this.#dictionary ??= readFile(this.#o.dictionary, 'utf8').then(dictionaryLines);
+    const [pronunciations, entities, areas] = await Promise.all([this.#dictionary, this.#o.entities(), this.#o.areas()]);
+    const dictionary = new Set(pronunciations.keys());
     const started = performance.now();
     const grammar = buildCommandGrammar({
       sentences: INTENT_SENTENCES,
@@ -126,15 +151,18 @@ export class LocalGrammar {
     const hash = createHash('sha256').update(grammar.fsg).digest('hex').slice(0, 16);
     await mkdir(this.#o.dir, { recursive: true, mode: 0o700 });
     const path = join(this.#o.dir, `commands-${hash}.fsg`);
+    const dictionaryPath = join(this.#o.dir, `commands-${hash}.dict`);
+    const lines = [...grammarWords(grammar.fsg)].sort().flatMap((word) => pronunciations.get(word) ?? []);
+    await writeFile(dictionaryPath, `${lines.join('\n')}\n`, { mode: 0o600 });
     await writeFile(path, grammar.fsg, { mode: 0o600 });
     // Older grammars are of no use once this one is written.
     for (const name of await readdir(this.#o.dir)) {
-      if (name.startsWith('commands-') && name.endsWith('.fsg') && join(this.#o.dir, name) !== path) {
-        await rm(join(this.#o.dir, name), { force: true });
-      }
+      const old = join(this.#o.dir, name);
+      if (name.startsWith('commands-') && old !== path && old !== dictionaryPath) await rm(old, { force: true });
     }
     const report = {
       path,
+      dictionary: dictionaryPath,
       states: grammar.states,
       transitions: grammar.transitions,
       bytes: grammar.fsg.length,

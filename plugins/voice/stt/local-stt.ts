@@ -75,7 +75,7 @@ export function openLocalStt(options: LocalSttOptions): LocalSttOutcome {
   const decoder = new PocketsphinxStt({
     program: check.program,
     model: check.files,
-    grammarPath: () => grammar.path(),
+    grammar: () => grammar.files(),
     timeoutMs: ctx.settings.get('stt.timeout_ms'),
   });
   const buildFallback = (): SpeechToText | undefined => {

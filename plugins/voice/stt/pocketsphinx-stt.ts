@@ -108,15 +108,16 @@ export function checkLocalModel(modelDir: string, programName = KEYPHRASE_PROGRA
 }
 
 /** The decoder's command line: raw 16 kHz on stdin, the grammar as an FSG file, the log on stderr. */
-export function localDecoderArgs(model: LocalModelFiles, fsgPath: string): string[] {
-  return ['-infile', '/dev/stdin', '-hmm', model.hmm, '-dict', model.dict, '-fsg', fsgPath, '-samprate', String(KEYPHRASE_SAMPLE_RATE)];
+export function localDecoderArgs(model: LocalModelFiles, grammar: { fsg: string; dict?: string }): string[] {
+  const dict = grammar.dict ?? model.dict;
+  return ['-infile', '/dev/stdin', '-hmm', model.hmm, '-dict', dict, '-fsg', grammar.fsg, '-samprate', String(KEYPHRASE_SAMPLE_RATE)];
 }
 
 export interface PocketsphinxSttOptions {
   program: string;
   model: LocalModelFiles;
-  /** The current grammar file; a new path restarts the decoder with it. */
-  grammarPath: () => Promise<string>;
+  /** The current grammar file and its words' dictionary; a new grammar restarts the decoder with it. */
+  grammar: () => Promise<{ fsg: string; dict?: string }>;
   timeoutMs: number;
 }
 
@@ -200,9 +201,9 @@ export class PocketsphinxStt implements SpeechToText {
   }
 
   async #decoder(): Promise<ChildProcess> {
-    const grammar = await this.#options.grammarPath();
+    const grammar = await this.#options.grammar();
     const running = this.#child;
-    if (running && this.#childGrammar === grammar && running.exitCode === null && running.signalCode === null) return running;
+    if (running && this.#childGrammar === grammar.fsg && running.exitCode === null && running.signalCode === null) return running;
     await this.close();
     // Node hands a child a socket as stdin and the decoder cannot fopen a socket: `cat` makes it a pipe.
     const child = spawn('sh', ['-c', 'cat | "$0" "$@"', this.#options.program, ...localDecoderArgs(this.#options.model, grammar)], {
@@ -210,7 +211,7 @@ export class PocketsphinxStt implements SpeechToText {
       detached: true,
     });
     this.#child = child;
-    this.#childGrammar = grammar;
+    this.#childGrammar = grammar.fsg;
     this.#stdout = '';
     this.#stderr = '';
     this.#log = '';

@@ -130,7 +130,7 @@ t.test('the grammar leaves out devices the home lacks and keeps the first option
 });
 
 t.test('the grammar file follows the home: a new entity is heard after the rebuild', async (t) => {
-  const dir = t.testdir({ model: { 'cmudict-en-us.dict': [...DICTIONARY, 'fan'].map((w) => `${w} X`).join('\n') } });
+  const dir = t.testdir({ model: { 'cmudict-en-us.dict': [...DICTIONARY, 'fan', 'zebra'].map((w) => `${w} X`).join('\n') } });
   const entities = [{ name: 'Kitchen Light', aliases: [] as string[] }];
   const grammar = new LocalGrammar({
     dir: `${dir}/grammar`,
@@ -153,6 +153,10 @@ t.test('the grammar file follows the home: a new entity is heard after the rebui
   }
   t.ok(accepts(readFileSync(second, 'utf8'), 'turn on the bedroom fan'));
   t.match(grammar.report(), { path: second, states: Number, transitions: Number });
+  const words = readFileSync((await grammar.files()).dict, 'utf8')
+    .trim()
+    .split('\n');
+  t.ok(words.includes('fan X') && !words.includes('zebra X'), "the decoder's dictionary holds the grammar's words only");
 });
 
 t.test('dictionary words leave out alternate pronunciations', async (t) => {
@@ -264,7 +268,7 @@ t.test(
     const stt = new PocketsphinxStt({
       program: local.program as string,
       model: local.files as LocalModelFiles,
-      grammarPath: () => grammar.path(),
+      grammar: () => grammar.files(),
       timeoutMs: 30_000,
     });
     t.teardown(() => stt.close());
