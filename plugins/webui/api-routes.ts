@@ -10,8 +10,10 @@ import { chatRoutes } from './api-chat.js';
 import { eventRoutes } from './api-events.js';
 import { homeRoutes } from './api-home.js';
 import { knowledgeRoutes } from './api-knowledge.js';
+import { mediaRoutes } from './api-media.js';
 import { memoryRoutes } from './api-memory.js';
 import { pluginRoutes } from './api-plugins.js';
+import { sequenceRoutes } from './api-sequences.js';
 import { systemRoutes } from './api-system.js';
 import { EventRing } from './event-ring.js';
 import type { EventStreams, Heartbeat } from './event-stream.js';
@@ -51,6 +53,8 @@ export function createApiRoutes(options: ApiRouteOptions = {}): RouteModule {
         knowledgeRoutes(api, deps);
         homeRoutes(api, deps);
         pluginRoutes(api, deps);
+        sequenceRoutes(api, deps);
+        mediaRoutes(api, deps);
         options.onEvents?.({ ring, streams });
       },
       { prefix: API_PREFIX },

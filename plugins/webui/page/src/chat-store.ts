@@ -46,6 +46,8 @@ export interface OutputView {
   key: number;
   text: string;
   at: number;
+  /** A picture of the media store (an image output's payload, its media id): shown, not written out. */
+  image?: { src: string; caption?: string };
 }
 
 export type ChatItem = TurnView | OutputView;
@@ -126,8 +128,27 @@ export function outputText(e: StreamEvents['webui.output']): string {
   return JSON.stringify(e.payload ?? e);
 }
 
+/** An image output's media id (`<sha256>`, `sha256:<sha256>` or `media:<sha256>`, as the server's media route takes). */
+const MEDIA_ID = /^(?:sha256:|media:)?([0-9a-f]{64})$/i;
+
+/** The picture an image output shows, when its payload is a media id; anything else stays text. */
+export function outputImage(e: StreamEvents['webui.output']): OutputView['image'] {
+  if (e.type !== 'image' || typeof e.payload !== 'string') return undefined;
+  const digest = MEDIA_ID.exec(e.payload.trim())?.[1]?.toLowerCase();
+  if (digest === undefined) return undefined;
+  const caption = e.meta?.caption ?? e.meta?.alt;
+  return { src: `/api/v1/media/${digest}`, ...(typeof caption === 'string' && caption.trim() !== '' && { caption: caption.trim() }) };
+}
+
 function onOutput(e: StreamEvents['webui.output']): void {
-  items.push({ kind: 'output', key: nextKey++, text: outputText(e), at: e.created_at ?? Date.now() });
+  const image = outputImage(e);
+  items.push({
+    kind: 'output',
+    key: nextKey++,
+    text: image?.caption ?? outputText(e),
+    at: e.created_at ?? Date.now(),
+    ...(image && { image }),
+  });
   changed();
 }
 

@@ -18,6 +18,7 @@ import { KnowledgeView } from './pages/knowledge';
 import { LoginView } from './pages/login';
 import { MemoryView } from './pages/memory';
 import { PluginsView } from './pages/plugins';
+import { SequencesView } from './pages/sequences';
 import { SettingsView } from './pages/settings';
 import { type Route, useRoute } from './router';
 import { TabBar } from './tab-bar';
@@ -92,6 +93,8 @@ function CurrentView({ route }: { route: Route }) {
       return <PluginsView />;
     case 'changes':
       return <ChangesView />;
+    case 'sequences':
+      return <SequencesView />;
     case 'health':
       return <HealthView />;
   }

@@ -70,7 +70,15 @@ export type StreamEvents = Pick<
   | 'confirmation.requested'
   | 'confirmation.resolved'
 > & {
-  'webui.output': { channel?: string; type?: string; payload?: unknown; text?: string; input_id?: string; created_at?: number };
+  'webui.output': {
+    channel?: string;
+    type?: string;
+    payload?: unknown;
+    meta?: Record<string, unknown>;
+    text?: string;
+    input_id?: string;
+    created_at?: number;
+  };
   /** The stream lost events (the client was away longer than the buffer holds): refetch. */
   reset: Record<string, unknown>;
 };

@@ -1,10 +1,11 @@
 /**
  * Chat with the agent: the conversation so far, the text of the answer while the model writes it,
  * each tool call as a collapsible row (name, arguments, result), the final answer, and messages
- * the agent or an automation sent to the page by themselves.
+ * the agent or an automation sent to the page by themselves (a picture sent as an image output is
+ * shown, fetched by its media id from the session-checked /api/v1/media route).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { type ChatItem, sendMessage, type ToolCallView, type TurnView, useChatItems } from '../chat-store';
+import { type ChatItem, type OutputView, sendMessage, type ToolCallView, type TurnView, useChatItems } from '../chat-store';
 import { dateTime, t } from '../i18n';
 import { pretty } from '../ui';
 
@@ -70,11 +71,31 @@ function Item({ item }: { item: ChatItem }) {
         <span class="who">
           {t('chat.message')} · {dateTime(item.at)}
         </span>
-        <div class="text">{item.text}</div>
+        {item.image ? <OutputImage image={item.image} /> : <div class="text">{item.text}</div>}
       </div>
     );
   }
   return <Turn turn={item} />;
+}
+
+/** A picture the agent sent: at most the bubble's width and a screen's height; a failed load says so instead of a broken icon. */
+function OutputImage({ image }: { image: NonNullable<OutputView['image']> }) {
+  const [failed, setFailed] = useState(false);
+  const alt = image.caption ?? t('chat.image_alt');
+  return (
+    <figure class="picture">
+      {failed ? (
+        <p class="error-text" role="alert">
+          {t('chat.image_failed')}
+        </p>
+      ) : (
+        <a href={image.src} target="_blank" rel="noopener noreferrer" title={t('chat.image_open')}>
+          <img src={image.src} alt={alt} loading="lazy" decoding="async" data-testid="chat-image" onError={() => setFailed(true)} />
+        </a>
+      )}
+      {image.caption !== undefined && <figcaption class="muted small">{image.caption}</figcaption>}
+    </figure>
+  );
 }
 
 function Turn({ turn }: { turn: TurnView }) {
