@@ -143,6 +143,14 @@ export class IntentUnderstander {
     if (template && !tidyListName(template, this.home)) template = undefined;
     if (template && typeof template.slots.item === 'string') template.slots.item = tidyItem(template.slots.item, lang, this.listNames());
     if (template) this.nameTheOne(template, composer);
+    // A device named in a place it is not in ("the bedroom tv" with the TV in the living room) is no
+    // reading: acting on the one elsewhere would be a guess.
+    if (template && typeof template.slots.name === 'string' && template.slots.name !== 'all' && template.slots.area !== undefined) {
+      // A scene or a device with no area of its own may be said with any place ("party mode in the kitchen").
+      const named = this.home.entities.filter((e) => e.name === template?.slots.name);
+      const placed = named.length > 0 && named.every((e) => e.area !== undefined);
+      if (placed && !named.some((e) => e.area === template?.slots.area)) template = undefined;
+    }
     // A story, a "why", a condition or an exception around a template's command words ("somebody
     // left the hall light on", "if it gets dark turn on …", "all the lights except …") is not that
     // command: nothing is done.

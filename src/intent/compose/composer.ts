@@ -851,6 +851,9 @@ export class Composer {
     let entities: HomeEntity[];
     if (target.names !== undefined) {
       entities = target.names.flatMap((n) => this.byName.get(n) ?? []);
+      // "turn on the tv in the bedroom" when the TV is in the living room: that device is not there.
+      if (target.area !== undefined && entities.every((e) => e.area !== undefined) && !entities.some((e) => e.area === target.area))
+        return [];
       const narrowed = entities.filter((e) => fitsDevice(e) && (target.area === undefined || e.area === target.area));
       if (narrowed.length > 0) entities = narrowed;
     } else {

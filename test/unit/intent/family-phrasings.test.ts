@@ -192,3 +192,9 @@ t.test('later, schedules and offers are not commands for now', async (t) => {
   t.match(one(en.understand("let's turn off the tv", 'en')), { name: 'HassTurnOff', slots: { name: 'TV' } }, '"let\'s" is a request');
   t.match(one(zh.understand('暂停一下', 'zh')), { name: 'HassMediaPause' }, '一下 is not 一会');
 });
+
+t.test('a device named in a place it is not in', async (t) => {
+  t.notOk(acts(en.understand('turn on the tv in the bedroom', 'en')), 'the TV is in the living room');
+  t.notOk(acts(en.understand('turn on the bedroom tv', 'en')));
+  t.match(one(en.understand('turn on the tv in the living room', 'en')), { name: 'HassTurnOn', slots: { name: 'TV' } }, 'where it is');
+});
