@@ -163,6 +163,23 @@ t.test('a usage error is in the terminal language: the problem, the command line
   for (const r of [missingEn, unknownEn]) t.notOk(CJK.test(r?.stderr ?? ''), 'no Chinese under LANG=C');
 });
 
+t.test("every command's own refusal is in Chinese under a zh locale, and in English under LANG=C", async (t) => {
+  const cwd = tempDir(t);
+  // `version` reads no arguments; every other command word refuses these.
+  const words = COMMAND_WORDS.filter((word) => word !== 'version');
+  const bad = (word: string) => [word, 'no-such-command', 'x', 'y', 'z'];
+  const zh = await Promise.all(words.map((word) => ctl(bad(word), CHINESE, cwd)));
+  const en = await Promise.all(words.map((word) => ctl(bad(word), ENGLISH, cwd)));
+  words.forEach((word, i) => {
+    const [problemZh = ''] = zh[i]?.stderr.split('\n') ?? [];
+    const [problemEn = ''] = en[i]?.stderr.split('\n') ?? [];
+    t.equal(zh[i]?.code, 64, `${word}: refused`);
+    t.ok(CJK.test(problemZh), `${word}: ${problemZh}`);
+    t.notOk(CJK.test(problemEn), `${word}: ${problemEn}`);
+    t.ok(problemZh.startsWith('homeagentctl: ') && problemEn.startsWith('homeagentctl: '), `${word}: named`);
+  });
+});
+
 t.test('--json is the same under either locale', async (t) => {
   const cwd = tempDir(t);
   const [statusZh, statusEn, modelsZh, modelsEn] = await Promise.all([
