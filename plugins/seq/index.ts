@@ -12,7 +12,6 @@
  * and the sender may act; a dangerous one is left to the conversation, where the gate asks the owner,
  * and one the intent engine carries out itself (a sequence named like a device command) to it.
  */
-import { join } from 'node:path';
 import {
   definePlugin,
   type PluginContext,
@@ -40,7 +39,7 @@ import {
 } from './sequence-definition.js';
 import { findCycle, reachTier, stepLines } from './sequence-graph.js';
 import { findGroup, type SequenceRun, SequenceRunner } from './sequence-runner.js';
-import { SEQUENCES_FILE, SequenceStore } from './sequence-store.js';
+import { SequenceStore } from './sequence-store.js';
 import type { SeqSettings } from './settings-schema.js';
 
 export { forbiddenReason } from './forbidden-tools.js';
@@ -82,7 +81,7 @@ export class SeqPlugin implements PluginInstance {
         reason: 'unavailable',
         detail: 'the seq plugin needs a built-in plugin context (tools.describe and tools.call)',
       });
-    this.#store = new SequenceStore(join(this.#ctx.paths.data, SEQUENCES_FILE), this.#ctx.log);
+    this.#store = new SequenceStore(this.#ctx.database);
     this.#runner = new SequenceRunner({
       lookup: (name) => this.#lookup(name),
       tools: { describe, call },

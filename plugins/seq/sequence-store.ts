@@ -5,11 +5,12 @@
  * good row; a row that no longer reads (edited by hand, written by a newer version) is listed as
  * broken and left alone rather than taking the others down.
  */
-import type { Logger, Migration, PluginDatabase, SqlStatement } from '../../src/sdk/index.js';
-import { openPluginDatabase } from '../../src/sdk/index.js';
+import type { Migration, PluginDatabase, PluginDatabases, SqlStatement } from '../../src/sdk/index.js';
 import { nameKey, type Sequence } from './sequence-definition.js';
 
-export const SEQUENCES_FILE = 'sequences.db';
+/** Opened through ctx.database, so the kernel lists it as `seq.sequences` (status, backup, restore). */
+const DATABASE_NAME = 'sequences';
+export const SEQUENCES_FILE = `${DATABASE_NAME}.db`;
 
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -56,8 +57,8 @@ export class SequenceStore {
   readonly #delete: SqlStatement;
   readonly #count: SqlStatement;
 
-  constructor(file: string, log: Logger) {
-    this.#database = openPluginDatabase({ name: 'sequences', file, component: 'seq', migrations: MIGRATIONS, log });
+  constructor(databases: PluginDatabases) {
+    this.#database = databases.open({ name: DATABASE_NAME, migrations: MIGRATIONS });
     const db = this.#database.db;
     this.#get = db.prepare('SELECT * FROM sequences WHERE name_key = ?');
     this.#all = db.prepare('SELECT * FROM sequences ORDER BY name_key');

@@ -77,6 +77,8 @@ export function composePlugins(core: CoreParts, deps: PluginDeps): PluginHost {
       media: deps.media,
       entities: deps.entities,
       controlMethods: new PluginControlMethods(control),
+      // Built-in plugins' own databases are listed with the kernel's (status, backup).
+      databases: store,
       newId: core.newId,
       now: () => clock.now(),
     },

@@ -26,6 +26,7 @@ import type { KnowledgeBase } from '../knowledge/types.js';
 import type { LanguageModel } from '../llm/spec/index.js';
 import type { Logger, LogManager } from '../log/logger.js';
 import type { ControlApi, ControlMethod, MethodInfo } from '../sdk/control.js';
+import { openPluginDatabase, type PluginDatabase, type PluginDatabaseRequest } from '../sdk/database.js';
 import type {
   PluginContext,
   PluginEntities,
@@ -39,6 +40,8 @@ import type {
 import { HomeAgentError } from '../shared/errors.js';
 import { matchesToolName, type ToolContext, type ToolDefinition, ToolError } from '../shared/tool.js';
 import { type InputSender, isTrust, UNKNOWN_SENDER } from '../shared/trust.js';
+import type { ManagedDatabase } from '../store/database.js';
+import { PLUGIN_DATABASE_NAME, pluginDatabaseFile, pluginDatabaseName } from '../store/plugin-database-name.js';
 import type { HttpRouteRegistry, RegisteredRoute } from './http-routes.js';
 import { allowedToolPatterns, type Manifest } from './manifest.js';
 import { type HostMedia, pluginMedia } from './plugin-media.js';
@@ -65,6 +68,8 @@ export interface KernelServices {
   entities?: EntityRegistry;
   /** Where built-in plugins' own control methods go; absent: `ctx.control.register` answers HA_ERR_UNAVAILABLE. */
   controlMethods?: PluginControlMethods;
+  /** The kernel's store, which lists plugin databases with its own (status, backup); absent: they open unlisted. */
+  databases?: { attach(db: ManagedDatabase): () => void };
   newId: () => string;
   now: () => number;
 }
@@ -184,6 +189,8 @@ export class PluginGeneration {
   readonly #live = new Set<() => void>();
   /** Entity ids this generation registered (see commit()). */
   readonly #entityIds = new Set<string>();
+  /** Takes this generation's plugin databases off the store's list (the plugin stopped without closing them). */
+  readonly #detachDatabases = new Set<() => void>();
   #phase: 'staging' | 'live' | 'retired' = 'staging';
   #inflight = 0;
   #drained: Array<() => void> = [];
@@ -253,6 +260,8 @@ export class PluginGeneration {
     controlMethods?.removeOwner(this.owner);
     this.#kernel.entities?.removeOwner(this.owner);
     io.removeOwner(this.owner);
+    for (const detach of this.#detachDatabases) detach();
+    this.#detachDatabases.clear();
     this.#live.clear();
   }
 
@@ -337,6 +346,37 @@ export class PluginGeneration {
         if (this.#controlMethods.get(methodName) === full) this.#controlMethods.delete(methodName);
       },
     );
+  }
+
+  /** `ctx.database.open`: `<plugin data>/<name>.db`, listed with the kernel's databases as `<plugin>.<name>`. */
+  #openDatabase(data: string, request: PluginDatabaseRequest): PluginDatabase {
+    const plugin = this.manifest.name;
+    if (this.trust === 'external') this.#permission('open a database in the daemon');
+    const short: unknown = request?.name;
+    if (typeof short !== 'string' || !PLUGIN_DATABASE_NAME.test(short)) {
+      throw new HomeAgentError(
+        'HA_ERR_PLUGIN_PERMISSION',
+        `plugin ${plugin} may open databases named with 1-32 lower-case letters, digits and _ (starting with a letter), not ${JSON.stringify(short)}`,
+      );
+    }
+    const store = this.#kernel.databases;
+    return openPluginDatabase({
+      name: pluginDatabaseName(plugin, short),
+      file: pluginDatabaseFile(data, short),
+      component: plugin,
+      migrations: request.migrations,
+      log: this.#log,
+      ...(store && {
+        attach: (managed: ManagedDatabase) => {
+          const detach = store.attach(managed);
+          this.#detachDatabases.add(detach);
+          return () => {
+            detach();
+            this.#detachDatabases.delete(detach);
+          };
+        },
+      }),
+    });
   }
 
   #buildContext(root: string, data: string, runtime: string): PluginContext {
@@ -452,6 +492,7 @@ export class PluginGeneration {
         register: (method) => this.#registerControlMethod(method as unknown as ControlMethod),
       },
       paths: { data, runtime, root },
+      database: { open: (request) => this.#openDatabase(data, request) },
       io: {
         registerOutputChannel: (channel) => {
           const full: OutputChannel = { ...channel, owner };

@@ -2,7 +2,8 @@
  * A SQLite database of a built-in plugin's own, in its data folder: the kernel's managed connection
  * (pragmas, integrity check, corrupt files moved aside, versioned migrations, coded write failures)
  * behind the narrow statement interface, so a plugin keeps rows that survive restarts without
- * importing the driver (only src/store does). The plugin opens it in `start` and closes it in `stop`.
+ * importing the driver (only src/store does). The plugin opens it in `start` (`ctx.database.open`, which
+ * also lists it with the kernel's databases for status, backup and restore) and closes it in `stop`.
  */
 import type { Logger } from '../log/logger.js';
 import { systemClock } from '../shared/clock.js';
@@ -21,6 +22,27 @@ export interface PluginDatabaseOptions {
   /** Numbered 1, 2, 3, ...; each applies in its own transaction. */
   migrations: readonly Migration[];
   log: Logger;
+  /**
+   * Lists the open connection with the kernel's store (status, `homeagentctl backup`) and answers
+   * the function that takes it off again; called once the migrations have applied.
+   */
+  attach?: (managed: ManagedDatabase) => () => void;
+}
+
+/** What a plugin passes to `ctx.database.open`: the file and the migrations' component follow from the plugin. */
+export interface PluginDatabaseRequest {
+  /** Lower-case letters, digits, _ (`sequences`): the file is `<ctx.paths.data>/<name>.db`, listed as `<plugin>.<name>`. */
+  name: string;
+  /** Numbered 1, 2, 3, ...; each applies in its own transaction (recorded under the plugin's name). */
+  migrations: readonly Migration[];
+}
+
+/**
+ * A built-in plugin's databases (`ctx.database`). Throws HA_ERR_PLUGIN_PERMISSION for external
+ * plugins (they run in their own process) and for a name that is not lower-case letters, digits, _.
+ */
+export interface PluginDatabases {
+  open(request: PluginDatabaseRequest): PluginDatabase;
 }
 
 /** An open plugin database. */
@@ -41,11 +63,20 @@ export function openPluginDatabase(options: PluginDatabaseOptions): PluginDataba
     { name: options.name, file: options.file, synchronous: 'FULL' },
     { busyTimeoutMs: 5000, startupCheck: 'quick', log: options.log, clock: systemClock },
   );
+  let detach: () => void = () => undefined;
   try {
     managed.migrate(options.component, options.migrations);
+    if (options.attach) detach = options.attach(managed);
   } catch (error) {
     managed.close();
     throw error;
   }
-  return { db: managed.db, recovery: managed.recovery, close: () => managed.close() };
+  return {
+    db: managed.db,
+    recovery: managed.recovery,
+    close: () => {
+      detach();
+      managed.close();
+    },
+  };
 }

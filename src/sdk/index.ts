@@ -70,6 +70,8 @@ export {
   openPluginDatabase,
   type PluginDatabase,
   type PluginDatabaseOptions,
+  type PluginDatabaseRequest,
+  type PluginDatabases,
   type Recovery,
   type SqlDatabase,
   type SqlRunResult,

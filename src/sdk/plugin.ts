@@ -25,6 +25,7 @@ import type { Service } from '../shared/service.js';
 import type { ToolContext, ToolDefinition, ToolTier } from '../shared/tool.js';
 import type { InputSender } from '../shared/trust.js';
 import type { ControlApi, ControlMethod } from './control.js';
+import type { PluginDatabases } from './database.js';
 import type { SettingKey, SettingValue } from './settings.js';
 
 export type { KnowledgeHit, KnowledgeTreeItem, KnowledgeTreeNode };
@@ -361,6 +362,8 @@ export interface PluginContext<T extends object = UntypedSettings> {
   /** The kernel's control methods (status, config, backup, plugins.*, ...) and the plugin's own. Built-in plugins only. */
   readonly control: PluginControl;
   readonly paths: PluginPaths;
+  /** The plugin's own SQLite databases, listed with the kernel's for status, backup and restore. Built-in plugins only. */
+  readonly database: PluginDatabases;
   readonly io: PluginIo;
   readonly tools: PluginTools;
   readonly stages: PluginStages;

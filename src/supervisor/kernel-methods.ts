@@ -180,10 +180,11 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
 
   control.register({
     name: 'backup',
-    description: 'Online backup of a database (default: state) through the SQLite backup API.',
+    description: "Online backup of a database (default: state; a plugin's own as <plugin>.<name>) through the SQLite backup API.",
     params: Type.Object({
       path: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
-      database: Type.Optional(Type.String({ pattern: '^[a-z][a-z0-9_]*$' })),
+      // A kernel database (state) or a built-in plugin's (seq.sequences); the known list decides.
+      database: Type.Optional(Type.String({ pattern: '^[a-z0-9_-][a-z0-9_.-]{0,99}$' })),
     }),
     handler: async ({ path, database }, caller) => {
       const name = database ?? 'state';

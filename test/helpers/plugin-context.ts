@@ -17,12 +17,15 @@ import { ControlRegistry } from '../../src/plugin/control-registry.js';
 import { HttpRouteRegistry } from '../../src/plugin/http-routes.js';
 import { callTool, describeTool } from '../../src/plugin/plugin-generation.js';
 import { pluginMedia } from '../../src/plugin/plugin-media.js';
+import { openPluginDatabase } from '../../src/sdk/database.js';
 import type { PluginContext, PluginInput, PluginTrust } from '../../src/sdk/plugin.js';
 import { type Clock, systemClock } from '../../src/shared/clock.js';
 import { HomeAgentError } from '../../src/shared/errors.js';
 import type { ToolContext, ToolDefinition } from '../../src/shared/tool.js';
 import { ManagedDatabase } from '../../src/store/database.js';
 import { MediaStore } from '../../src/store/media-store.js';
+import { PLUGIN_DATABASE_NAME, pluginDatabaseFile, pluginDatabaseName } from '../../src/store/plugin-database-name.js';
+import { Store } from '../../src/store/store.js';
 
 export interface InjectedInput {
   input: PluginInput;
@@ -47,6 +50,8 @@ export interface TestPluginContext {
   media: MediaStore;
   /** The real stage registry behind ctx.stages: a test runs a stage with `stages.run(stage, context)`. */
   stages: StageRegistry;
+  /** A kernel store with no databases of its own: what the plugin opens through ctx.database is listed here (status, backup). */
+  store: Store;
   /** Images tools attached through `call` (ToolContext.attachImage), in order, with the tool's name. */
   attached: Array<{ tool: string; digest: string; mime: string }>;
   /** Stops the entity registry (its pending writes land) and closes home.db. */
@@ -122,6 +127,13 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
   const media = new MediaStore({ dir: join(options.dataDir, 'media'), maxBytes: () => maxMediaBytes });
   const attached: Array<{ tool: string; digest: string; mime: string }> = [];
   const routes = new HttpRouteRegistry();
+  const store = new Store({
+    databases: [],
+    busyTimeoutMs: 2000,
+    startupCheck: 'off',
+    log: logs.child('store'),
+    clock: options.clock ?? systemClock,
+  });
   const unavailable = (what: string) => () =>
     Promise.reject(new HomeAgentError('HA_ERR_UNAVAILABLE', `${what} is not available in this test`));
 
@@ -152,6 +164,23 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
       register: (method) => control.register(method),
     },
     paths: { data, runtime: join(options.dataDir, 'run'), root: options.root ?? options.dataDir },
+    // As the daemon's (plugin-generation.ts): <plugin data>/<name>.db, listed as <plugin>.<name>.
+    database: {
+      open: (request) => {
+        if ((options.trust ?? 'builtin') === 'external')
+          throw new HomeAgentError('HA_ERR_PLUGIN_PERMISSION', `plugin ${options.name} (external) may not open a database`);
+        if (!PLUGIN_DATABASE_NAME.test(request.name))
+          throw new HomeAgentError('HA_ERR_PLUGIN_PERMISSION', `bad database name ${JSON.stringify(request.name)}`);
+        return openPluginDatabase({
+          name: pluginDatabaseName(options.name, request.name),
+          file: pluginDatabaseFile(data, request.name),
+          component: options.name,
+          migrations: request.migrations,
+          log: logs.child(`plugin.${options.name}`),
+          attach: (managed) => store.attach(managed),
+        });
+      },
+    },
     io: {
       registerOutputChannel: (channel) => {
         channels.set(channel.name, { ...channel, owner });
@@ -208,6 +237,7 @@ export function createTestPluginContext(options: TestPluginContextOptions): Test
     control,
     routes,
     media,
+    store,
     stages,
     attached,
     close: async () => {

@@ -218,6 +218,11 @@ class PluginRuntime {
         },
       },
       paths: init.paths,
+      database: {
+        open: () => {
+          throw pluginError('HA_ERR_PLUGIN_PERMISSION', `plugin ${init.name} (external) may not open a database in the daemon`);
+        },
+      },
       io: {
         registerOutputChannel: (channel: Omit<OutputChannel, 'owner'>) => {
           if (this.#channels.has(channel.name))
