@@ -549,6 +549,10 @@ export class Composer {
       clauseTargets = [{ device: { domains: [domain] }, plural: true, implied: true }];
     }
     if (clauseTargets.length === 0) return { kind: 'none', why: 'no target' };
+    // "turn the hall light on for a minute", "把风扇开一个小时": a device command for a length of time
+    // needs a second command when it ends; doing the first alone would leave it on for good.
+    // ("hold the music for a sec" is a pause all the same.)
+    if (duration && !question && !(effectiveAction !== undefined && TRANSPORT.has(effectiveAction))) return { kind: 'none', why: 'timed' };
 
     const out: RecognisedIntent[] = [];
     for (const target of clauseTargets) {

@@ -198,3 +198,14 @@ t.test('a device named in a place it is not in', async (t) => {
   t.notOk(acts(en.understand('turn on the bedroom tv', 'en')));
   t.match(one(en.understand('turn on the tv in the living room', 'en')), { name: 'HassTurnOn', slots: { name: 'TV' } }, 'where it is');
 });
+
+t.test('a device command for a length of time is not done halfway', async (t) => {
+  t.notOk(acts(en.understand('turn the hall light on for a minute', 'en')));
+  t.notOk(acts(zh.understand('把吊扇开一个小时', 'zh')));
+  t.match(one(en.understand('hold the music for a sec', 'en')), { name: 'HassMediaPause' }, 'a pause for a moment is a pause');
+  t.match(
+    one(en.understand('turn off the kitchen light in an hour', 'en')),
+    { name: 'HassStartTimer', slots: { hours: 1 } },
+    'later by a timer',
+  );
+});
