@@ -13,7 +13,14 @@ import type { PluginStatus } from '../api/plugins.js';
 import { describeError } from '../shared/errors.js';
 import { EXIT_CODES } from '../shared/exit-codes.js';
 import type { Language } from '../shared/language.js';
-import { type CataloguedCommand, type CommandRunner, CommandUsageError, formatUsage, type ParsedFlags, type UsageLine } from './command-module.js';
+import {
+  type CataloguedCommand,
+  type CommandRunner,
+  CommandUsageError,
+  formatUsage,
+  type ParsedFlags,
+  type UsageLine,
+} from './command-module.js';
 import { AGENT_COMMANDS, ALL_COMMANDS, DAEMON_COMMANDS, HOME_COMMANDS } from './commands.js';
 import {
   formatHistory,
