@@ -810,6 +810,10 @@ export class Composer {
         return { kind: 'none', why: 'relative brightness' };
       }
     }
+    // "turn the music off", "音乐关了": the music, not the speaker — what plays is paused.
+    const bareTarget = target.names === undefined && target.area === undefined && target.floor === undefined;
+    if ((act === 'off' || act === 'stop') && keywords.has('song') && bareTarget && pool.every((e) => e.domain === 'media_player'))
+      act = 'pause';
     // "打开后门的锁": opening a lock is unlocking it.
     if ((act === 'on' || act === 'open') && target.device?.domains.length === 1 && target.device.domains[0] === 'lock') act = 'unlock';
     const able = pool.filter((e) => intentFor(act as Action, e.domain) !== undefined);
@@ -1127,9 +1131,11 @@ function isWholeCommand(mentions: readonly Mention[]): boolean {
 function isReason(mentions: readonly Mention[]): boolean {
   // "那个，帮我开下台灯", "um, so": a hesitation before the command points at nothing.
   if (mentions.every((m) => /^(那个|这个|那|嗯|呃|额|um|uh|so|well|right|ok|okay|alright)$/u.test(m.text) || has(m, 'break'))) return true;
+  // A word repaired into a name or a kind ("heading" → heating, "night night" → Night Light) beside a
+  // whole command is more likely the reason's own word than a second target.
   return !mentions.some(
     (m) =>
-      isTargetOrThing(m) ||
+      (m.repaired === undefined && isTargetOrThing(m)) ||
       m.piece.t === 'value' ||
       m.piece.t === 'color' ||
       (m.piece.t === 'word' &&

@@ -179,7 +179,7 @@ const EN: Lexicon = {
     ...many('brightness|bright', k('brightness')),
     ...many('color|colour', k('color')),
     ...many('position|halfway|way', k('position')),
-    ...many('song|track|tune|one', k('song')),
+    ...many('song|track|tune|one|music', k('song')),
     ...many('today|now|currently|right now|at the moment', k('today')),
     ...many('house|home|everywhere|anywhere|whole house', k('home')),
     ...many('left|remaining|goes off|go off|rings|ring|is done|be done|finishes', k('left')),
@@ -205,6 +205,12 @@ const EN: Lexicon = {
     ...many('do you think|should|should i|would it|is it safe|safe|better|best|worth|love|hate|prefer|wonder|i wonder', b('opinion')),
     ...many('dont|do not|never|dont turn|dont switch', b('negation')),
     ...many('i|my kids|my mum|my mom|we|they|he|she|mum|mom|kids', b('statement')),
+    // "we're leaving" is said "were leaving": who is going, not the past.
+    // (Words are matched after their -ing is cut where the verb is known: "leaving" is "leave", "going" "go".)
+    ...many(
+      'were leave|were leaving|were off|were go|were going|were heading|were heading out|were out|were back|were home|were go out',
+      b('statement'),
+    ),
     ...many('how do|how does|explain|what is a|what is an|work|works|invented|invent|who', b('howto')),
     ...many('joke|poem|story|hello|hi|thanks|thank you|good morning|good night|capital|hey|weird|noise|noisy|loud|stuck', b('chat')),
     // Someone other than the house did it, or it lasted a while: a story about the home, not a request.
@@ -298,7 +304,7 @@ const ZH: Lexicon = {
     ...many('亮度', k('brightness')),
     ...many('颜色', k('color')),
     ...many('位置|开合度|一半', k('position')),
-    ...many('首歌|歌|这首|曲子', k('song')),
+    ...many('首歌|歌|这首|曲子|音乐', k('song')),
     ...many('今天|现在|目前|当前|此刻', k('today')),
     ...many('家里|全屋|整个家|全家|家中', k('home')),
     ...many('还剩|剩|剩下|还有多久|还有多长时间|多久|多长时间|结束|到点', k('left')),

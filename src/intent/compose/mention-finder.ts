@@ -38,6 +38,8 @@ export interface Mention {
   start: number;
   end: number;
   text: string;
+  /** Set when the words were repaired into this piece by similarity (a slip, or a guess). */
+  repaired?: number;
 }
 
 type Entry =
@@ -310,6 +312,7 @@ export class MentionFinder {
         start: first.start,
         end: last.end,
         text: this.join(tokens.slice(first.start, last.end)),
+        repaired: best.similarity,
       });
       idx = best.from;
     }

@@ -209,3 +209,17 @@ t.test('a device command for a length of time is not done halfway', async (t) =>
     'later by a timer',
   );
 });
+
+t.test('repaired words beside a command, "we\'re", the music', async (t) => {
+  t.match(
+    one(en.understand('heading out, lock up the front door please', 'en')),
+    { name: 'HassTurnOn', slots: { name: 'Front Door' } },
+    '"heading" is not the heating',
+  );
+  t.match(one(en.understand('night night, switch off the bedroom lamp', 'en')), { name: 'HassTurnOff', slots: { name: 'Bedroom Lamp' } });
+  t.match(one(en.understand("we're leaving, lock the front door", 'en')), { name: 'HassTurnOn', slots: { name: 'Front Door' } });
+  t.equal(en.understand('we were leaving when the lights went off', 'en').kind, 'none', 'the past stays a story');
+  t.match(one(en.understand('turn the music off', 'en')), { name: 'HassMediaPause' }, 'the music, not a speaker');
+  t.match(one(zh.understand('音乐关了', 'zh')), { name: 'HassMediaPause' });
+  t.match(one(en.understand('turn off the tv', 'en')), { name: 'HassTurnOff', slots: { name: 'TV' } }, 'a named player is switched off');
+});
