@@ -5,7 +5,7 @@
  * maps its outcome to an exit code. Imported by nothing.
  *
  *   homeagent run [--config FILE]        run the daemon
- *   homeagent restore FILE [--config F]  replace the state database by a backup (daemon stopped)
+ *   homeagent restore FILE [--db NAME] [--config F]  replace a database (default state) by a backup (daemon stopped)
  *   homeagent config-migrate [--config F] [--dry-run]  write the file at this release's config version
  *   homeagent memory-eval --locomo DIR [...]  measure memory recall on LoCoMo-format conversations
  *   homeagent intent-eval --tests DIR [...]   measure the local intent engine
@@ -35,9 +35,9 @@ const USAGE_LINES: readonly UsageLine[] = [
     zh: '运行守护进程（配置：默认值 < FILE、$HOMEAGENT_CONFIG\n或 /etc/homeagent/config.yaml < HOMEAGENT_* 环境变量）',
   },
   {
-    synopsis: 'restore FILE [--config FILE]',
-    about: 'replace the state database by a backup; the daemon must be stopped',
-    zh: '用备份替换 state 数据库；守护进程须已停止',
+    synopsis: 'restore FILE [--db NAME] [--config FILE]',
+    about: "replace a database by a backup (default state; a plugin's as\n<plugin>.<name>, e.g. seq.sequences); the daemon must be stopped",
+    zh: '用备份替换一个数据库（默认 state；插件的写作 <插件>.<名称>，\n如 seq.sequences）；守护进程须已停止',
   },
   {
     synopsis: 'config-migrate [--config FILE] [--dry-run]',
@@ -108,7 +108,7 @@ async function main(argv: string[]): Promise<number> {
     case 'run':
       return run(config);
     case 'restore':
-      return await restore(file, config);
+      return await restore(file, config, parsed.db ?? 'state', language);
     case 'version':
       process.stdout.write(`homeagent ${VERSION}\n`);
       return EXIT_CODES.OK;
@@ -121,7 +121,7 @@ async function main(argv: string[]): Promise<number> {
 function parseCommandLine(argv: string[]) {
   const { values, positionals } = parseArgs({
     args: argv,
-    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+    options: { config: { type: 'string', short: 'c' }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     allowPositionals: true,
   });
   const command = values.help ? 'help' : (positionals[0] ?? 'help');
@@ -131,7 +131,8 @@ function parseCommandLine(argv: string[]) {
     throw new CommandLineError('restore needs exactly one backup file', 'restore 需要恰好一个备份文件');
   if (command !== 'restore' && positionals.length > 1)
     throw new CommandLineError(`unexpected argument ${positionals[1]}`, `多余的参数 ${positionals[1]}`);
-  return { command, file: positionals[1], config: values.config };
+  if (command !== 'restore' && values.db !== undefined) throw new CommandLineError('--db belongs to restore', '--db 只用于 restore');
+  return { command, file: positionals[1], config: values.config, db: values.db };
 }
 
 /** Loads the configuration or prints one line per problem; undefined means "exit 78". */
@@ -218,7 +219,7 @@ async function run(configFile: string | undefined): Promise<number> {
   return result.clean ? EXIT_CODES.OK : EXIT_CODES.FAILURE;
 }
 
-async function restore(file: string | undefined, configFile: string | undefined): Promise<number> {
+async function restore(file: string | undefined, configFile: string | undefined, database: string, language: Language): Promise<number> {
   const boot = await loadOrReport(configFile);
   if (!boot || file === undefined) return EXIT_CODES.CONFIG;
   const owner = runningOwner(boot.paths.pidFile);
@@ -226,11 +227,15 @@ async function restore(file: string | undefined, configFile: string | undefined)
     process.stderr.write(`homeagent: the daemon is running (pid ${owner}); stop it first (systemctl stop homeagent)\n`);
     return EXIT_CODES.TEMP_FAIL;
   }
-  const { restoreDatabase } = await import('./store/restore.js');
+  const { restoreDatabase, restoreTarget } = await import('./store/restore.js');
   try {
-    const result = restoreDatabase(file, boot.paths.stateDb, systemClock);
+    const target = restoreTarget(boot.paths, database);
+    const result = restoreDatabase(file, target.file, systemClock, target.component === undefined ? {} : { component: target.component });
+    const kept = result.previousMovedTo;
     process.stdout.write(
-      `restored ${result.restored} from ${file}${result.previousMovedTo ? `; the previous database is kept at ${result.previousMovedTo}` : ''}\n`,
+      language === 'zh'
+        ? `已从 ${file} 恢复 ${result.restored}${kept ? `；原数据库保留在 ${kept}` : ''}\n`
+        : `restored ${result.restored} from ${file}${kept ? `; the previous database is kept at ${kept}` : ''}\n`,
     );
     return EXIT_CODES.OK;
   } catch (error) {

@@ -248,7 +248,7 @@ t.test('homeagent help and its usage errors in the terminal language', async (t)
   ]);
   t.equal(helpZh.code, 0);
   t.match(helpZh.stdout, /^用法：homeagent <command>\n\n {2}run \[--config FILE\] {11}运行守护进程/);
-  t.match(helpZh.stdout, /\n {2}restore FILE \[--config FILE\] {2}用备份替换 state 数据库/);
+  t.match(helpZh.stdout, /\n {2}restore FILE \[--db NAME\] \[--config FILE\]\n {32}用备份替换一个数据库（默认 state/);
   t.match(helpZh.stdout, /\n {2}help {26}显示本说明\n$/);
   t.equal(helpEn.code, 0);
   t.match(helpEn.stdout, /^usage: homeagent <command>\n\n {2}run \[--config FILE\] {11}run the daemon/);
