@@ -230,7 +230,7 @@ async function restore(file: string | undefined, configFile: string | undefined,
   const { restoreDatabase, restoreTarget } = await import('./store/restore.js');
   try {
     const target = restoreTarget(boot.paths, database);
-    const result = restoreDatabase(file, target.file, systemClock, target.component === undefined ? {} : { component: target.component });
+    const result = restoreDatabase(file, target.file, systemClock, { component: target.component });
     const kept = result.previousMovedTo;
     process.stdout.write(
       language === 'zh'

@@ -52,7 +52,12 @@ export interface RestoreResult {
   previousMovedTo: string | undefined;
 }
 
-export function restoreDatabase(backupFile: string, targetFile: string, clock: Clock, options: { component?: string } = {}): RestoreResult {
+export function restoreDatabase(
+  backupFile: string,
+  targetFile: string,
+  clock: Clock,
+  options: { component?: string | undefined } = {},
+): RestoreResult {
   if (!existsSync(backupFile)) throw new HomeAgentError('HA_ERR_STORE_RESTORE', `${backupFile}: no such file`);
   const problem = checkFile(backupFile, 'full');
   if (problem) {

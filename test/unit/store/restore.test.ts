@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import t from 'tap';
 import type { Clock } from '../../../src/shared/clock.js';
 import { ManagedDatabase } from '../../../src/store/database.js';
-import { restoreDatabase } from '../../../src/store/restore.js';
+import { restoreDatabase, restoreTarget } from '../../../src/store/restore.js';
 import { expectError, silentLogs, type Teardown, tempDir } from '../fixtures/support.js';
 
 const clock: Clock = { now: () => Date.parse('2024-02-03T04:05:06.007Z'), monotonic: () => 0 };
@@ -115,4 +115,51 @@ t.test('restore refuses bad input and leaves the target untouched', async (t) =>
     listing,
     'nothing was moved aside or staged',
   );
+});
+
+const PATHS = {
+  stateDb: '/data/state.db',
+  memoryDb: '/data/memory.db',
+  knowledgeDb: '/data/knowledge.db',
+  homeDb: '/data/home.db',
+  pluginDataDir: '/data/plugin-data',
+};
+
+t.test('restoreTarget: the kernel databases by name, a plugin database as <plugin>.<name>', async (t) => {
+  t.same(restoreTarget(PATHS, 'state'), { file: '/data/state.db' });
+  t.same(restoreTarget(PATHS, 'home'), { file: '/data/home.db' });
+  t.same(restoreTarget(PATHS, 'seq.sequences'), { file: '/data/plugin-data/seq/sequences.db', component: 'seq' });
+  t.same(
+    restoreTarget(PATHS, 'zigbee2mqtt-bridge.v2.devices'),
+    { file: '/data/plugin-data/zigbee2mqtt-bridge.v2/devices.db', component: 'zigbee2mqtt-bridge.v2' },
+    'a plugin name with dots splits at the last one',
+  );
+  for (const bad of [
+    'bogus',
+    'toString',
+    '../seq.sequences',
+    'seq/x.sequences',
+    '..sequences',
+    '.sequences',
+    'seq.Sequences',
+    'seq.',
+    'seq.a.b-c',
+  ]) {
+    const error = expectError(t, () => restoreTarget(PATHS, bad), 'HA_ERR_STORE_RESTORE');
+    t.match(error.message, `no database named ${bad}; known: state, memory, knowledge, home, or a plugin's as <plugin>.<name>`, bad);
+  }
+});
+
+t.test('a plugin database restore refuses a backup of another database and leaves the target untouched', async (t) => {
+  const dir = tempDir(t);
+  const backup = await makeBackup(t, dir, ['from state']);
+  const target = join(dir, 'plugin-data', 'seq', 'sequences.db');
+  const error = expectError(t, () => restoreDatabase(backup, target, clock, { component: 'seq' }), 'HA_ERR_STORE_RESTORE');
+  t.match(error.message, 'holds no tables of seq');
+  t.match(error.message, 'nothing was changed');
+  t.notOk(existsSync(join(dir, 'plugin-data')), 'nothing was created');
+
+  const result = restoreDatabase(backup, join(dir, 'plugin-data', 'notes', 'notes.db'), clock, { component: 'notes' });
+  t.equal(result.previousMovedTo, undefined, 'a plugin that never ran here: its folder is created');
+  t.same(notes(result.restored), ['from state']);
 });
