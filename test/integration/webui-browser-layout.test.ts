@@ -29,7 +29,7 @@ const PAGE_INDEX = join(REPO_ROOT, 'dist', 'plugins', 'webui', 'page', 'index.ht
 const PHONE_375 = { width: 375, height: 812 };
 /** No spaces, no hyphens: nothing lets a browser break it unless the page says it may. */
 const TOKEN = 'sk_live_51HxQ2pLkT9vWm3ZrB8cD4eF6gH7jK0nP2qR5sU8wX1yA3bC6dE9fG2hJ4kL7';
-const VIEWS = ['chat', 'home', 'knowledge', 'memory', 'settings', 'plugins', 'changes', 'health'] as const;
+const VIEWS = ['chat', 'home', 'knowledge', 'memory', 'settings', 'plugins', 'changes', 'sequences', 'health'] as const;
 
 const LANGUAGES = [
   {
