@@ -139,8 +139,9 @@ const BUILT_IN_USAGE = {
   backup: [
     {
       synopsis: 'backup [FILE] [--db NAME]',
-      about: 'online backup of a database (default: state, into <data>/backups)',
-      zh: '在线备份一个数据库（默认 state，存到 <data>/backups）',
+      about:
+        "online backup of a database (default: state, into <data>/backups;\na plugin's own as <plugin>.<name>, e.g. seq.sequences; status lists them)",
+      zh: '在线备份一个数据库（默认 state，存到 <data>/backups；\n插件自己的写作 <插件>.<名称>，如 seq.sequences；status 会列出）',
     },
   ],
   memory: [
