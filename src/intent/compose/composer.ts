@@ -91,13 +91,14 @@ export class Composer {
       const own = tail.some(
         (t) =>
           isTargetOrThing(t) ||
-          isCommandPart(t) ||
+          // "给孩子看动画片": watching is what the command is for, not a second command.
+          (isCommandPart(t) && meaning(t, 'action')?.action !== 'tell') ||
           has(t, 'break') ||
           has(t, 'partial') ||
           (t.piece.t === 'word' && t.piece.meanings.some((x) => x.t === 'block' && !CLAUSE_BLOCKS.has(x.why))),
       );
       // Chinese purposes are short ("看新闻", "给孩子看"); a long tail is more than a purpose.
-      const short = this.language === 'en' || tail.reduce((n, t) => n + t.text.length, 0) <= 4;
+      const short = this.language === 'en' || tail.reduce((n, t) => n + t.text.length, 0) <= 8;
       if (!own && short) return head;
     }
     return mentions;
@@ -161,7 +162,9 @@ export class Composer {
       for (const m of clause.mentions) {
         const block = meaning(m, 'block');
         if (!block) continue;
-        if (reasons.has(clause) && CLAUSE_BLOCKS.has(block.why)) continue;
+        // "later" said before the command defers it ("晚点，再关灯"); said after, it is about the speaker.
+        const afterCommand = clauses.findIndex((c) => isWholeCommand(c.mentions)) < clauses.indexOf(clause);
+        if (reasons.has(clause) && CLAUSE_BLOCKS.has(block.why) && (block.why !== 'later' || afterCommand)) continue;
         // A complaint beside a command is its reason ("too hot in here, turn on the fan").
         if (block.why === 'complaint' && hasAction) continue;
         // Thanks beside a command do not make it talk; everything else does.
@@ -1117,11 +1120,14 @@ function isAskWord(m: Mention): boolean {
 }
 
 /** Talk that stays inside its own clause when a whole command is said beside it. */
-const CLAUSE_BLOCKS = new Set(['statement', 'chat', 'opinion', 'complaint']);
+const CLAUSE_BLOCKS = new Set(['statement', 'chat', 'opinion', 'complaint', 'later']);
 
 /** An action and a target of its own: a command that needs no other clause. */
 function isWholeCommand(mentions: readonly Mention[]): boolean {
-  return mentions.some((m) => has(m, 'action') || has(m, 'verb') || has(m, 'particle')) && mentions.some(isTarget);
+  const timerWithLength =
+    mentions.some((m) => meaning(m, 'keyword')?.keyword === 'timer') &&
+    mentions.some((m) => m.piece.t === 'value' && m.piece.value.kind === 'duration');
+  return timerWithLength || (mentions.some((m) => has(m, 'action') || has(m, 'verb') || has(m, 'particle')) && mentions.some(isTarget));
 }
 
 /**

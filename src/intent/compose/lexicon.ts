@@ -80,7 +80,10 @@ export type Meaning =
   /** Where one command ends and the next begins ("and then", "然后"). */
   | { t: 'break' }
   /** A sentence with one of these is talk about the home, not a command (see the module comment). */
-  | { t: 'block'; why: 'past' | 'why' | 'opinion' | 'negation' | 'statement' | 'howto' | 'chat' | 'condition' | 'except' | 'complaint' }
+  | {
+      t: 'block';
+      why: 'past' | 'why' | 'opinion' | 'negation' | 'statement' | 'howto' | 'chat' | 'condition' | 'except' | 'complaint' | 'later';
+    }
   /** "can you …", "能帮我…吗": a request put as a question; with an action it asks for the action. */
   | { t: 'request' }
   /** "a bit", "slightly", "开一点点": some of the way, an amount nobody said. */
@@ -234,7 +237,7 @@ const EN: Lexicon = {
     // Later is not now: a deferred command needs a timer or an automation ("turn off the lights later").
     ...many(
       'later|later on|in a bit|in a while|tomorrow|tonight|this evening|this afternoon|at noon|at midnight|at sunset|at sunrise',
-      b('condition'),
+      b('later'),
     ),
     // An offer to do it oneself is no request to the house ("do you want me to turn off the tv").
     ...many('want me to|do you want me to|would you like me to|shall i|should we|shall we|let me', b('opinion')),
@@ -297,7 +300,7 @@ const ZH: Lexicon = {
     ...many('清单|列表|购物清单|购物单', k('list')),
     ...many('几点|几点钟|时间|钟点|几点了', k('time')),
     ...many('几号|几月几号|日期|星期几|礼拜几|周几|哪一天|哪天|几月几日', k('date')),
-    ...many('天气|天气预报|下雨|下雪|晴天|晴|刮风|外面', k('weather')),
+    ...many('天气|天气预报|下雨|下雪|晴天|晴|刮风|外面|外边|户外|室外', k('weather')),
     ...many('温度|几度|多少度|气温|热不热|冷不冷|热|冷', k('temperature')),
     ...many('湿度|潮不潮|潮湿|干不干|潮', k('humidity')),
     ...many('音量|声音', k('volume')),
@@ -334,7 +337,9 @@ const ZH: Lexicon = {
     // 条件和例外是规则或自动化，不是现在就做的命令（“如果天黑了就…”，“除了厨房…”）。
     ...many('如果|要是|假如|一旦|等我|等你|等到|的时候', b('condition')),
     ...many('每天|每晚|每天晚上|每天早上|每周|每个周末|工作日', b('condition')),
-    ...many('晚点|晚一点|待会|待会儿|一会儿|一会|等会|等会儿|等一下再|过一会|明天|明早|今晚|今天晚上|后天|中午|半夜', b('condition')),
+    ...many('晚点|晚一点|待会|待会儿|一会儿|一会|等会|等会儿|等一下再|过一会|明天|明早|今晚|今天晚上|后天|中午|半夜', b('later')),
+    // Going out or coming home is who moves, not a door ("我们出门了，锁一下前门").
+    ...many('出门|出门了|要出门|出去|回来了|到家了|到家', b('statement')),
     ...many('要我|要不要我|我来|我去', b('opinion')),
     ...many('除了|以外|之外', b('except')),
     // "厨房的灯太亮了": a complaint; beside a command ("太热了，开空调") it is the reason.

@@ -223,3 +223,11 @@ t.test('repaired words beside a command, "we\'re", the music', async (t) => {
   t.match(one(zh.understand('音乐关了', 'zh')), { name: 'HassMediaPause' });
   t.match(one(en.understand('turn off the tv', 'en')), { name: 'HassTurnOff', slots: { name: 'TV' } }, 'a named player is switched off');
 });
+
+t.test('later before a command defers it, after it is about the speaker', async (t) => {
+  t.notOk(acts(zh.understand('晚点，再关台灯', 'zh')), 'deferred');
+  t.match(one(zh.understand('帮我计时二十分钟，我睡一会', 'zh')), { name: 'HassStartTimer', slots: { minutes: 20 } });
+  t.match(one(zh.understand('我们出门了，锁一下前门', 'zh')), { name: 'HassTurnOn', slots: { name: '前门' } }, '出门 is no door');
+  t.match(one(zh.understand('开电视给孩子看动画片', 'zh')), { name: 'HassTurnOn', slots: { name: '电视' } });
+  t.match(one(zh.understand('外边气温多少', 'zh')), { name: 'HassGetWeather' });
+});
