@@ -7,8 +7,8 @@
  * Each utterance the plugin's voice activity detection ended is written to the decoder's stdin
  * (raw 16 kHz, as the wake word spotter feeds it, through `cat`), followed by a second of faint
  * noise so that the decoder's own endpointer closes it. The decoder logs "N frames" when it closes
- * an utterance and prints the words it heard, if any; an utterance outside the grammar prints
- * nothing. Utterances go one at a time, so every answer belongs to the last one written.
+ * an utterance, then prints the words it heard on stdout, or logs that nothing of the grammar
+ * matched. Utterances go one at a time, so every answer belongs to the last one written.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, readdirSync } from 'node:fs';
@@ -53,8 +53,17 @@ const TRAILING_QUIET_S = 1;
 const STDERR_KEEP = 2000;
 /** The decoder's log line when it closed an utterance, heard or not. */
 const UTTERANCE_END = /fsg_search\.c\(\d+\): \d+ frames, /u;
-/** After that line, how long the words may take to arrive on the other pipe. */
-const WORDS_GRACE_MS = 40;
+/** Its log line when nothing of the grammar fits the utterance: no words will follow. */
+const NO_MATCH = /Final result does not match the grammar/u;
+/**
+ * After the utterance ended, how long the words may take to arrive on the other pipe when neither
+ * they nor NO_MATCH came (an utterance the decoder found empty): long, since a busy machine may
+ * delay the pipe, and rare.
+ */
+const WORDS_GRACE_MS = 1000;
+/** An utterance's answer is given up as "nothing heard" after this plus NO_SPEECH_PER_AUDIO × its length. */
+const NO_SPEECH_BASE_MS = 3000;
+const NO_SPEECH_PER_AUDIO = 2;
 
 export interface LocalModelCheck {
   ok: boolean;
@@ -178,9 +187,16 @@ export class PocketsphinxStt implements SpeechToText {
     }
     const child = await this.#decoder();
     const heard = await new Promise<string | undefined>((resolve, reject) => {
+      // Noise its own endpointer never took for speech closes no utterance: past this the decoder
+      // heard none. It is restarted then, so that a late answer cannot be taken for the next one's.
+      const quietMs = NO_SPEECH_BASE_MS + (NO_SPEECH_PER_AUDIO * audio.samples.length * 1000) / audio.sampleRate;
       const timer = setTimeout(
-        () => finish(undefined, sttError(`local speech-to-text gave no answer within ${this.#options.timeoutMs} ms`)),
-        this.#options.timeoutMs,
+        () => {
+          void this.close();
+          if (quietMs < this.#options.timeoutMs) finish(undefined);
+          else finish(undefined, sttError(`local speech-to-text gave no answer within ${this.#options.timeoutMs} ms`));
+        },
+        Math.min(quietMs, this.#options.timeoutMs),
       );
       const onAbort = (): void => finish(undefined, sttError('local speech-to-text was cancelled'));
       const finish = (text: string | undefined, error?: Error): void => {
@@ -226,7 +242,9 @@ export class PocketsphinxStt implements SpeechToText {
       } catch {
         // the group is gone already
       }
-      if (this.#child === child) this.#child = undefined;
+      // A decoder closed on purpose (a new grammar, an utterance given up) answers for nobody.
+      if (this.#child !== child) return;
+      this.#child = undefined;
       const last = this.#stderr.trim().split('\n').at(-1) ?? '';
       this.#waiter?.done(
         undefined,
@@ -261,10 +279,10 @@ export class PocketsphinxStt implements SpeechToText {
       const waiter = this.#waiter;
       if (waiter && !waiter.ended && UTTERANCE_END.test(line)) {
         waiter.ended = true;
-        // The words are printed right after this line, on stdout: they may still be on their way.
+        // The words are printed after this line, on stdout: they may still be on their way.
         if (waiter.words.length > 0) waiter.done(waiter.words.join(' '));
         else setTimeout(() => waiter.done(waiter.words.length > 0 ? waiter.words.join(' ') : undefined), WORDS_GRACE_MS);
-      }
+      } else if (waiter?.ended && waiter.words.length === 0 && NO_MATCH.test(line)) waiter.done(undefined);
       newline = this.#log.indexOf('\n');
     }
   }
