@@ -2,7 +2,8 @@
  * The web page's Sequences view and the pictures in its chat, in Debian's chromium against the
  * built daemon. The model (the scripted LLM server) creates two sequences with seq_create; the view
  * lists them with tier and steps, runs the one that acts with its declared argument and shows the
- * result, shows a dangerous one's steps for approval before anything runs, and deletes only after
+ * result, shows a dangerous one's steps for approval before anything runs (refused: nothing runs;
+ * approved: it runs), and deletes only after
  * the person says yes. A picture drawn by ai_image against a scripted images server and sent with
  * output_send__webui (type image, the media id) renders as an <img> that loaded, no wider than the
  * screen; the media route refuses a request without the session or key, a non-digest id and an
@@ -97,7 +98,7 @@ const REMINDER = {
 const DANGEROUS = {
   name: 'uptime check',
   description: 'Runs uptime',
-  groups: [{ name: 'run', calls: [{ tool: 'cmd_run', args: { command: 'uptime' } }] }],
+  groups: [{ name: 'run', calls: [{ tool: 'cmd_run', args: { argv: ['uptime'] } }] }],
 };
 
 async function seedSequences(home: WebuiHome): Promise<void> {
@@ -228,6 +229,12 @@ t.test('the Sequences view and pictures in the chat', { skip: skip ?? false }, a
       await approval.locator('[data-testid=seq-refuse]').click();
       await approval.waitFor({ state: 'detached' });
       t.equal(await danger.locator('[data-testid=seq-outcome]').count(), 0, 'refused: it did not run');
+      // Asked again and approved: it runs, as the owner, and says so.
+      await danger.locator('[data-testid=seq-run]').click();
+      await approval.locator('[data-testid=seq-approve]').click();
+      await danger.locator('[data-testid=seq-outcome]').waitFor();
+      t.match(await danger.locator('[data-testid=seq-outcome]').textContent(), /Done: uptime check \(1 step\)/, 'approved: it ran');
+      t.equal(await approval.count(), 0, 'the approval card is gone');
 
       // Deleting asks first: "no" keeps it, "yes" removes it.
       page.once('dialog', (dialog) => {

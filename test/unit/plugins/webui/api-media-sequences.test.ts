@@ -9,6 +9,7 @@
 import t from 'tap';
 import { mediaDigest, pictureMime } from '../../../../plugins/webui/api-media.js';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
+import { ToolError } from '../../../../src/shared/tool.js';
 import { apiHarness, Type } from './api-harness.js';
 
 /** A real 1x1 PNG. */
@@ -70,6 +71,13 @@ t.test('sequences: list, run with arguments and delete by the name in the path, 
     Type.Object({ name: Type.String({ maxLength: 64 }), args: Type.Optional(Type.Record(Type.String(), Type.Unknown())) }),
     ({ name, args }) => {
       if (!names.has(name)) throw new HomeAgentError('HA_ERR_SEQ_NOT_FOUND', `there is no sequence named ${name}`);
+      // As the seq plugin fails a run: a tool error whose detail starts with its code.
+      if (args?.fail === 'step')
+        throw new ToolError({
+          reason: 'failed',
+          detail: 'HA_ERR_SEQ_STEP_FAILED: in good night, timer_set (group remind) failed: no clock',
+        });
+      if (args?.fail === 'plain') throw new ToolError({ reason: 'failed', detail: 'the bulb does not answer' });
       return { ok: true, sequence: name, tier: 'act', groups: [], results: { got: args ?? {} } };
     },
   );
@@ -99,6 +107,19 @@ t.test('sequences: list, run with arguments and delete by the name in the path, 
   t.match(badArgs.json, { error: { code: 'HA_ERR_RPC_INVALID_PARAMS', message: /args must be a JSON object/ } });
   const unknownField = await h.request({ method: 'POST', url: '/api/v1/sequences/good%20night/run', payload: { name: 'x' } });
   t.equal(unknownField.status, 400, 'only args in the body');
+
+  const step = await h.request({ method: 'POST', url: '/api/v1/sequences/good%20night/run', payload: { args: { fail: 'step' } } });
+  t.match(
+    step.json,
+    { ok: false, error: { code: 'HA_ERR_SEQ_STEP_FAILED', message: 'in good night, timer_set (group remind) failed: no clock' } },
+    "a failed step: the seq plugin's code and message, not an internal error",
+  );
+  const plain = await h.request({ method: 'POST', url: '/api/v1/sequences/good%20night/run', payload: { args: { fail: 'plain' } } });
+  t.match(
+    plain.json,
+    { ok: false, error: { code: 'HA_ERR_TOOL_FAILED', message: 'the bulb does not answer' } },
+    'a tool error without a code',
+  );
 
   const missing = await h.request({ method: 'POST', url: '/api/v1/sequences/bedtime/run', payload: {} });
   t.equal(missing.status, 404);
