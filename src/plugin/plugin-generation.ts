@@ -245,9 +245,14 @@ export class PluginGeneration {
     this.#phase = 'live';
   }
 
-  /** Stops accepting registrations; live ones stay until the owner's are replaced or removed. */
+  /**
+   * Stops accepting registrations; live ones stay until the owner's are replaced or removed. Its
+   * databases leave the store's list now (a failed start, a stop, or a reload whose new generation
+   * has listed its own), whether or not the plugin gets to close them.
+   */
   retire(): void {
     this.#phase = 'retired';
+    this.#detachAllDatabases();
   }
 
   /** Removes everything this owner registered (the plugin stopped or failed). */
@@ -260,9 +265,13 @@ export class PluginGeneration {
     controlMethods?.removeOwner(this.owner);
     this.#kernel.entities?.removeOwner(this.owner);
     io.removeOwner(this.owner);
+    this.#detachAllDatabases();
+    this.#live.clear();
+  }
+
+  #detachAllDatabases(): void {
     for (const detach of this.#detachDatabases) detach();
     this.#detachDatabases.clear();
-    this.#live.clear();
   }
 
   /** Resolves when no tool call of this generation is running, or after `ms`. */
@@ -352,6 +361,8 @@ export class PluginGeneration {
   #openDatabase(data: string, request: PluginDatabaseRequest): PluginDatabase {
     const plugin = this.manifest.name;
     if (this.trust === 'external') this.#permission('open a database in the daemon');
+    // A retired generation's listing would outlive it (retire() has taken its databases off).
+    if (this.#phase === 'retired') this.#permission('open a database while it is being replaced');
     const short: unknown = request?.name;
     if (typeof short !== 'string' || !PLUGIN_DATABASE_NAME.test(short)) {
       throw new HomeAgentError(

@@ -17,7 +17,10 @@ import { type HostSetup, pluginLog, startHost, writePlugin } from '../plugin/fix
 const OWNER = { actor: 'test', owner: true };
 
 /** A plugin that keeps `notes` in its own database and writes one row per start, saying which version started. */
-function keeper(version: string, options: { closeOnStop?: boolean; database?: string } = {}): { name: string; module: string } {
+function keeper(
+  version: string,
+  options: { closeOnStop?: boolean; database?: string; failStart?: boolean } = {},
+): { name: string; module: string } {
   return {
     name: 'keeper',
     module: `export default {
@@ -31,6 +34,7 @@ function keeper(version: string, options: { closeOnStop?: boolean; database?: st
           migrations: [{ version: 1, name: 'notes', up: (db) => db.exec('CREATE TABLE notes (text TEXT NOT NULL)') }],
         });
         opened.db.prepare('INSERT INTO notes (text) VALUES (?)').run('started ${version}');
+        ${options.failStart ? "throw new Error('the port is taken');" : ''}
       },
       async stop() {
         (globalThis.__haPluginLog ??= []).push('stop keeper ${version}');
@@ -126,6 +130,23 @@ t.test('a plugin that does not close its database on stop is still taken off the
   t.same(names(setup), ['state', 'keeper.notes']);
   await setup.host.disable('keeper', 'test');
   t.same(names(setup), ['state']);
+});
+
+t.test('a plugin whose start fails after opening its database, and does not close it, is not listed', async (t) => {
+  const setup = await rig(t, keeper('1', { failStart: true, closeOnStop: false }));
+  t.equal(setup.host.list()[0]?.state, 'quarantined');
+  t.same(names(setup), ['state']);
+});
+
+t.test('a failed reload leaves the running generation listed', async (t) => {
+  const setup = await rig(t);
+  writePlugin(join(setup.dir, 'shipped'), 'keeper', keeper('2', { failStart: true }));
+  const failed = await setup.host.reload('keeper', 'test').catch((error: unknown) => error);
+  t.ok(isHomeAgentError(failed) && failed.code === 'HA_ERR_PLUGIN_START', 'the reload fails');
+  t.same(names(setup), ['state', 'keeper.notes'], 'the running version stays listed');
+  const dest = join(setup.dir, 'after-failed-reload.db');
+  await setup.control.call('backup', { database: 'keeper.notes', path: dest }, OWNER);
+  t.same(rows(dest), ['started 1', 'started 2'], 'both starts wrote before the second failed');
 });
 
 t.test('a database name that is not lower-case letters, digits and _ is refused: the plugin does not start', async (t) => {
