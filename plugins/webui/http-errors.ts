@@ -39,6 +39,11 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   HA_ERR_GPIO_DIRECTION: 400,
   HA_ERR_MQTT_TOPIC: 400,
   HA_ERR_MQTT_PAYLOAD: 400,
+  // A sequence run from the page (api-sequences.ts): wrong arguments are the caller's; a sequence
+  // changed while its approval was shown is a conflict.
+  HA_ERR_SEQ_ARGS: 400,
+  HA_ERR_SEQ_INVALID: 400,
+  HA_ERR_SEQ_CHANGED: 409,
   HA_ERR_HTTP_AUTH: 401,
   HA_ERR_HTTP_HOST: 403,
   HA_ERR_HTTP_CROSS_SITE: 403,

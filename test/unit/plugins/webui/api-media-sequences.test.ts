@@ -77,6 +77,7 @@ t.test('sequences: list, run with arguments and delete by the name in the path, 
           reason: 'failed',
           detail: 'HA_ERR_SEQ_STEP_FAILED: in good night, timer_set (group remind) failed: no clock',
         });
+      if (args?.fail === 'args') throw new ToolError({ reason: 'type', detail: 'HA_ERR_SEQ_ARGS: minutes must be an integer' });
       if (args?.fail === 'plain') throw new ToolError({ reason: 'failed', detail: 'the bulb does not answer' });
       return { ok: true, sequence: name, tier: 'act', groups: [], results: { got: args ?? {} } };
     },
@@ -120,6 +121,10 @@ t.test('sequences: list, run with arguments and delete by the name in the path, 
     { ok: false, error: { code: 'HA_ERR_TOOL_FAILED', message: 'the bulb does not answer' } },
     'a tool error without a code',
   );
+
+  const wrongArgs = await h.request({ method: 'POST', url: '/api/v1/sequences/good%20night/run', payload: { args: { fail: 'args' } } });
+  t.equal(wrongArgs.status, 400, "wrong arguments are the caller's: 400");
+  t.match(wrongArgs.json, { error: { code: 'HA_ERR_SEQ_ARGS', message: 'minutes must be an integer' } });
 
   const missing = await h.request({ method: 'POST', url: '/api/v1/sequences/bedtime/run', payload: {} });
   t.equal(missing.status, 404);
