@@ -48,7 +48,7 @@ const DEFAULT_MAX_CONVERSATIONS = 256;
 const LIST_INTENTS = new Set(['HassListAddItem', 'HassListCompleteItem']);
 const ON_OFF_INTENTS = new Set(['HassTurnOn', 'HassTurnOff', 'HassToggle']);
 /** Why the composer calls a sentence talk about the home rather than a request (its lexicon's blocks). */
-const TALK = new Set(['past', 'why', 'condition', 'except', 'later']);
+const TALK = new Set(['past', 'why', 'condition', 'except', 'later', 'correction']);
 /** Talk that is not a question either: "the lights in the kitchen are too bright" asks nothing. */
 const NOT_A_QUESTION = new Set(['complaint']);
 

@@ -82,7 +82,19 @@ export type Meaning =
   /** A sentence with one of these is talk about the home, not a command (see the module comment). */
   | {
       t: 'block';
-      why: 'past' | 'why' | 'opinion' | 'negation' | 'statement' | 'howto' | 'chat' | 'condition' | 'except' | 'complaint' | 'later';
+      why:
+        | 'past'
+        | 'why'
+        | 'opinion'
+        | 'negation'
+        | 'statement'
+        | 'howto'
+        | 'chat'
+        | 'condition'
+        | 'except'
+        | 'complaint'
+        | 'later'
+        | 'correction';
     }
   /** "can you …", "能帮我…吗": a request put as a question; with an action it asks for the action. */
   | { t: 'request' }
@@ -220,7 +232,15 @@ const EN: Lexicon = {
     ...many('somebody|someone|all night|all day|overnight|already|when did|when was|when were', b('past')),
     ...many('think|thinking', b('opinion')),
     // "the lights are too bright": a complaint; beside a command ("too hot, turn on the fan") it is the reason.
-    ...many('too bright|too dark|too loud|too quiet|too hot|too cold|too warm|too long|too high|too low|too much|too many', b('complaint')),
+    // "turn the tv off, no wait, leave it on": the speaker took it back; nothing said is sure any more.
+    ...many(
+      'no wait|wait no|actually no|actually never mind|scratch that|forget that|no no|oh no wait|no sorry|sorry no|i mean',
+      b('correction'),
+    ),
+    ...many(
+      'too dim|too bright|too dark|too loud|too quiet|too hot|too cold|too warm|too long|too high|too low|too much|too many',
+      b('complaint'),
+    ),
     ...many('a bit|a little|a little bit|slightly|partway|partially|part of the way', { t: 'partial' }),
     ...many(
       'can you|could you|would you|will you|can you please|could you please|would you please|would you mind|do you mind|kindly|can i have|could i have|can i get|could i get|may i have|if you could|if you would|if you can|if you dont mind|if you wouldnt mind|would it be possible to|is it possible to|do me a favour and|do me a favor and',
@@ -342,6 +362,7 @@ const ZH: Lexicon = {
     ...many('出门|出门了|要出门|出去|回来了|到家了|到家', b('statement')),
     ...many('要我|要不要我|我来|我去', b('opinion')),
     ...many('除了|以外|之外', b('except')),
+    ...many('不对|等等|不不|说错了|哦不对|不是不是', b('correction')),
     // "厨房的灯太亮了": a complaint; beside a command ("太热了，开空调") it is the reason.
     ...many('太亮|太暗|太吵|太响|太热|太冷|太多|太久|太高|太低|太大|太小', b('complaint')),
     ...many('一点点|一些|稍微|一小半', { t: 'partial' }),

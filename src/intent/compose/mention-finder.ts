@@ -99,7 +99,9 @@ export class MentionFinder {
     for (const [phrase, meaning] of LEXICONS[language].phrases) {
       // A doubled character is read once ("想想" is 想): a word that blocks a sentence must be
       // said as written, never through its shortened form ("想把台灯打开" is a wish, not musing).
-      if (meaning.t === 'block' && language === 'zh' && phraseTokens(phrase, language).join('') !== normalizeText(phrase)) continue;
+      // (A correction is the exception: "等等", "不不" said once still take the command back.)
+      const shortened = phraseTokens(phrase, language).join('') !== normalizeText(phrase);
+      if (meaning.t === 'block' && meaning.why !== 'correction' && language === 'zh' && shortened) continue;
       this.add(phrase, { kind: 'word', meaning });
     }
     for (const { value, phrases } of COLOURS) for (const p of phrases) if (this.isLanguage(p)) this.add(p, { kind: 'color', color: value });

@@ -231,3 +231,15 @@ t.test('later before a command defers it, after it is about the speaker', async 
   t.match(one(zh.understand('开电视给孩子看动画片', 'zh')), { name: 'HassTurnOn', slots: { name: '电视' } });
   t.match(one(zh.understand('外边气温多少', 'zh')), { name: 'HassGetWeather' });
 });
+
+t.test('a command taken back is not done', async (t) => {
+  for (const s of ['turn the tv off, no wait, leave it on', 'turn off the tv, actually never mind'])
+    t.notOk(acts(en.understand(s, 'en')), s);
+  for (const s of ['关掉电视，不对，打开电视', '打开台灯，等等，关掉台灯', '不不，把电视关了']) t.notOk(acts(zh.understand(s, 'zh')), s);
+  t.match(
+    one(en.understand('never mind the timer, cancel it', 'en')),
+    { name: 'HassCancelTimer' },
+    '"never mind the timer" is about the timer',
+  );
+  t.match(one(zh.understand('打开台灯', 'zh')), { name: 'HassTurnOn' });
+});
