@@ -6,7 +6,7 @@
  * approved: it runs), and deletes only after
  * the person says yes. A picture drawn by ai_image against a scripted images server and sent with
  * output_send__webui (type image, the media id) renders as an <img> that loaded, no wider than the
- * screen; the media route refuses a request without the session or key, a non-digest id and an
+ * screen, and one missing from the store says so; the media route refuses a request without the session or key, a non-digest id and an
  * unknown digest. At 375 px, in English and Chinese, neither view is wider than the screen.
  * A failed step keeps a screenshot under .tap/fixtures/ and names it in the failure.
  *
@@ -196,6 +196,21 @@ t.test('the Sequences view and pictures in the chat', { skip: skip ?? false }, a
       t.equal(viaKey.headers.get('x-content-type-options'), 'nosniff');
       t.match(viaKey.headers.get('content-security-policy') ?? '', /sandbox/);
       t.same(Buffer.from(await viaKey.arrayBuffer()), PICTURE, 'the stored bytes');
+    });
+  });
+
+  await t.test('a picture that is not in the media store says so instead of a broken image', async (t) => {
+    await step(t, page, 'chat-picture-missing', async () => {
+      home.llm.enqueue(
+        toolCall('output_send__webui', { type: 'image', payload: 'f'.repeat(64) }, 'call_send_gone'),
+        streamedAnswer(['Sent.']),
+      );
+      await page.locator('.composer textarea').fill('Can you send me the other picture as well?');
+      await page.locator('.composer button[type=submit]').click();
+      const gone = page.locator('[data-testid=chat-output] figure.picture p.error-text');
+      await gone.waitFor();
+      t.match(await gone.textContent(), /The picture could not be loaded/);
+      t.equal(await page.locator('img[data-testid=chat-image]').count(), 1, 'only the stored picture is an image');
     });
   });
 
