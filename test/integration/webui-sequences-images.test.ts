@@ -3,11 +3,11 @@
  * built daemon. The model (the scripted LLM server) creates two sequences with seq_create; the view
  * lists them with tier and steps, runs the one that acts with its declared argument and shows the
  * result, shows a dangerous one's steps for approval before anything runs (refused: nothing runs;
- * approved: it runs), and deletes only after
- * the person says yes. A picture drawn by ai_image against a scripted images server and sent with
- * output_send__webui (type image, the media id) renders as an <img> that loaded, no wider than the
- * screen, and one missing from the store says so; the media route refuses a request without the session or key, a non-digest id and an
- * unknown digest. At 375 px, in English and Chinese, neither view is wider than the screen.
+ * approved: it runs), and deletes only after the person says yes. A picture drawn by ai_image
+ * against a scripted images server and sent with output_send__webui (type image, the media id)
+ * renders as an <img> that loaded, no wider than the screen, and one missing from the store says
+ * so; the media route refuses a request without the session or key, a non-digest id and an unknown
+ * digest. At 375 px, in English and Chinese, neither view is wider than the screen.
  * A failed step keeps a screenshot under .tap/fixtures/ and names it in the failure.
  *
  * Time here is real (a daemon and a browser): every wait is for a condition, with a deadline.
