@@ -64,6 +64,8 @@ export function mediaRoutes(app: FastifyInstance, deps: RouteDeps): void {
         'content-disposition': `inline; filename="${digest.slice(0, 16)}.${mime.slice('image/'.length)}"`,
         'x-content-type-options': 'nosniff',
         'content-security-policy': SANDBOX_CSP,
+        // Another site may not embed it either (the session cookie is SameSite=Strict already).
+        'cross-origin-resource-policy': 'same-origin',
         'cache-control': CACHE,
       })
       .send(bytes);

@@ -38,6 +38,7 @@ t.test('a stored picture is served to the owner, with its type read from the byt
   t.equal(reply.headers['x-content-type-options'], 'nosniff');
   t.match(reply.headers['content-security-policy'], /^sandbox;/, 'a picture opened directly runs no script');
   t.match(reply.headers['cache-control'], /private/, 'kept by this browser only');
+  t.equal(reply.headers['cross-origin-resource-policy'], 'same-origin', 'no other site embeds it');
   t.match(reply.headers['content-disposition'], /^inline; filename="[0-9a-f]{16}\.png"$/);
   const prefixed = await h.app.inject({ method: 'GET', url: `/api/v1/media/sha256:${stored.digest}` });
   t.equal(prefixed.statusCode, 200, 'the sha256: form an output may carry');
