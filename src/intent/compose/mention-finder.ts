@@ -76,8 +76,9 @@ export function tokenize(normal: string, language: IntentLanguage, collapse = tr
   );
 }
 
+/** A phrase's tokens as written: a doubled character stays doubled ("等等", "想想"), as the sentence is read first. */
 const phraseTokens = (phrase: string, language: IntentLanguage): string[] =>
-  tokenize(normalizeText(phrase), language).map((t) => (language === 'en' ? stem(t) : t));
+  tokenize(normalizeText(phrase), language, false).map((t) => (language === 'en' ? stem(t) : t));
 
 /** One fuzzy candidate: a name phrase without spaces, for comparing with said text whose spaces may differ. */
 interface FuzzyName {
@@ -96,14 +97,7 @@ export class MentionFinder {
 
   constructor(home: IntentHome, language: IntentLanguage) {
     this.language = language;
-    for (const [phrase, meaning] of LEXICONS[language].phrases) {
-      // A doubled character is read once ("想想" is 想): a word that blocks a sentence must be
-      // said as written, never through its shortened form ("想把台灯打开" is a wish, not musing).
-      // (A correction is the exception: "等等", "不不" said once still take the command back.)
-      const shortened = phraseTokens(phrase, language).join('') !== normalizeText(phrase);
-      if (meaning.t === 'block' && meaning.why !== 'correction' && language === 'zh' && shortened) continue;
-      this.add(phrase, { kind: 'word', meaning });
-    }
+    for (const [phrase, meaning] of LEXICONS[language].phrases) this.add(phrase, { kind: 'word', meaning });
     for (const { value, phrases } of COLOURS) for (const p of phrases) if (this.isLanguage(p)) this.add(p, { kind: 'color', color: value });
     const names = (items: ReadonlyArray<{ name: string; aliases?: readonly string[] }>) =>
       items.flatMap((item) => [item.name, ...(item.aliases ?? [])].filter((p) => p.trim() !== '').map((p) => [p, item.name] as const));
