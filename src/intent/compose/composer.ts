@@ -536,8 +536,10 @@ export class Composer {
     if (clauseTargets.length === 0 && effectiveAction !== undefined && IMPLIED_DOMAIN[effectiveAction] !== undefined) {
       clauseTargets = [{ device: { domains: [IMPLIED_DOMAIN[effectiveAction] as string] }, plural: false }];
     }
+    // A colour names a setting only beside the word for it ("change the colour to red"): alone it is
+    // more often a description ("make a picture of a red house", "画一个红色的风筝") than a command.
     const settingSaid =
-      color !== undefined ||
+      (color !== undefined && keywords.has('color')) ||
       keywords.has('volume') ||
       keywords.has('brightness') ||
       keywords.has('temperature') ||

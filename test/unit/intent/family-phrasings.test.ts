@@ -243,3 +243,18 @@ t.test('a command taken back is not done', async (t) => {
   );
   t.match(one(zh.understand('打开台灯', 'zh')), { name: 'HassTurnOn' });
 });
+
+t.test('a colour alone describes; beside a device or the word for colour it sets', async (t) => {
+  // The web page's picture requests reached a colour light before (HassLightSet red on the one colour light).
+  for (const said of [
+    'make a picture of a red house',
+    'draw a red kite over a green hill',
+    'paint me a blue sky',
+    'I like the red one better',
+  ])
+    t.notOk(acts(en.understand(said, 'en')), `"${said}" sets no light`);
+  t.notOk(acts(zh.understand('画一个红色的风筝', 'zh')), 'nor in Chinese');
+  t.match(one(en.understand('change the colour to red', 'en')), { name: 'HassLightSet', slots: { color: 'red' } });
+  t.match(one(en.understand('make the living room lamp blue', 'en')), { name: 'HassLightSet', slots: { color: 'blue' } });
+  t.match(one(zh.understand('把床头灯调成红色', 'zh')), { name: 'HassLightSet', slots: { name: '床头灯', color: 'red' } });
+});
