@@ -41,7 +41,8 @@ async function start(
     config,
     JSON.stringify({
       core: { llm: { base_url: llm.url, api_key: 'sk-test', model: 'test-model' }, ...core },
-      plugin: { voice: { tts: { backend: 'espeak', espeak_rate: ESPEAK_RATE } }, ...plugin },
+      // stt off: where pocketsphinx is installed the default (auto) would open the room's capture device too.
+      plugin: { voice: { tts: { backend: 'espeak', espeak_rate: ESPEAK_RATE }, stt: { backend: 'none' } }, ...plugin },
     }),
   );
   const daemon = spawnDaemon(t, { dataDir: join(dir, 'data'), env: { ...room.env, HOMEAGENT_CONFIG: config } });

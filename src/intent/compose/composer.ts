@@ -460,7 +460,9 @@ export class Composer {
       if (keywords.has('time') && !keywords.has('timer') && (question || action === 'tell' || action === undefined)) {
         return done([intent('HassGetCurrentTime', {})]);
       }
-      const dateAsked = keywords.has('date') || (keywords.has('today') && question && keywords.size === 1);
+      // "what's today?", "今天呢？" ask the date; "and now?", "现在呢？" ask nothing of the calendar.
+      const todaySaid = ms.some((m) => m.text === 'today' || m.text === '今天');
+      const dateAsked = keywords.has('date') || (todaySaid && question && keywords.size === 1);
       if (dateAsked && (question || action === 'tell' || action === undefined || keywords.has('today'))) {
         return done([intent('HassGetCurrentDate', {})]);
       }

@@ -258,3 +258,10 @@ t.test('a colour alone describes; beside a device or the word for colour it sets
   t.match(one(en.understand('make the living room lamp blue', 'en')), { name: 'HassLightSet', slots: { color: 'blue' } });
   t.match(one(zh.understand('把床头灯调成红色', 'zh')), { name: 'HassLightSet', slots: { name: '床头灯', color: 'red' } });
 });
+
+t.test('"today" asks the date; "now" alone asks nothing of the calendar', async (t) => {
+  t.match(one(en.understand("what's today?", 'en')), { name: 'HassGetCurrentDate' });
+  t.match(one(zh.understand('今天呢？', 'zh')), { name: 'HassGetCurrentDate' });
+  t.notOk(acts(en.understand('And now?', 'en')), 'a follow-up for the model');
+  t.notOk(acts(zh.understand('现在呢？', 'zh')));
+});
