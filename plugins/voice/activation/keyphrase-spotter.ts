@@ -118,6 +118,22 @@ export function parseTimedLine(line: string, phrase: string): KeyphraseDetection
   return { phrase, score: prob as number, endS: end as number };
 }
 
+/**
+ * Stops a pocketsphinx process started in its own process group (behind `sh -c "cat | …"`, so the
+ * shell and the decoder go together) and resolves when it has exited; one already gone is left alone.
+ */
+export async function stopDecoder(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.stdin?.destroy();
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    child.kill('SIGTERM');
+  }
+  await exited;
+}
+
 export class KeyphraseSpotter {
   readonly phrase: string;
   readonly #options: KeyphraseSpotterOptions;
@@ -211,15 +227,7 @@ export class KeyphraseSpotter {
     clearTimeout(this.#timer);
     const child = this.#child;
     this.#child = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.stdin?.destroy();
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
-    } catch {
-      child.kill('SIGTERM');
-    }
-    await exited;
+    await stopDecoder(child);
   }
 
   #args(): string[] {

@@ -14,7 +14,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, readdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { findOnPath } from '../../../src/sdk/index.js';
-import { DEFAULT_MODEL_DIR, KEYPHRASE_PROGRAM, KEYPHRASE_SAMPLE_RATE } from '../activation/keyphrase-spotter.js';
+import { DEFAULT_MODEL_DIR, KEYPHRASE_PROGRAM, KEYPHRASE_SAMPLE_RATE, stopDecoder } from '../activation/keyphrase-spotter.js';
 import type { PcmAudio, SpeechToText, TranscribeOptions, TranscriptResult } from '../speech.js';
 import { checkAudio, pcmBytes, sttError, throwIfAborted } from './stt-common.js';
 
@@ -168,15 +168,7 @@ export class PocketsphinxStt implements SpeechToText {
   async close(): Promise<void> {
     const child = this.#child;
     this.#child = undefined;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.stdin?.destroy();
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
-    } catch {
-      child.kill('SIGTERM');
-    }
-    await exited;
+    await stopDecoder(child);
   }
 
   async #transcribe(audio: PcmAudio, options: TranscribeOptions): Promise<TranscriptResult> {
