@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, constants, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { AplayPlayer } from '../../../../devices/speaker/aplay-player.js';
 import { SpeakerOutput } from '../../../../plugins/voice/speaker-output.js';
 import type { TextToSpeech } from '../../../../plugins/voice/speech.js';
@@ -21,9 +21,17 @@ function alsaEnv(dir: string, file: string): NodeJS.ProcessEnv {
   return { ...process.env, ALSA_CONFIG_PATH: `/usr/share/alsa/alsa.conf:${conf}` };
 }
 
-/** Reads the FIFO to its end (the writer's exit). */
-function drain(fifo: string): void {
-  spawn('cat', [fifo], { stdio: 'ignore' });
+/**
+ * Reads the FIFO to its end (the writer's exit). When the writer is already gone (a loaded machine
+ * let the stop's SIGKILL come first), `cat` waits in open() for a writer that never comes: it must
+ * neither keep this process alive nor outlive the test.
+ */
+function drain(t: Test, fifo: string): void {
+  const reader = spawn('cat', [fifo], { stdio: 'ignore' });
+  reader.unref();
+  t.teardown(() => {
+    reader.kill('SIGKILL');
+  });
 }
 
 const espeak: TextToSpeech = {
@@ -53,7 +61,7 @@ t.test('barge-in stops the playing item and drops the queue', { skip: aplayMissi
   t.same(await second, { played: false, stopped: true }, 'queued WAV dropped at once');
   // aplay's SIGTERM handler closes the PCM, and closing the file plugin writes what it buffered:
   // into a full FIFO that blocks, so the test now drains it and the stopped aplay can exit.
-  drain(fifo);
+  drain(t, fifo);
   t.same(await first, { played: false, stopped: true });
   t.same(await third, { played: false, stopped: true }, 'queued text dropped');
   t.equal(player.playing, false);
@@ -74,7 +82,7 @@ t.test('the queue is bounded', { skip: aplayMissing() }, async (t) => {
   await until('aplay playing', () => player.playing || undefined);
   await expectErrorAsync(t, () => speaker.playWav(wav), 'HA_ERR_SPEAKER_UNAVAILABLE');
   speaker.interrupt();
-  drain(fifo);
+  drain(t, fifo);
   for (const outcome of await Promise.all(accepted)) t.same(outcome, { played: false, stopped: true });
 });
 
