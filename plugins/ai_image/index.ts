@@ -19,12 +19,12 @@ import {
   type PluginContext,
   type PluginHealth,
   type PluginInstance,
+  pictureMime,
   type ToolContext,
   ToolError,
   type ToolErrorReason,
 } from '../../src/sdk/index.js';
 import { generateImage } from './images-client.js';
-import { pictureType } from './picture-type.js';
 import type { AiImageSettings } from './settings-schema.js';
 
 export const TOOL_NAME = 'image_generate';
@@ -145,7 +145,8 @@ export class AiImagePlugin implements PluginInstance {
         max_bytes: settings.max_bytes,
         signal: context.signal,
       });
-      const mime = pictureType(image.bytes);
+      // The store also takes sounds: what an images API sends is kept only when it is a picture.
+      const mime = pictureMime(image.bytes);
       if (mime === undefined) {
         throw new HomeAgentError(
           'HA_ERR_AI_IMAGE_NOT_IMAGE',

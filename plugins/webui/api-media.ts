@@ -7,7 +7,7 @@
  * never become a page of ours. The content never changes under its digest, so the browser may keep it.
  */
 import type { FastifyInstance } from 'fastify';
-import { HomeAgentError, isHomeAgentError } from '../../src/sdk/index.js';
+import { HomeAgentError, isHomeAgentError, pictureMime } from '../../src/sdk/index.js';
 import { invalidParams, noQuery } from './api-params.js';
 import { SANDBOX_CSP } from './safe-file.js';
 import type { RouteDeps } from './types.js';
@@ -21,17 +21,6 @@ const CACHE = 'private, max-age=86400, immutable';
 export function mediaDigest(id: unknown): string | undefined {
   if (typeof id !== 'string') return undefined;
   return MEDIA_ID.exec(id.trim())?.[1]?.toLowerCase();
-}
-
-/** The picture type of `bytes` from their first bytes (the media store's image formats), or undefined. */
-export function pictureMime(bytes: Uint8Array): string | undefined {
-  const at = (i: number): number => bytes[i] ?? -1;
-  const ascii = (offset: number, text: string): boolean => [...text].every((c, i) => at(offset + i) === c.charCodeAt(0));
-  if ([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a].every((b, i) => at(i) === b)) return 'image/png';
-  if (at(0) === 0xff && at(1) === 0xd8 && at(2) === 0xff) return 'image/jpeg';
-  if (ascii(0, 'GIF87a') || ascii(0, 'GIF89a')) return 'image/gif';
-  if (ascii(0, 'RIFF') && ascii(8, 'WEBP')) return 'image/webp';
-  return undefined;
 }
 
 function notFound(digest: string): HomeAgentError {

@@ -42,7 +42,7 @@ export type { Logger } from '../log/logger.js';
 export { offeredTokens, randomToken, TokenCheck, WEAK_TOKEN_CHARS } from '../shared/access-token.js';
 export { type BackoffBounds, backoffDelay, backoffRange, ReconnectBackoff } from '../shared/backoff.js';
 export { ERROR_CODES, type ErrorCode, type ErrorEnvelope, HomeAgentError, isHomeAgentError, toErrorEnvelope } from '../shared/errors.js';
-export { findOnPath } from '../shared/find-on-path.js';
+export { findOnPath, findProgram } from '../shared/find-on-path.js';
 export { type Language, textLanguage } from '../shared/language.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
 export { type AddressScope, addressScope, checkListenHost, urlHost } from '../shared/listen-address.js';
@@ -64,6 +64,8 @@ export {
 export { type InputSender, isTrust, lowerTrust, TRUST_LEVELS, type Trust, type TurnTrust, trustAtLeast } from '../shared/trust.js';
 /** HomeAgent's version (package.json), e.g. for the firmware a bridge announces. */
 export { VERSION as HOMEAGENT_VERSION } from '../shared/version.js';
+/** Whether bytes are a picture the media store keeps (png, jpeg, gif, webp), by their first bytes. */
+export { pictureMime } from '../store/media-store.js';
 export type { Caller, ControlApi, ControlMethod, MethodInfo } from './control.js';
 export {
   type Migration,

@@ -1,5 +1,5 @@
 import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { delimiter, isAbsolute, join } from 'node:path';
 
 /** Absolute path of an executable found on a PATH-style list, or undefined (like `which`). */
 export function findOnPath(name: string, path = process.env.PATH ?? ''): string | undefined {
@@ -14,4 +14,15 @@ export function findOnPath(name: string, path = process.env.PATH ?? ''): string 
     }
   }
   return undefined;
+}
+
+/** A program named by an absolute path (when it is executable) or found on PATH, else undefined. */
+export function findProgram(name: string, path = process.env.PATH ?? ''): string | undefined {
+  if (!isAbsolute(name)) return findOnPath(name, path);
+  try {
+    accessSync(name, constants.X_OK);
+    return name;
+  } catch {
+    return undefined;
+  }
 }

@@ -91,6 +91,12 @@ export function sniffMedia(data: Uint8Array): SniffedType | undefined {
   return undefined;
 }
 
+/** The picture type of `data` (png, jpeg, gif, webp), or undefined for a sound or anything else. */
+export function pictureMime(data: Uint8Array): string | undefined {
+  const type = sniffMedia(data);
+  return type?.kind === 'image' ? type.mime : undefined;
+}
+
 export class MediaStore {
   readonly #o: MediaStoreOptions;
   #stats: { files: number; bytes: number } | undefined;

@@ -13,10 +13,9 @@
  * takes the plugin down.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
-import { type BackoffBounds, findOnPath, HomeAgentError, ReconnectBackoff } from '../../../src/sdk/index.js';
+import { join } from 'node:path';
+import { type BackoffBounds, findProgram, HomeAgentError, ReconnectBackoff } from '../../../src/sdk/index.js';
 
 export const KEYPHRASE_PROGRAM = 'pocketsphinx_continuous';
 export const DEFAULT_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
@@ -68,15 +67,6 @@ function killGroup(child: ChildProcess): void {
     // the group is gone already
   }
   child.stdin?.destroy();
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function keyphraseError(message: string, cause?: unknown): HomeAgentError {
@@ -161,7 +151,7 @@ export class KeyphraseSpotter {
    */
   static async open(options: KeyphraseSpotterOptions): Promise<KeyphraseSpotter> {
     const name = options.program ?? KEYPHRASE_PROGRAM;
-    const program = isAbsolute(name) ? (executable(name) ? name : undefined) : findOnPath(name);
+    const program = findProgram(name);
     if (!program) {
       throw keyphraseError(`${name} is not installed (apt-get install pocketsphinx pocketsphinx-en-us)`);
     }

@@ -12,8 +12,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { accessSync, constants, readdirSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
-import { findOnPath } from '../../../src/sdk/index.js';
+import { join } from 'node:path';
+import { findProgram } from '../../../src/sdk/index.js';
 import { DEFAULT_MODEL_DIR, KEYPHRASE_PROGRAM, KEYPHRASE_SAMPLE_RATE, stopDecoder } from '../activation/keyphrase-spotter.js';
 import type { PcmAudio, SpeechToText, TranscribeOptions, TranscriptResult } from '../speech.js';
 import { checkAudio, pcmBytes, sttError, throwIfAborted } from './stt-common.js';
@@ -75,15 +75,6 @@ export interface LocalModelCheck {
   whyZh?: string;
 }
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function readable(path: string): boolean {
   try {
     accessSync(path, constants.R_OK);
@@ -95,7 +86,7 @@ function readable(path: string): boolean {
 
 /** Whether the local recogniser can run here: the program on PATH and the model's files. */
 export function checkLocalModel(modelDir: string, programName = KEYPHRASE_PROGRAM): LocalModelCheck {
-  const program = isAbsolute(programName) ? (executable(programName) ? programName : undefined) : findOnPath(programName);
+  const program = findProgram(programName);
   const install = 'apt-get install pocketsphinx pocketsphinx-en-us';
   if (!program) {
     return { ok: false, why: `${programName} is not installed (${install})`, whyZh: `没有安装 ${programName}（${install}）` };

@@ -7,7 +7,8 @@
  * name from the path and the arguments from the body to the control methods, as the caller.
  */
 import t from 'tap';
-import { mediaDigest, pictureMime } from '../../../../plugins/webui/api-media.js';
+import { mediaDigest } from '../../../../plugins/webui/api-media.js';
+import { pictureMime } from '../../../../src/sdk/index.js';
 import { HomeAgentError } from '../../../../src/shared/errors.js';
 import { ToolError } from '../../../../src/shared/tool.js';
 import { apiHarness, Type } from './api-harness.js';
