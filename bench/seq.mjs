@@ -30,14 +30,16 @@ const SETTINGS = {
 };
 
 export async function run(emit) {
-  const [{ SeqPlugin }, { ToolRegistry }, { StageRegistry }, { ControlRegistry }, generation, { LogManager }] = await Promise.all([
-    load('plugins/seq/index.js'),
-    load('src/agent/tool-registry.js'),
-    load('src/agent/stage-registry.js'),
-    load('src/plugin/control-registry.js'),
-    load('src/plugin/plugin-generation.js'),
-    load('src/log/logger.js'),
-  ]);
+  const [{ SeqPlugin }, { ToolRegistry }, { StageRegistry }, { ControlRegistry }, generation, { LogManager }, { openPluginDatabase }] =
+    await Promise.all([
+      load('plugins/seq/index.js'),
+      load('src/agent/tool-registry.js'),
+      load('src/agent/stage-registry.js'),
+      load('src/plugin/control-registry.js'),
+      load('src/plugin/plugin-generation.js'),
+      load('src/log/logger.js'),
+      load('src/sdk/database.js'),
+    ]);
   const dir = mkdtempSync(join(tmpdir(), 'ha-bench-seq-'));
   try {
     const log = new LogManager({ level: 'silent', levels: {} }).child('bench');
@@ -60,6 +62,17 @@ export async function run(emit) {
       audit: () => {},
       settings: { get: (key) => SETTINGS[key], values: () => SETTINGS, set: () => {}, onChange: () => () => {} },
       paths: { data: dir, runtime: dir, root: dir },
+      // As the kernel opens it (src/plugin/plugin-generation.ts), without the store's listing.
+      database: {
+        open: (request) =>
+          openPluginDatabase({
+            name: `seq.${request.name}`,
+            file: join(dir, `${request.name}.db`),
+            component: 'seq',
+            migrations: request.migrations,
+            log,
+          }),
+      },
       tools: {
         register: (definition) => tools.register({ ...definition, owner }),
         describe: (name) => generation.describeTool(tools, name),
