@@ -56,11 +56,13 @@ const UTTERANCE_END = /fsg_search\.c\(\d+\): \d+ frames, /u;
 /** Its log line when nothing of the grammar fits the utterance: no words will follow. */
 const NO_MATCH = /Final result does not match the grammar/u;
 /**
- * After the utterance ended, how long the words may take to arrive on the other pipe when neither
- * they nor NO_MATCH came (an utterance the decoder found empty): long, since a busy machine may
- * delay the pipe, and rare.
+ * After the utterance ended, how long its answer may take to arrive on the other pipe when neither
+ * a line on stdout (its words, or an empty line for an empty hypothesis) nor NO_MATCH came. Long:
+ * the two pipes are read apart, and a loaded machine (CI running two test files at once) delayed
+ * the words of a long command past the second this was, so they were lost and the command heard as
+ * nothing. The utterance's own timer (NO_SPEECH_*) still bounds the wait.
  */
-const WORDS_GRACE_MS = 1000;
+const WORDS_GRACE_MS = 5000;
 /** An utterance's answer is given up as "nothing heard" after this plus NO_SPEECH_PER_AUDIO × its length. */
 const NO_SPEECH_BASE_MS = 3000;
 const NO_SPEECH_PER_AUDIO = 2;
@@ -123,6 +125,8 @@ export interface PocketsphinxSttOptions {
 
 interface Waiter {
   words: string[];
+  /** The decoder printed its answer's line, though it was empty (nothing of the grammar but silence). */
+  answered: boolean;
   ended: boolean;
   done: (text: string | undefined, error?: Error) => void;
 }
@@ -190,7 +194,7 @@ export class PocketsphinxStt implements SpeechToText {
         if (error) reject(error);
         else resolve(text);
       };
-      const waiter: Waiter = { words: [], ended: false, done: finish };
+      const waiter: Waiter = { words: [], answered: false, ended: false, done: finish };
       this.#waiter = waiter;
       options.signal?.addEventListener('abort', onAbort, { once: true });
       child.stdin?.write(pcmBytes(audio));
@@ -244,9 +248,10 @@ export class PocketsphinxStt implements SpeechToText {
       const line = this.#stdout.slice(0, newline).trim();
       this.#stdout = this.#stdout.slice(newline + 1);
       const waiter = this.#waiter;
-      if (waiter && line !== '') {
-        waiter.words.push(line);
-        if (waiter.ended) waiter.done(waiter.words.join(' '));
+      if (waiter) {
+        if (line !== '') waiter.words.push(line);
+        waiter.answered = true;
+        if (waiter.ended) waiter.done(heardWords(waiter));
       }
       newline = this.#stdout.indexOf('\n');
     }
@@ -263,12 +268,16 @@ export class PocketsphinxStt implements SpeechToText {
       if (waiter && !waiter.ended && UTTERANCE_END.test(line)) {
         waiter.ended = true;
         // The words are printed after this line, on stdout: they may still be on their way.
-        if (waiter.words.length > 0) waiter.done(waiter.words.join(' '));
-        else setTimeout(() => waiter.done(waiter.words.length > 0 ? waiter.words.join(' ') : undefined), WORDS_GRACE_MS);
+        if (waiter.answered) waiter.done(heardWords(waiter));
+        else setTimeout(() => waiter.done(heardWords(waiter)), WORDS_GRACE_MS).unref();
       } else if (waiter?.ended && waiter.words.length === 0 && NO_MATCH.test(line)) waiter.done(undefined);
       newline = this.#log.indexOf('\n');
     }
   }
+}
+
+function heardWords(waiter: Waiter): string | undefined {
+  return waiter.words.length > 0 ? waiter.words.join(' ') : undefined;
 }
 
 /** Faint noise rather than digital silence, which the decoder's features take badly. */

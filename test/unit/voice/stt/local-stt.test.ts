@@ -283,7 +283,9 @@ t.test(
     t.equal((await stt.transcribe(say('turn off the desk fan'), {})).text, 'turn off the desk fan');
     // Talk outside the grammar is often forced onto some command ("unlock door throughout all of our
     // room now" for a sentence about a farm): the intent engine refuses most; bench/voice-commands.mjs counts the rest.
-    t.equal((await stt.transcribe(say('set the kitchen light to fifty percent'), {})).text, 'set the kitchen light to fifty percent');
+    // The decoder's cepstral mean adapts over the utterances before, so a loaded machine that once
+    // ran this with a different history heard "lights" (CI, stop 41): the same command to the intent engine.
+    t.match((await stt.transcribe(say('set the kitchen light to fifty percent'), {})).text, /^set the kitchen lights? to fifty percent$/u);
     // Faint noise the decoder never takes for speech: nothing heard (not the timeout's error), and the next command still is.
     const hiss = Int16Array.from({ length: 8000 }, (_, i) => ((i * 7919) % 13) - 6);
     t.equal((await stt.transcribe({ samples: hiss, sampleRate: 16000 }, {})).text, '');
