@@ -20,6 +20,7 @@ export { settingsSchema as mcp } from '../../plugins/mcp/settings-schema.js';
 export { settingsSchema as mqtt } from '../../plugins/mqtt/settings-schema.js';
 export { settingsSchema as onebot } from '../../plugins/onebot/settings-schema.js';
 export { settingsSchema as pluginmgr } from '../../plugins/pluginmgr/settings-schema.js';
+export { settingsSchema as remotedevice } from '../../plugins/remotedevice/settings-schema.js';
 export { settingsSchema as seq } from '../../plugins/seq/settings-schema.js';
 export { settingsSchema as timer } from '../../plugins/timer/settings-schema.js';
 export { settingsSchema as voice } from '../../plugins/voice/settings-schema.js';
