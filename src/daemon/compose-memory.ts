@@ -8,6 +8,7 @@ import { inputText } from '../agent/agent.js';
 import type { InputScheduler } from '../io/input-scheduler.js';
 import type { InputEvent } from '../io/types.js';
 import type { Logger } from '../log/logger.js';
+import { registerGraphViewMethods } from '../memory/graph-view.js';
 import { registerMemoryMethods } from '../memory/memory-methods.js';
 import { MemoryService, type RecordedInput, SELF_CHANNEL, SELF_SOURCE } from '../memory/memory-service.js';
 import type { InputSender } from '../shared/trust.js';
@@ -55,6 +56,7 @@ export function composeMemory(core: CoreParts, toolbox: ToolParts, llm: LlmParts
   });
   toolbox.tools.addProvider({ owner: 'memory', tools: () => memory.tools() });
   registerMemoryMethods(control, memory, { logs, clock });
+  registerGraphViewMethods(control, memory);
   return memory;
 }
 

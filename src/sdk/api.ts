@@ -16,6 +16,7 @@ export type * from '../api/i2c.js';
 export type * from '../api/inputs.js';
 export type * from '../api/knowledge.js';
 export type * from '../api/memory.js';
+export type * from '../api/memory-graph.js';
 export type * from '../api/mqtt.js';
 export type * from '../api/plugins.js';
 export type * from '../api/settings.js';
