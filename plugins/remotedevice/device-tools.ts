@@ -7,6 +7,8 @@
  * tool errors with the gateway's code, which the model can read and explain.
  */
 import {
+  type ErrorCode,
+  HomeAgentError,
   isHomeAgentError,
   type PluginMedia,
   type ToolContext,
@@ -217,8 +219,10 @@ async function cmdrun(
       settings.cmd_timeout_ms + MARGIN_MS,
     )
     .then((data) => commandOutcome(args.device, data, settings.max_output_chars));
-  const job = host.jobs.start(args.device, args.command, argv, run);
-  return jobAnswer(await host.jobs.wait(job.job_id, settings.cmd_wait_ms));
+  const job = await host.jobs.wait(host.jobs.start(args.device, args.command, argv, run).job_id, settings.cmd_wait_ms);
+  // A refusal or failure within the wait is the call's error; one after it is in device_ctl_cmdresult's answer.
+  if (job.status === 'failed' && job.error) throw toToolError(new HomeAgentError(job.error.code as ErrorCode, job.error.message));
+  return jobAnswer(job);
 }
 
 async function screensee(host: DeviceToolHost, device: string, context: ToolContext): Promise<unknown> {
