@@ -272,6 +272,7 @@ export class DeviceGateway {
         this.#o.bound(session);
         return;
       }
+      this.counts.bad_frames++;
       refuse(CLOSE.PROTOCOL, {
         code: 'HA_ERR_REMOTEDEVICE_PROTOCOL',
         message: hello ? `expected bind, got ${frame.type}` : `expected hello first, got ${frame.type}`,

@@ -164,8 +164,12 @@ t.test('a device that stops answering pings goes offline', async (t) => {
   const companion = rig.companion(['--id', 'board', '--token', token]);
   await companion.waitFor(/^bound as board/);
   await until('board online', async () => ((await rig.state('board')) === 'on' ? true : undefined));
-  // A few pings answered: still online.
-  await new Promise((resolve) => setTimeout(resolve, 700));
+  // Two pings answered (each pong moves last_seen): still online.
+  const seen = new Set<unknown>();
+  await until('two pongs', async () => {
+    seen.add(((await rig.tc.call('device_ctl_status', { device: 'board' })) as { last_seen?: string }).last_seen);
+    return seen.size >= 3 ? true : undefined;
+  });
   t.equal(await rig.state('board'), 'on', 'answered pings keep it online');
   companion.child.kill('SIGSTOP');
   await until('board offline', async () => ((await rig.state('board')) === 'off' ? true : undefined), 20_000);
