@@ -8,18 +8,7 @@
  */
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import t from 'tap';
-import { ToolError } from '../../../src/shared/tool.js';
-import { join, OWNER, PNG, startRig, until, wav } from './rig.js';
-
-const toolError = async (promise: Promise<unknown>): Promise<ToolError> => {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof ToolError) return error;
-    throw error;
-  }
-  throw new Error('the tool call succeeded');
-};
+import { join, OWNER, PNG, startRig, toolError, until, wav } from './rig.js';
 
 t.test('a companion binds and serves every capability', async (t) => {
   const rig = await startRig(t, { cmd_wait_ms: 3000 });

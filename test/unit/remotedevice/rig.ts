@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Value } from '@sinclair/typebox/value';
 import { RemotedevicePlugin } from '../../../plugins/remotedevice/index.js';
 import { settingsSchema } from '../../../plugins/remotedevice/settings-schema.js';
+import { ToolError } from '../../../src/shared/tool.js';
 import { createTestPluginContext, type TestPluginContext } from '../../helpers/plugin-context.js';
 import { until } from '../../helpers/until.js';
 import { type Teardown, tempDir } from '../fixtures/support.js';
@@ -146,6 +147,17 @@ export async function startRig(
     state: async (id) => (await tc.entities.resolve(`binary_sensor.device_${id}`)).state as string | null | number | undefined,
   };
   return rig;
+}
+
+/** The ToolError a tool call fails with (the test fails when the call succeeds or throws something else). */
+export async function toolError(promise: Promise<unknown>): Promise<ToolError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ToolError) return error;
+    throw error;
+  }
+  throw new Error('the tool call succeeded');
 }
 
 export { join, until };
