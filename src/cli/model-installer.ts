@@ -1,12 +1,16 @@
 /**
  * Installs local models into `<data>/models/<name>`: sentence-embedding models (embedder.json,
  * see src/embed/model-manifest.ts) and dependency-parser models (parser.json,
- * docs/memory-parser.md), told apart by which manifest the folder holds. The source is a
+ * docs/memory-parser.md), told apart by which manifest the folder holds, and pocketsphinx speech
+ * models (offline voice commands), told by their acoustic model and dictionary (src/shared/
+ * pocketsphinx-model.ts: the format CMU Sphinx and Debian ship, with no manifest). The source is a
  * directory (copied), a local .tar.gz/.zip, or an http(s) URL of one (downloaded). Everything
  * happens in a hidden staging folder inside the models folder; the checksum, the manifest and a
  * test load of the model are checked there, and only then is the folder renamed into place, so a
  * failed install never leaves a half-written model where the daemon would look for one.
  */
+
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   copyFileSync,
@@ -20,7 +24,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { type DownloadProgress, downloadFile, redactUrl } from '../embed/model-download.js';
 import { MANIFEST_FILE, MODEL_FILE, type ModelManifest, readModelManifest, TOKENIZER_FILE } from '../embed/model-manifest.js';
 import { OnnxEmbedder } from '../embed/onnx-embedder.js';
@@ -28,6 +32,8 @@ import type { DependencyLabel } from '../nlp/dependency-parser.js';
 import { OnnxDependencyParser } from '../nlp/onnx-dependency-parser.js';
 import { PARSER_MANIFEST_FILE, type ParserManifest, readParserManifest } from '../nlp/parser-manifest.js';
 import { describeError, HomeAgentError } from '../shared/errors.js';
+import { findProgram } from '../shared/find-on-path.js';
+import { locatePocketsphinxModel, POCKETSPHINX_PROGRAM, type PocketsphinxModelFiles } from '../shared/pocketsphinx-model.js';
 import { extractArchive, sniffArchive } from '../shared/safe-archive.js';
 
 /** Written next to the model files: where it came from and the model's checksum. */
@@ -36,15 +42,22 @@ export const INSTALL_RECORD_FILE = 'install.json';
 export const DEFAULT_MODEL_MAX_BYTES = 2 * 1024 ** 3;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
-/** `embedder`: sentence vectors for memory (core.memory.embedder); `parser`: dependency parses (core.agent.onnx_model_path). */
-export type ModelKind = 'embedder' | 'parser';
+/**
+ * `embedder`: sentence vectors for memory (core.memory.embedder); `parser`: dependency parses
+ * (core.agent.onnx_model_path); `speech`: the voice plugin's offline recogniser (plugin.voice.stt.local_model_dir).
+ */
+export type ModelKind = 'embedder' | 'parser' | 'speech';
+type ManifestKind = Exclude<ModelKind, 'speech'>;
 
-/** The manifest file that makes a folder a model of each kind; a folder holds exactly one of them. */
-export const MODEL_KIND_FILES: Readonly<Record<ModelKind, string>> = { embedder: MANIFEST_FILE, parser: PARSER_MANIFEST_FILE };
-const KINDS = Object.keys(MODEL_KIND_FILES) as ModelKind[];
+/** The manifest file that makes a folder an ONNX model of each kind; a folder holds exactly one of them. */
+export const MODEL_KIND_FILES: Readonly<Record<ManifestKind, string>> = { embedder: MANIFEST_FILE, parser: PARSER_MANIFEST_FILE };
+const KINDS = Object.keys(MODEL_KIND_FILES) as ManifestKind[];
 const EXPECTED_FILES =
-  `a sentence-embedding model (${MODEL_FILE}, ${TOKENIZER_FILE}, ${MANIFEST_FILE}) ` +
-  `or a dependency-parser model (${MODEL_FILE}, ${PARSER_MANIFEST_FILE})`;
+  `a sentence-embedding model (${MODEL_FILE}, ${TOKENIZER_FILE}, ${MANIFEST_FILE}), ` +
+  `a dependency-parser model (${MODEL_FILE}, ${PARSER_MANIFEST_FILE}) ` +
+  'or a pocketsphinx speech model (an acoustic model with mdef and feat.params, in the folder or one folder inside it, and a *.dict beside it)';
+/** How long the test load of a speech model may take (loading the acoustic model takes about a second). */
+const SPEECH_CHECK_TIMEOUT_MS = 60_000;
 
 /**
  * What a parser.json says, reduced to sizes: the word and tag tables can hold many thousand
@@ -60,8 +73,21 @@ export interface ParserModelSummary {
   max_words: number;
 }
 
-/** A model's kind and its validated manifest. */
-export type ModelDescription = { kind: 'embedder'; manifest: ModelManifest } | { kind: 'parser'; manifest: ParserModelSummary };
+/** A speech model's parts, relative to its folder, and its dictionary's size. */
+export interface SpeechModelSummary {
+  /** Speech models carry no manifest, so no name of their own. */
+  name?: undefined;
+  /** The acoustic model folder ('.' when it is the model folder itself). */
+  acoustic: string;
+  dictionary: string;
+  words: number;
+}
+
+/** A model's kind and its validated manifest (for a speech model: what its files are). */
+export type ModelDescription =
+  | { kind: 'embedder'; manifest: ModelManifest }
+  | { kind: 'parser'; manifest: ParserModelSummary }
+  | { kind: 'speech'; manifest: SpeechModelSummary };
 
 export interface InstallModelOptions {
   /** A model directory, a .tar.gz/.tgz/.zip file, or an http(s) URL of such an archive. */
@@ -70,13 +96,14 @@ export interface InstallModelOptions {
   modelsDir: string;
   /** Folder name; default the manifest's name, else the source's base name. */
   name?: string;
-  /** Expected hex sha256 of the archive (file or download), or of model.onnx for a directory. */
+  /** Expected hex sha256 of the archive (file or download), or of model.onnx (a speech model: mdef) for a directory. */
   sha256?: string;
   maxBytes?: number;
   onProgress?: (progress: DownloadProgress) => void;
   /**
-   * Loads the staged model with ONNX Runtime before moving it (default true): an embedder embeds a
-   * probe text, a parser runs its probe sentence, exactly as the daemon will load them.
+   * Loads the staged model before moving it (default true): an embedder embeds a probe text, a
+   * parser runs its probe sentence, exactly as the daemon will load them (ONNX Runtime); a speech
+   * model decodes a probe of faint noise with pocketsphinx_continuous, which must be installed.
    */
   check?: boolean;
   signal?: AbortSignal;
@@ -180,16 +207,18 @@ export async function installModel(options: InstallModelOptions): Promise<Instal
 
     const description = await namingSource(root, shownSource, () => describeModel(root, shownSource));
     const { kind, manifest } = description;
-    const modelSha = await sha256File(join(root, MODEL_FILE));
+    const modelFile = checksumFile(description);
+    const modelSha = await sha256File(join(root, modelFile));
     if (expected !== undefined && archiveSha === undefined && modelSha !== expected)
-      throw checksum(join(source, MODEL_FILE), expected, modelSha);
+      throw checksum(join(source, modelFile), expected, modelSha);
     const name = options.name ?? manifest.name ?? nameFromSource(source);
     checkName(name);
 
     let fingerprint: string | undefined;
     if (options.check !== false) {
       if (kind === 'embedder') fingerprint = await namingSource(root, shownSource, () => checkEmbedder(root, options.signal));
-      else await namingSource(root, shownSource, () => checkParser(root, options.signal));
+      else if (kind === 'parser') await namingSource(root, shownSource, () => checkParser(root, options.signal));
+      else await namingSource(root, shownSource, () => checkSpeech(root, staging, options.signal));
     }
     const record: InstallRecord = {
       name,
@@ -230,7 +259,7 @@ export function listModels(modelsDir: string): ModelListing[] {
       listing = { name: entry.name, dir, bytes: treeBytes(dir), ...describeModel(dir) };
     } catch (error) {
       const problem = error instanceof HomeAgentError ? error.message : describeError(error);
-      const kinds = manifestsIn(dir);
+      const kinds = kindsIn(dir);
       listing = { name: entry.name, dir, bytes: treeBytes(dir), problem, ...(kinds.length === 1 ? { kind: kinds[0] as ModelKind } : {}) };
     }
     try {
@@ -244,33 +273,59 @@ export function listModels(modelsDir: string): ModelListing[] {
 }
 
 /**
- * Which kind of model a folder holds, told by its manifest file. Neither or both is an error
- * naming the files each kind needs: guessing from other files would install a model the daemon
- * then reads the wrong way.
+ * Which kind of model a folder holds, told by its manifest file, or for a speech model by its
+ * acoustic model and dictionary. None or several is an error naming the files each kind needs:
+ * guessing from other files would install a model the daemon then reads the wrong way.
  */
 export function modelKind(dir: string, shown = dir): ModelKind {
-  const found = manifestsIn(dir);
+  const found = kindsIn(dir);
   if (found.length === 1) return found[0] as ModelKind;
-  if (found.length === 0)
+  if (found.length === 0) {
+    const speech = locatePocketsphinxModel(dir);
+    // Half a speech model: name the half that is missing rather than every kind's files.
+    if (speech.hmm || speech.dict)
+      throw new HomeAgentError(
+        'HA_ERR_EMBED_MODEL_MISSING',
+        `${shown} looks like a pocketsphinx speech model but has no ${speech.hmm ? 'pronunciation dictionary (*.dict)' : 'acoustic model (mdef, feat.params)'}`,
+      );
     throw new HomeAgentError(
       'HA_ERR_EMBED_MODEL_MISSING',
-      `${shown} holds neither ${MANIFEST_FILE} nor ${PARSER_MANIFEST_FILE}; a model directory is ${EXPECTED_FILES}`,
+      `${shown} holds neither ${MANIFEST_FILE} nor ${PARSER_MANIFEST_FILE} nor a speech model; a model directory is ${EXPECTED_FILES}`,
     );
+  }
   throw new HomeAgentError(
     'HA_ERR_EMBED_MANIFEST',
-    `${shown} holds both ${MANIFEST_FILE} and ${PARSER_MANIFEST_FILE}; a model directory is one model: ${EXPECTED_FILES}`,
+    `${shown} holds the files of ${found.join(' and ')} models; a model directory is one model: ${EXPECTED_FILES}`,
   );
 }
 
-function manifestsIn(dir: string): ModelKind[] {
-  return KINDS.filter((k) => existsSync(join(dir, MODEL_KIND_FILES[k])));
+/** The kinds whose files the folder holds: a manifest each, or a whole speech model. */
+function kindsIn(dir: string): ModelKind[] {
+  const speech = locatePocketsphinxModel(dir);
+  return [...KINDS.filter((k) => existsSync(join(dir, MODEL_KIND_FILES[k]))), ...(speech.hmm && speech.dict ? (['speech'] as const) : [])];
 }
 
 /** Reads and validates the folder's manifest with the validator of its kind; `shown` names the folder in kind errors. */
 export function describeModel(dir: string, shown = dir): ModelDescription {
   const kind = modelKind(dir, shown);
   if (kind === 'embedder') return { kind, manifest: readModelManifest(dir) };
-  return { kind, manifest: summarizeParser(readParserManifest(dir)) };
+  if (kind === 'parser') return { kind, manifest: summarizeParser(readParserManifest(dir)) };
+  const files = locatePocketsphinxModel(dir) as PocketsphinxModelFiles;
+  return {
+    kind,
+    manifest: {
+      acoustic: relative(dir, files.hmm) || '.',
+      dictionary: relative(dir, files.dict),
+      words: readFileSync(files.dict, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '').length,
+    },
+  };
+}
+
+/** The file whose sha256 the install record keeps (and --sha256 checks for a directory). */
+function checksumFile(description: ModelDescription): string {
+  return description.kind === 'speech' ? join(description.manifest.acoustic, 'mdef') : MODEL_FILE;
 }
 
 function summarizeParser(manifest: ParserManifest): ParserModelSummary {
@@ -329,6 +384,50 @@ async function checkParser(dir: string, signal: AbortSignal | undefined): Promis
   }
 }
 
+/**
+ * Decodes a second of faint noise with the model and a one-word grammar, as the voice plugin's
+ * decoder runs it: a model pocketsphinx cannot load (a truncated means file, a dictionary in the
+ * wrong format) exits non-zero here rather than when the microphone first hears someone.
+ */
+async function checkSpeech(dir: string, staging: string, signal: AbortSignal | undefined): Promise<void> {
+  const program = findProgram(POCKETSPHINX_PROGRAM);
+  if (!program)
+    throw new HomeAgentError(
+      'HA_ERR_EMBED_INSTALL',
+      `cannot test-load the speech model: ${POCKETSPHINX_PROGRAM} is not installed (apt-get install pocketsphinx), or use --no-check`,
+    );
+  const files = locatePocketsphinxModel(dir) as PocketsphinxModelFiles;
+  const word = readFileSync(files.dict, 'utf8')
+    .split('\n')
+    .map((line) => line.split(/\s+/)[0] ?? '')
+    .find((entry) => /^[^(<\s]+$/u.test(entry));
+  if (!word) throw new HomeAgentError('HA_ERR_EMBED_MANIFEST', `${files.dict} holds no word with a pronunciation`);
+  const probe = join(staging, 'probe.raw');
+  const noise = Buffer.alloc(16000 * 2);
+  for (let index = 0; index < 16000; index++) noise.writeInt16LE(((index * 7919) % 9) - 4, index * 2);
+  writeFileSync(probe, noise);
+  const grammar = join(staging, 'probe.jsgf');
+  writeFileSync(grammar, `#JSGF V1.0;\ngrammar probe;\npublic <probe> = ${word};\n`);
+  await new Promise<void>((resolve, reject) => {
+    execFile(
+      program,
+      ['-infile', probe, '-hmm', files.hmm, '-dict', files.dict, '-jsgf', grammar, '-samprate', '16000'],
+      { timeout: SPEECH_CHECK_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024, ...(signal ? { signal } : {}) },
+      (error, _stdout, stderr) => {
+        if (!error) return resolve();
+        if (signal?.aborted) return reject(new HomeAgentError('HA_ERR_ABORTED', 'the model check was cancelled', { cause: signal.reason }));
+        const last =
+          String(stderr)
+            .trim()
+            .split('\n')
+            .filter((line) => /ERROR|FATAL/.test(line))
+            .at(-1) ?? describeError(error);
+        reject(new HomeAgentError('HA_ERR_EMBED_MANIFEST', `pocketsphinx cannot load the speech model in ${dir}: ${last.slice(0, 300)}`));
+      },
+    );
+  });
+}
+
 export async function sha256File(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
@@ -357,16 +456,16 @@ function checksum(what: string, expected: string, actual: string): HomeAgentErro
   return new HomeAgentError('HA_ERR_EMBED_CHECKSUM', `sha256 of ${what} is ${actual}, expected ${expected}; nothing was installed`);
 }
 
-/** The folder holding a model manifest: the archive root or its single top-level folder. */
+/** The folder holding a model: the archive root or its single top-level folder. */
 function manifestRoot(unpacked: string, source: string): string {
-  const hasManifest = (dir: string) => manifestsIn(dir).length > 0;
+  const hasManifest = (dir: string) => kindsIn(dir).length > 0;
   if (hasManifest(unpacked)) return unpacked;
   const entries = readdirSync(unpacked, { withFileTypes: true });
   const only = entries.length === 1 ? entries[0] : undefined;
   if (only?.isDirectory() && hasManifest(join(unpacked, only.name))) return join(unpacked, only.name);
   throw new HomeAgentError(
     'HA_ERR_EMBED_MODEL_MISSING',
-    `${source}: no ${MANIFEST_FILE} or ${PARSER_MANIFEST_FILE} at the top of the archive or of its single top-level folder; ` +
+    `${source}: no model (${MANIFEST_FILE}, ${PARSER_MANIFEST_FILE} or a speech model) at the top of the archive or of its single top-level folder; ` +
       `a model is ${EXPECTED_FILES}`,
   );
 }

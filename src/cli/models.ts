@@ -1,6 +1,7 @@
 /**
  * `homeagentctl models`: installs and lists local models in `<data>/models`: sentence-embedding
- * models (memory vectors) and dependency-parser models (reading facts). Works on the files
+ * models (memory vectors), dependency-parser models (reading facts) and pocketsphinx speech models
+ * (offline voice commands). Works on the files
  * directly, without the daemon (a download can take minutes and the daemon may not run); the
  * daemon uses a model once its configuration names it and it has been restarted.
  */
@@ -31,22 +32,25 @@ const MODELS_SYNOPSIS = `homeagentctl models list [--data-dir DIR] [--json]
 const MODELS_USAGE: Readonly<Record<Language, string>> = {
   en: `usage: ${MODELS_SYNOPSIS}
 
-  list      installed models with their kind (embedder or parser), details, size and source
+  list      installed models with their kind (embedder, parser or speech), details, size and source
   install   copy a model directory, or unpack a .tar.gz/.zip file or http(s) URL, into
-            <data>/models/<name>. The directory (or archive root) holds either a
-            sentence-embedding model (model.onnx, tokenizer.json, embedder.json) or a
-            dependency-parser model (model.onnx, parser.json). --sha256 checks the archive, or
-            model.onnx of a directory. The model is test-loaded before it is moved into place
-            (--no-check skips). The output says which setting to change to use it.
+            <data>/models/<name>. The directory (or archive root) holds a sentence-embedding
+            model (model.onnx, tokenizer.json, embedder.json), a dependency-parser model
+            (model.onnx, parser.json) or a pocketsphinx speech model (an acoustic model folder
+            with mdef and feat.params, and a *.dict). --sha256 checks the archive, or model.onnx
+            (speech: mdef) of a directory. The model is test-loaded before it is moved into
+            place (--no-check skips). The output says which setting to change to use it.
 
 The data directory is --data-dir, $HOMEAGENT_DATA_DIR or ./data.`,
   zh: `用法：${MODELS_SYNOPSIS}
 
-  list      已安装的模型，附类型（嵌入模型或句法分析模型）、详情、大小和来源
+  list      已安装的模型，附类型（嵌入模型、句法分析模型或语音模型）、详情、大小和来源
   install   复制一个模型目录，或解压 .tar.gz/.zip 文件或 http(s) 地址，到
             <data>/models/<name>。目录（或压缩包根目录）中是句向量嵌入模型
-            （model.onnx、tokenizer.json、embedder.json）或依存句法分析模型
-            （model.onnx、parser.json）。--sha256 校验压缩包，或目录中的 model.onnx。
+            （model.onnx、tokenizer.json、embedder.json）、依存句法分析模型
+            （model.onnx、parser.json）或 pocketsphinx 语音模型（含 mdef 和 feat.params
+            的声学模型目录，以及一个 *.dict）。--sha256 校验压缩包，或目录中的
+            model.onnx（语音模型：mdef）。
             模型先试加载再移入（--no-check 跳过）。输出会说明改哪项设置来启用它。
 
 数据目录由 --data-dir 或 $HOMEAGENT_DATA_DIR 指定，默认 ./data。`,
@@ -159,7 +163,7 @@ export async function runModels(argv: string[], io: ModelsIo = defaultIo(), sign
       ...(values['no-check'] ? { check: false } : {}),
       ...(signal ? { signal } : {}),
     }).finally(() => progress.done());
-    if (json) io.stdout.write(`${JSON.stringify({ ok: true, ...installed, use: useCommand(installed.kind, installed.name) }, null, 2)}\n`);
+    if (json) io.stdout.write(`${JSON.stringify({ ok: true, ...installed, use: useCommand(installed) }, null, 2)}\n`);
     else io.stdout.write(formatInstalled(installed, language));
     return EXIT_CODES.OK;
   } catch (error) {
@@ -175,11 +179,13 @@ export async function runModels(argv: string[], io: ModelsIo = defaultIo(), sign
 
 /**
  * The setting that makes the daemon use a model. A relative core.agent.onnx_model_path is
- * resolved against <data>/models, so the bare name works for a parser as for an embedder.
+ * resolved against <data>/models, so the bare name works for a parser as for an embedder; the
+ * voice plugin's model directory is a path of its own, so it gets the whole one.
  */
-export function useCommand(kind: ModelKind, name: string): string {
-  const key = kind === 'embedder' ? 'core.memory.embedder' : 'core.agent.onnx_model_path';
-  return `homeagentctl config set ${key} ${name}`;
+export function useCommand(model: { kind: ModelKind; name: string; dir: string }): string {
+  if (model.kind === 'speech') return `homeagentctl config set plugin.voice.stt.local_model_dir ${model.dir}`;
+  const key = model.kind === 'embedder' ? 'core.memory.embedder' : 'core.agent.onnx_model_path';
+  return `homeagentctl config set ${key} ${model.name}`;
 }
 
 /** Every sentence `models` prints around the models' facts, in both languages. */
@@ -187,8 +193,11 @@ const WORDS = {
   en: {
     embedder: 'sentence-embedding model',
     parser: 'dependency-parser model',
+    speech: 'speech model (pocketsphinx)',
     embedderPurpose: 'for memory vectors',
     parserPurpose: 'to read facts from what people say',
+    speechPurpose: 'for voice commands offline',
+    speechDetails: (words: number, acoustic: string, dictionary: string) => `${words} words in ${dictionary}, acoustic model ${acoustic}`,
     installed: (replaced: boolean, what: string, name: string, dir: string) =>
       `${replaced ? 'replaced' : 'installed'} ${what} ${name} in ${dir}`,
     vectors: (fingerprint: string) => `vectors ${fingerprint}`,
@@ -207,8 +216,11 @@ const WORDS = {
   zh: {
     embedder: '句向量模型',
     parser: '依存句法模型',
+    speech: '语音模型（pocketsphinx）',
     embedderPurpose: '用于记忆向量',
     parserPurpose: '用于从人们说的话里读出事实',
+    speechPurpose: '用于离线语音指令',
+    speechDetails: (words: number, acoustic: string, dictionary: string) => `${dictionary} 中 ${words} 个词，声学模型 ${acoustic}`,
     installed: (replaced: boolean, what: string, name: string, dir: string) =>
       `已${replaced ? '替换' : '安装'}${what} ${name}，位于 ${dir}`,
     vectors: (fingerprint: string) => `向量 ${fingerprint}`,
@@ -228,14 +240,15 @@ const WORDS = {
 
 export function formatInstalled(installed: InstalledModel, language: Language = cliLanguage()): string {
   const w = WORDS[language];
-  const embedder = installed.kind === 'embedder';
+  const purpose = { embedder: w.embedderPurpose, parser: w.parserPurpose, speech: w.speechPurpose }[installed.kind];
+  const checksummed = installed.kind === 'speech' ? 'mdef' : 'model.onnx';
   return (
-    `${w.installed(installed.replaced, embedder ? w.embedder : w.parser, installed.name, installed.dir)}\n` +
+    `${w.installed(installed.replaced, w[installed.kind], installed.name, installed.dir)}\n` +
     `  ${details(installed, language, true)}${w.separator}${megabytes(installed.record.bytes)}\n` +
-    `  model.onnx sha256 ${installed.record.model_sha256}\n` +
+    `  ${checksummed} sha256 ${installed.record.model_sha256}\n` +
     (installed.record.fingerprint ? `  ${w.vectors(installed.record.fingerprint)}\n` : '') +
-    `${w.toUse(embedder ? w.embedderPurpose : w.parserPurpose)}\n` +
-    `  ${useCommand(installed.kind, installed.name)}\n` +
+    `${w.toUse(purpose)}\n` +
+    `  ${useCommand(installed)}\n` +
     `${w.restart}\n`
   );
 }
@@ -247,6 +260,7 @@ function details(model: ModelDescription, language: Language, full = false): str
     const m = model.manifest;
     return w.embedderDetails(m.dim, m.pooling, full ? m.max_tokens : null);
   }
+  if (model.kind === 'speech') return w.speechDetails(model.manifest.words, model.manifest.acoustic, model.manifest.dictionary);
   const m = model.manifest;
   return w.parserDetails(m.labels.length, m.max_words, full ? { words: m.words, tags: m.tags } : null);
 }

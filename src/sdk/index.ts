@@ -47,6 +47,12 @@ export { type Language, textLanguage } from '../shared/language.js';
 export { type DecodedFrame, LineDecoder } from '../shared/line-decoder.js';
 export { type AddressScope, addressScope, checkListenHost, urlHost } from '../shared/listen-address.js';
 export { type Admitted, LogThrottle, type LogThrottleOptions } from '../shared/log-throttle.js';
+export {
+  locatePocketsphinxModel,
+  POCKETSPHINX_DICTIONARY_FILE,
+  POCKETSPHINX_PROGRAM,
+  type PocketsphinxModelFiles,
+} from '../shared/pocketsphinx-model.js';
 export type { Service, ServiceState } from '../shared/service.js';
 export { slugify } from '../shared/slug.js';
 export {

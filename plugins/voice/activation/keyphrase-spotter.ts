@@ -15,9 +15,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type BackoffBounds, findProgram, HomeAgentError, ReconnectBackoff } from '../../../src/sdk/index.js';
+import { type BackoffBounds, findProgram, HomeAgentError, POCKETSPHINX_PROGRAM, ReconnectBackoff } from '../../../src/sdk/index.js';
 
-export const KEYPHRASE_PROGRAM = 'pocketsphinx_continuous';
+export const KEYPHRASE_PROGRAM = POCKETSPHINX_PROGRAM;
 export const DEFAULT_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 export const KEYPHRASE_SAMPLE_RATE = 16000;
 /**

@@ -11,43 +11,16 @@
  * matched. Utterances go one at a time, so every answer belongs to the last one written.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { accessSync, constants, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { findProgram } from '../../../src/sdk/index.js';
+import { findProgram, locatePocketsphinxModel, type PocketsphinxModelFiles } from '../../../src/sdk/index.js';
 import { DEFAULT_MODEL_DIR, KEYPHRASE_PROGRAM, KEYPHRASE_SAMPLE_RATE, stopDecoder } from '../activation/keyphrase-spotter.js';
 import type { PcmAudio, SpeechToText, TranscribeOptions, TranscriptResult } from '../speech.js';
 import { checkAudio, pcmBytes, sttError, throwIfAborted } from './stt-common.js';
 
 export { DEFAULT_MODEL_DIR };
-export const DICTIONARY_FILE = 'cmudict-en-us.dict';
+/** Where a pocketsphinx-format model keeps its parts (src/shared/pocketsphinx-model.ts). */
+export type LocalModelFiles = PocketsphinxModelFiles;
+export const locateModel = locatePocketsphinxModel;
 
-/** Where a pocketsphinx-format model keeps its parts. */
-export interface LocalModelFiles {
-  /** The acoustic model directory (mdef, feat.params, means, ...). */
-  hmm: string;
-  /** The pronunciation dictionary. */
-  dict: string;
-}
-
-const hasAcousticModel = (dir: string): boolean => readable(join(dir, 'mdef')) && readable(join(dir, 'feat.params'));
-
-/**
- * The parts of a pocketsphinx-format model directory: the acoustic model is the directory itself or
- * one directly inside it (Debian's en-us/), the dictionary the .dict file beside it
- * (cmudict-en-us.dict first). Undefined for what is not found.
- */
-export function locateModel(modelDir: string): Partial<LocalModelFiles> {
-  let entries: string[] = [];
-  try {
-    entries = readdirSync(modelDir).sort();
-  } catch {
-    return {};
-  }
-  const hmm = hasAcousticModel(modelDir) ? modelDir : entries.map((name) => join(modelDir, name)).find((path) => hasAcousticModel(path));
-  const dicts = entries.filter((name) => name.endsWith('.dict'));
-  const dict = dicts.includes(DICTIONARY_FILE) ? DICTIONARY_FILE : dicts[0];
-  return { ...(hmm ? { hmm } : {}), ...(dict ? { dict: join(modelDir, dict) } : {}) };
-}
 /** Faint noise after each utterance (s): the decoder's endpointer needs half a second of quiet. */
 const TRAILING_QUIET_S = 1;
 const STDERR_KEEP = 2000;
@@ -77,15 +50,6 @@ export interface LocalModelCheck {
   whyZh?: string;
 }
 
-function readable(path: string): boolean {
-  try {
-    accessSync(path, constants.R_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Whether the local recogniser can run here: the program on PATH and the model's files. */
 export function checkLocalModel(modelDir: string, programName = KEYPHRASE_PROGRAM): LocalModelCheck {
   const program = findProgram(programName);
@@ -96,7 +60,7 @@ export function checkLocalModel(modelDir: string, programName = KEYPHRASE_PROGRA
   const files = locateModel(modelDir);
   const lacking = [
     ...(files.hmm ? [] : [{ en: 'acoustic model (mdef, feat.params)', zh: '声学模型（mdef、feat.params）' }]),
-    ...(files.dict && readable(files.dict) ? [] : [{ en: 'pronunciation dictionary (*.dict)', zh: '发音词典（*.dict）' }]),
+    ...(files.dict ? [] : [{ en: 'pronunciation dictionary (*.dict)', zh: '发音词典（*.dict）' }]),
   ];
   if (lacking.length > 0) {
     return {

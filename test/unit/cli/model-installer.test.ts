@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import t from 'tap';
 import * as tar from 'tar';
 import { type InstallRecord, installModel, listModels } from '../../../src/cli/model-installer.js';
+import { formatInstalled, useCommand } from '../../../src/cli/models.js';
+import { findProgram } from '../../../src/shared/find-on-path.js';
+import { locatePocketsphinxModel, POCKETSPHINX_PROGRAM } from '../../../src/shared/pocketsphinx-model.js';
 import { startFileServer } from '../embed/fixtures/file-server.js';
 import { writeTinyModel } from '../embed/fixtures/tiny-model.js';
 import { expectErrorAsync, tempDir } from '../fixtures/support.js';
@@ -28,6 +31,11 @@ async function setup(t: Parameters<typeof tempDir>[0]) {
   );
   return { root, model, tgz, zip, modelsDir: join(root, 'data', 'models') };
 }
+
+const EXPECTED =
+  'a sentence-embedding model (model.onnx, tokenizer.json, embedder.json), ' +
+  'a dependency-parser model (model.onnx, parser.json) ' +
+  'or a pocketsphinx speech model (an acoustic model with mdef and feat.params, in the folder or one folder inside it, and a *.dict beside it)';
 
 /** Only the installed folders: no staging or old copies left behind. */
 const entries = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
@@ -304,20 +312,12 @@ t.test('a folder with both manifests or neither is refused, naming the files eac
   writeParserModel(both);
   for (const name of ['tokenizer.json', 'embedder.json']) writeFileSync(join(both, name), readFileSync(join(model, name)));
   const twice = await expectErrorAsync(t, () => installModel({ source: both, modelsDir, check: false }), 'HA_ERR_EMBED_MANIFEST');
-  t.equal(
-    twice.message,
-    `${both} holds both embedder.json and parser.json; a model directory is one model: ` +
-      'a sentence-embedding model (model.onnx, tokenizer.json, embedder.json) or a dependency-parser model (model.onnx, parser.json)',
-  );
+  t.equal(twice.message, `${both} holds the files of embedder and parser models; a model directory is one model: ${EXPECTED}`);
   const neither = join(root, 'neither');
   mkdirSync(neither);
   writeFileSync(join(neither, 'model.onnx'), readFileSync(join(model, 'model.onnx')));
   const none = await expectErrorAsync(t, () => installModel({ source: neither, modelsDir, check: false }), 'HA_ERR_EMBED_MODEL_MISSING');
-  t.equal(
-    none.message,
-    `${neither} holds neither embedder.json nor parser.json; a model directory is ` +
-      'a sentence-embedding model (model.onnx, tokenizer.json, embedder.json) or a dependency-parser model (model.onnx, parser.json)',
-  );
+  t.equal(none.message, `${neither} holds neither embedder.json nor parser.json nor a speech model; a model directory is ${EXPECTED}`);
 
   const bothZip = join(root, 'both.zip');
   writeZip(
@@ -327,7 +327,7 @@ t.test('a folder with both manifests or neither is refused, naming the files eac
   const zipped = await expectErrorAsync(t, () => installModel({ source: bothZip, modelsDir, check: false }), 'HA_ERR_EMBED_MANIFEST');
   t.match(
     zipped.message,
-    `${bothZip} holds both embedder.json and parser.json`,
+    `${bothZip} holds the files of embedder and parser models`,
     'an archive is named by its source, not the staging folder',
   );
   const noneZip = join(root, 'none.zip');
@@ -339,7 +339,7 @@ t.test('a folder with both manifests or neither is refused, naming the files eac
   );
   t.match(
     unzipped.message,
-    /no embedder\.json or parser\.json at the top of the archive .*dependency-parser model \(model\.onnx, parser\.json\)/,
+    /no model \(embedder\.json, parser\.json or a speech model\) at the top of the archive .*dependency-parser model \(model\.onnx, parser\.json\)/,
   );
   t.same(entries(modelsDir), [], 'nothing installed, nothing left over');
 });
@@ -364,7 +364,62 @@ t.test('list shows the kind of each model, usable or not', async (t) => {
   t.match(list[0], { problem: /parser\.json: max_words must be an integer from 1 to 1024/, manifest: undefined });
   t.match(list[1], { manifest: { labels: LABELS, max_words: 8 }, record: undefined, problem: undefined });
   t.match(list[2], { manifest: { dim: 16 }, record: { kind: 'embedder' } });
-  t.match(list[3], { problem: /holds both embedder\.json and parser\.json/ });
+  t.match(list[3], { problem: /holds the files of embedder and parser models/ });
   const printed = JSON.parse(JSON.stringify(list)) as Array<Record<string, unknown>>;
   t.match(printed[1], { kind: 'parser', manifest: { words: 8, tags: 10, labels: LABELS } }, 'a parser lists as plain JSON');
 });
+
+// A pocketsphinx-format speech model has no manifest: its acoustic model (mdef, feat.params) and
+// dictionary say what it is. Debian's pocketsphinx-en-us is the real one, copied as a user would.
+const DEBIAN_SPEECH_MODEL = '/usr/share/pocketsphinx/model/en-us';
+const debianModel = locatePocketsphinxModel(DEBIAN_SPEECH_MODEL);
+const decoder = findProgram(POCKETSPHINX_PROGRAM);
+
+t.test(
+  'a pocketsphinx speech model is told by its files, test-decoded and recorded; the output names the voice setting',
+  { skip: !debianModel.hmm || !debianModel.dict || !decoder ? 'pocketsphinx and pocketsphinx-en-us are not installed' : false },
+  async (t) => {
+    const root = tempDir(t, 'ha-models-');
+    const modelsDir = join(root, 'data', 'models');
+    // Only the parts a speech model needs (the open language models are 27 MB of no use to it).
+    const source = join(root, 'en-in');
+    mkdirSync(join(source, 'acoustic'), { recursive: true });
+    for (const name of readdirSync(debianModel.hmm as string))
+      writeFileSync(join(source, 'acoustic', name), readFileSync(join(debianModel.hmm as string, name)));
+    writeFileSync(join(source, 'en-in.dict'), readFileSync(debianModel.dict as string));
+
+    const installed = await installModel({ source, modelsDir });
+    t.equal(installed.kind, 'speech');
+    t.match(installed.manifest, { acoustic: 'acoustic', dictionary: 'en-in.dict' });
+    t.ok(installed.kind === 'speech' && installed.manifest.words > 100_000, 'the dictionary is counted');
+    t.equal(installed.record.model_sha256, sha256(readFileSync(join(source, 'acoustic', 'mdef'))), 'the record keeps the checksum of mdef');
+    t.same(locatePocketsphinxModel(installed.dir), { hmm: join(installed.dir, 'acoustic'), dict: join(installed.dir, 'en-in.dict') });
+    t.equal(useCommand(installed), `homeagentctl config set plugin.voice.stt.local_model_dir ${installed.dir}`);
+    const en = formatInstalled(installed, 'en');
+    t.match(en, /installed speech model \(pocketsphinx\) en-in in .*\n.*words in en-in\.dict, acoustic model acoustic/);
+    t.match(
+      en,
+      /mdef sha256 [0-9a-f]{64}\nto use it for voice commands offline:\n {2}homeagentctl config set plugin\.voice\.stt\.local_model_dir /,
+    );
+    t.match(formatInstalled(installed, 'zh'), /已安装语音模型（pocketsphinx） en-in.*\n.*en-in\.dict 中 \d+ 个词，声学模型 acoustic/);
+    t.match(listModels(modelsDir), [{ name: 'en-in', kind: 'speech', manifest: { dictionary: 'en-in.dict' } }]);
+
+    // Half a model names the missing half; a model pocketsphinx cannot load is refused by the test decode.
+    const noDict = join(root, 'no-dict');
+    mkdirSync(join(noDict, 'hmm'), { recursive: true });
+    for (const name of ['mdef', 'feat.params']) writeFileSync(join(noDict, 'hmm', name), readFileSync(join(source, 'acoustic', name)));
+    const half = await expectErrorAsync(t, () => installModel({ source: noDict, modelsDir }), 'HA_ERR_EMBED_MODEL_MISSING');
+    t.match(half.message, `${noDict} looks like a pocketsphinx speech model but has no pronunciation dictionary (*.dict)`);
+    const broken = join(root, 'broken');
+    mkdirSync(join(broken, 'hmm'), { recursive: true });
+    for (const name of readdirSync(join(source, 'acoustic'))) {
+      const data = readFileSync(join(source, 'acoustic', name));
+      // A download cut short: the Gaussians' means end half-way.
+      writeFileSync(join(broken, 'hmm', name), name === 'means' ? data.subarray(0, data.length >> 1) : data);
+    }
+    writeFileSync(join(broken, 'x.dict'), readFileSync(join(source, 'en-in.dict')));
+    const refused = await expectErrorAsync(t, () => installModel({ source: broken, modelsDir }), 'HA_ERR_EMBED_MANIFEST');
+    t.match(refused.message, `pocketsphinx cannot load the speech model in ${broken}`, 'the source is named, not the staging copy');
+    t.same(entries(modelsDir), ['en-in'], 'neither refused model was installed, nothing left over');
+  },
+);
