@@ -1,8 +1,8 @@
 /**
  * The memory inspector's routes: search what memory recalls, list entities, relations (with the
  * sentences and inputs each fact came from) and documents, read the original input behind a fact,
- * correct a fact and forget things. Forgetting and editing are audited by the control methods
- * with the request's caller as actor.
+ * correct a fact and forget things; and the graph view's bounded neighbourhood of one entity.
+ * Forgetting and editing are audited by the control methods with the request's caller as actor.
  */
 import type { FastifyInstance } from 'fastify';
 import { bodyObject, callMethod, noQuery, pathId, pathText, QueryParams } from './api-params.js';
@@ -13,6 +13,13 @@ interface NameParams {
 }
 interface IdParams {
   Params: { id: string };
+}
+
+const GRAPH_QUERY = ['entity', 'id', 'depth', 'max_nodes', 'entity_types', 'relation_types', 'since', 'until', 'at', 'history'];
+
+/** `a,b` → ['a', 'b']; an empty item is the untyped entity (`,` alone asks for those only); absent → undefined. */
+function typeList(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : [...new Set(value.split(',').map((item) => item.trim()))];
 }
 
 const entityName = (value: unknown) => pathText(value, 'entity name', { max: 200 });
@@ -32,6 +39,28 @@ export function memoryRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get('/memory/introspect', async (request) => {
     noQuery(request.query);
     return callMethod(deps, request, 'memory.introspect');
+  });
+
+  // The graph view (src/memory/graph-view.ts): one entity's bounded neighbourhood; type lists comma-separated.
+  app.get('/memory/graph', async (request) => {
+    const query = new QueryParams(request.query, GRAPH_QUERY);
+    return callMethod(deps, request, 'memory.graph', {
+      entity: query.string('entity'),
+      id: query.integer('id'),
+      depth: query.integer('depth'),
+      max_nodes: query.integer('max_nodes'),
+      entity_types: typeList(query.string('entity_types')),
+      relation_types: typeList(query.string('relation_types')),
+      since: query.string('since'),
+      until: query.string('until'),
+      at: query.string('at'),
+      history: query.boolean('history'),
+    });
+  });
+
+  app.get('/memory/graph/types', async (request) => {
+    noQuery(request.query);
+    return callMethod(deps, request, 'memory.graph_types');
   });
 
   app.get('/memory/entities', async (request) => {

@@ -12,6 +12,7 @@ import { connectEvents, disconnectEvents, useConnected } from './events';
 import { LANGUAGE, t } from './i18n';
 import { ChangesView } from './pages/changes';
 import { ChatView } from './pages/chat';
+import { GraphView } from './pages/graph';
 import { HealthView } from './pages/health';
 import { HomeView } from './pages/home';
 import { KnowledgeView } from './pages/knowledge';
@@ -87,6 +88,8 @@ function CurrentView({ route }: { route: Route }) {
       return <KnowledgeView />;
     case 'memory':
       return <MemoryView entity={route.arg} />;
+    case 'graph':
+      return <GraphView centre={route.arg} />;
     case 'settings':
       return <SettingsView />;
     case 'plugins':

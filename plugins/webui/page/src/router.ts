@@ -4,7 +4,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 
-export const VIEWS = ['chat', 'home', 'knowledge', 'memory', 'settings', 'plugins', 'changes', 'sequences', 'health'] as const;
+export const VIEWS = ['chat', 'home', 'knowledge', 'memory', 'graph', 'settings', 'plugins', 'changes', 'sequences', 'health'] as const;
 export type View = (typeof VIEWS)[number];
 
 export interface Route {
