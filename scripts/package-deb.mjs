@@ -27,8 +27,8 @@ import { gzipSync } from 'node:zlib';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const APP = 'opt/homeagent';
-/** Folders of the checkout the daemon reads at run time (PACKAGE_ROOT-relative paths in src/). */
-const APP_DIRS = ['dist', 'adapters', 'config', 'skills', 'assets'];
+/** Folders of the checkout the daemon reads at run time (PACKAGE_ROOT-relative paths in src/), and tools/ (the companion device client the owner copies to a PC or phone, docs/remote-devices.md). */
+const APP_DIRS = ['dist', 'adapters', 'config', 'skills', 'assets', 'tools'];
 /** onnxruntime-node ships prebuilt libraries for every platform; only this one's is kept. */
 const NODE_ARCH = { amd64: 'x64', arm64: 'arm64', armhf: 'arm' };
 

@@ -8,6 +8,7 @@ import { automationsCommand } from './automations.js';
 import { changesCommand } from './changes.js';
 import type { CataloguedCommand } from './command-module.js';
 import { confirmCommand } from './confirm.js';
+import { devicesCommand } from './devices.js';
 import { entitiesCommand, sensorsCommand } from './entities.js';
 import { gpioCommand } from './gpio.js';
 import { homeassistantCommand } from './homeassistant.js';
@@ -33,6 +34,7 @@ export const HOME_COMMANDS: readonly CataloguedCommand[] = [
   zigbeeCommand,
   homeassistantCommand,
   webuiCommand,
+  devicesCommand,
   listsCommand,
   voiceCommand,
 ];
