@@ -5,6 +5,7 @@
  * the change tracker's late link to the plugins it reloads.
  */
 import { join } from 'node:path';
+import { BoundedTurnRunner } from '../agent/bounded-turn.js';
 import type { LoadedConfig } from '../config/loader.js';
 import type { EntityRegistry } from '../home/entity-registry.js';
 import type { InputScheduler } from '../io/input-scheduler.js';
@@ -47,6 +48,16 @@ export function composePlugins(core: CoreParts, deps: PluginDeps): PluginHost {
   const { io, tools, stages } = deps.toolbox;
   const { tracker, packageDir } = deps;
   const configSections = configSectionsOf(deps.loaded);
+  // Turns beside the conversation (the subagents plugin) share the one registry and executor, so
+  // the same hooks, trust policies and owner approval hold for them.
+  const turns = new BoundedTurnRunner({
+    model: deps.llm.providers,
+    registry: tools,
+    executor: deps.toolbox.executor,
+    limits: () => settings.config().core.llm,
+    log: logs.child('bounded-turn'),
+    now: () => clock.now(),
+  });
   const plugins = new PluginHost({
     roots: [
       { dir: join(packageDir, 'plugins'), origin: 'shipped', skills: false },
@@ -72,6 +83,7 @@ export function composePlugins(core: CoreParts, deps: PluginDeps): PluginHost {
       stages,
       routes: new HttpRouteRegistry(),
       llm: deps.llm.providers,
+      agentTurns: { runTurn: (request) => turns.run(request), offeredTools: (patterns) => turns.offered(patterns) },
       memory: deps.memory.pluginMemory(),
       knowledge: deps.knowledge,
       media: deps.media,

@@ -28,6 +28,7 @@ import type { Logger, LogManager } from '../log/logger.js';
 import type { ControlApi, ControlMethod, MethodInfo } from '../sdk/control.js';
 import { openPluginDatabase, type PluginDatabase, type PluginDatabaseRequest } from '../sdk/database.js';
 import type {
+  PluginAgent,
   PluginContext,
   PluginEntities,
   PluginInput,
@@ -59,6 +60,8 @@ export interface KernelServices {
   routes: HttpRouteRegistry;
   /** The provider manager; absent in tests that do not need it. */
   llm?: LanguageModel;
+  /** Bounded agent turns for built-in plugins (`ctx.agent`); absent: their contexts have no `agent`. */
+  agentTurns?: PluginAgent;
   memory?: PluginMemory;
   /** The knowledge library; absent when this daemon runs without one (plugins then see it as unavailable). */
   knowledge?: HostKnowledge;
@@ -607,6 +610,7 @@ export class PluginGeneration {
           return { text: result.text, usage: result.usage, model: result.model };
         },
       },
+      ...(external || !kernel.agentTurns ? {} : { agent: kernel.agentTurns }),
       http: {
         route: (route) => {
           if (external) this.#permission('serve HTTP routes');

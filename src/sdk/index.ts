@@ -2,6 +2,7 @@
  * The public SDK: the only kernel module that plugins (plugins/**) and device drivers (devices/**)
  * import. Everything here is a stable contract.
  */
+export type { BoundedTurnEnd, BoundedTurnRequest, BoundedTurnResult } from '../agent/bounded-turn.js';
 export { STAGES, type Stage, type StageContext, type StageHandler, type StageScope } from '../agent/types.js';
 export type { ConfirmationRequest, EventMap, EventName } from '../events/event-bus.js';
 export {
@@ -98,6 +99,7 @@ export {
   type KnowledgeTreeNode,
   type KnowledgeTreeOptions,
   type MemoryItem,
+  type PluginAgent,
   type PluginChatRequest,
   type PluginContext,
   type PluginControl,

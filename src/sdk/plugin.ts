@@ -13,6 +13,7 @@
  * HA_ERR_UNAVAILABLE.
  */
 import type { TSchema } from '@sinclair/typebox';
+import type { BoundedTurnRequest, BoundedTurnResult } from '../agent/bounded-turn.js';
 import type { Stage, StageHandler, StageScope } from '../agent/types.js';
 import type { KnowledgeHit, KnowledgeTreeItem, KnowledgeTreeNode } from '../api/knowledge.js';
 import type { EventMap, EventName } from '../events/event-bus.js';
@@ -272,6 +273,26 @@ export interface PluginLlm {
   chat(request: PluginChatRequest): Promise<{ text: string; usage: Usage; model: string }>;
 }
 
+/**
+ * Agent turns a plugin runs itself, beside the conversation (the subagents plugin's children work
+ * on a task while the person goes on talking; the input scheduler has one lane and its turns are
+ * the household's own words). Why it is here: a plugin could call the model (PluginLlm) but not
+ * offer it tools through the kernel's executor, which is what keeps such a turn under the same
+ * stage hooks, trust policies and owner approval as any turn. Built-in plugins only; absent in
+ * external plugins' contexts.
+ */
+export interface PluginAgent {
+  /**
+   * Runs one bounded turn (src/agent/bounded-turn.ts): tool rounds, total tokens and the excluded
+   * tools are its bounds, `signal` ends it; it never approves its own dangerous calls (they wait
+   * for the owner like any other). Resolves with how it ended; never rejects for the model's or a
+   * tool's failure.
+   */
+  runTurn(request: BoundedTurnRequest): Promise<BoundedTurnResult>;
+  /** The names of the tools a turn excluding `patterns` would be offered now. */
+  offeredTools(patterns: readonly string[]): string[];
+}
+
 export interface HttpRequest {
   method: string;
   /** Path below the plugin's prefix, starting with `/`. */
@@ -373,6 +394,8 @@ export interface PluginContext<T extends object = UntypedSettings> {
   readonly entities: PluginEntities;
   readonly llm: PluginLlm;
   readonly http: PluginHttp;
+  /** Bounded agent turns beside the conversation. Built-in plugins only (absent for external ones, and where the daemon has none). */
+  readonly agent?: PluginAgent;
 }
 
 /** A health answer: `ok` false puts the plugin on the supervisor's list. */
