@@ -134,8 +134,10 @@ export async function run(emit) {
       n: RUNS,
       what: 'spawn of homeagent run to READY=1 on the notify socket, median',
       ratio_to_node_baseline: round(ratio, 2),
-      goal: 'ratio_to_node_baseline <= 8',
-      goal_met: ratio <= 8,
+      // Issue 32: at most 5 times node -e 0 with the default configuration (8 times is the goal
+      // with every plugin configured, which this run does not configure).
+      goal: 'ratio_to_node_baseline <= 5',
+      goal_met: ratio <= 5,
     });
 
     listener.drain();
@@ -148,8 +150,9 @@ export async function run(emit) {
     await d.exited;
     const rssMb = rssKb / 1024;
     const httpMb = await idleHttpRssMb();
-    // The goal of reliability-and-performance.md (Part B, 2): at most 2.5 times a bare idle http
-    // server on the same Node, which keeps the daemon within a Pi Zero 2 W's budget.
+    // Issue 32's goal: at most 70 MB with the default configuration (this machine has no
+    // microphone, so the voice detectors stay unloaded, as on a Pi without one). The bare idle
+    // http server is printed beside it as the floor any Node daemon starts from.
     emit({
       name: 'idle_rss_mb',
       unit: 'MB',
@@ -158,8 +161,8 @@ export async function run(emit) {
       what: 'VmRSS 5 s after READY=1 (web server, CLI socket and built-in plugins running), started with the node flags of systemd/homeagent.service',
       idle_http_server_mb: round(httpMb),
       ratio_to_idle_http_server: round(rssMb / httpMb, 2),
-      goal: 'ratio_to_idle_http_server <= 2.5',
-      goal_met: rssMb / httpMb <= 2.5,
+      goal: 'value <= 70',
+      goal_met: rssMb <= 70,
     });
   } finally {
     listener.close();

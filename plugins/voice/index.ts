@@ -70,8 +70,16 @@ export interface VoicePluginOptions {
   checkLocalModel?: (modelDir: string) => LocalModelCheck;
   /** Opens the voice activity detector of each satellite; the Silero one by default. */
   openSatelliteVad?: OpenSatelliteVad;
+  /**
+   * Open the detectors at start rather than when the microphone first records, for tests that
+   * drive the detector's events without a microphone.
+   */
+  eagerDetectors?: boolean;
   now?: () => number;
 }
+
+/** Audio kept while the detectors load at the first recording (the VAD takes a few hundred ms), at most this long. */
+const DETECTOR_START_BUFFER_S = 5;
 
 const SPEAKER_CHANNEL = 'speaker';
 
@@ -98,6 +106,12 @@ export class VoicePlugin implements PluginInstance {
   #vad: VadHandle | undefined;
   #wakeWord: WakeWordDetector | undefined;
   #keyphrase: KeyphraseHandle | undefined;
+  /** The detectors' start, begun once (see #startDetectors); audio that arrives meanwhile waits in #heldAudio. */
+  #detectorsStarting: Promise<void> | undefined;
+  #detectorsReady = false;
+  #heldAudio: Int16Array[] = [];
+  #heldSamples = 0;
+  #stopped = false;
   #policy: ActivationPolicy | undefined;
   #pipeline: VoicePipeline | undefined;
   #log: ActivationLog | undefined;
@@ -111,6 +125,7 @@ export class VoicePlugin implements PluginInstance {
 
   async start(): Promise<void> {
     const ctx = this.#ctx;
+    this.#stopped = false;
     this.#tts = this.#build('tts', 'text-to-speech', '文字转语音', () => createTextToSpeech(ttsSettings(ctx.settings), ctx.log));
     this.#log = new ActivationLog({ dir: ctx.paths.data, maxEntries: () => ctx.settings.get('activation.log_entries') });
     this.#policy = new ActivationPolicy({
@@ -141,8 +156,15 @@ export class VoicePlugin implements PluginInstance {
     await this.#satellites?.stop();
     this.#satellites = undefined;
     this.#speaker?.interrupt();
+    this.#stopped = true;
     await this.#microphone?.stop();
+    // A start still loading ends first, so that what it opens is closed here.
+    await this.#detectorsStarting;
     await Promise.allSettled([this.#vad?.close(), this.#wakeWord?.close(), this.#keyphrase?.close(), this.#localStt?.close()]);
+    this.#detectorsStarting = undefined;
+    this.#detectorsReady = false;
+    this.#heldAudio = [];
+    this.#heldSamples = 0;
     this.#localStt = undefined;
     this.#microphone = undefined;
     this.#vad = undefined;
@@ -164,7 +186,12 @@ export class VoicePlugin implements PluginInstance {
     const off = wakePhrasesOff(this.#ctx.settings);
     return {
       microphone: this.#micStatus ?? { state: 'stopped', problem: this.#notes.get('input') },
-      vad: this.#vad ? { state: 'running' } : { state: this.#broken.get('vad') ? 'failed' : 'off', problem: this.#broken.get('vad') },
+      vad: this.#vad
+        ? { state: 'running' }
+        : this.#broken.has('vad')
+          ? { state: 'failed', problem: this.#broken.get('vad') }
+          : // It loads when the microphone first records.
+            { state: this.#pipeline ? 'waiting' : 'off' },
       stt: {
         backend: this.#stt?.name ?? 'none',
         ...(this.#pipeline ? this.#pipeline.stats() : {}),
@@ -341,6 +368,30 @@ export class VoicePlugin implements PluginInstance {
       log: ctx.log,
     });
     this.#pipeline = pipeline;
+    this.#watchPushToTalk(policy);
+    if (this.#options.eagerDetectors) await this.#startDetectors();
+    this.#startMicrophone();
+  }
+
+  /**
+   * The voice activity detector (an ONNX model in a worker, about 60 MB) and the wake word
+   * spotters only matter once there is audio: they start when the microphone first records, so a
+   * box without a microphone never loads them (issue 32: nothing loads before it is needed). Once.
+   */
+  #startDetectors(): Promise<void> {
+    this.#detectorsStarting ??= this.#openDetectors().then(() => {
+      if (this.#stopped) return;
+      this.#detectorsReady = true;
+      for (const samples of this.#heldAudio.splice(0)) this.#hear(samples);
+      this.#heldSamples = 0;
+    });
+    return this.#detectorsStarting;
+  }
+
+  async #openDetectors(): Promise<void> {
+    const ctx = this.#ctx;
+    const policy = this.#policy as ActivationPolicy;
+    const pipeline = this.#pipeline as VoicePipeline;
     try {
       const openVad = this.#options.openVad ?? sileroVad;
       this.#vad = await openVad({
@@ -356,12 +407,21 @@ export class VoicePlugin implements PluginInstance {
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       this.#break('vad', `voice activity detection could not start: ${why}`, `语音活动检测无法启动：${why}`);
+      // Without a detector nothing the microphone hears can become an utterance.
+      this.#heldAudio = [];
+      await this.#microphone?.stop();
       return;
     }
+    if (this.#stopped) return;
     await this.#startWakeWord(policy);
+    if (this.#stopped) return;
     await this.#startKeyphrase(policy);
-    this.#watchPushToTalk(policy);
-    this.#startMicrophone();
+  }
+
+  #hear(samples: Int16Array): void {
+    this.#vad?.push(samples);
+    this.#wakeWord?.push(samples);
+    this.#keyphrase?.push(samples);
   }
 
   /** Barge-in stops what plays and also the model's turn that is still writing the answer. */
@@ -466,14 +526,17 @@ export class VoicePlugin implements PluginInstance {
       restartBackoffMs: ctx.settings.get('microphone.restart_backoff_ms'),
       restartBackoffMaxMs: ctx.settings.get('microphone.restart_backoff_max_ms'),
       onAudio: (samples) => {
-        this.#vad?.push(samples);
-        this.#wakeWord?.push(samples);
-        this.#keyphrase?.push(samples);
+        if (this.#detectorsReady) return this.#hear(samples);
+        const limit = DETECTOR_START_BUFFER_S * ctx.settings.get('microphone.sample_rate');
+        if (this.#heldSamples + samples.length > limit) return;
+        this.#heldAudio.push(samples);
+        this.#heldSamples += samples.length;
       },
       onStatus: (status) => {
         this.#micStatus = status;
         if (status.state === 'recording') {
           this.#forgetNote('microphone');
+          void this.#startDetectors();
           this.#localStt?.warm();
         } else if (status.problem) this.#note('microphone', `microphone: ${status.problem}`, `麦克风：${status.problem}`);
       },

@@ -77,7 +77,8 @@ t.test('push-to-talk by entity: the next utterance becomes an input on the voice
   });
   t.teardown(() => test.close());
   let now = 1_000_000;
-  const plugin = new VoicePlugin(test.context, { openVad, now: () => now });
+  // The detector's events are driven here; without a microphone it would never open (see below).
+  const plugin = new VoicePlugin(test.context, { openVad, now: () => now, eagerDetectors: true });
   await plugin.start();
   t.ok(vad.events, 'the detector was opened');
   const utterance: Utterance = { samples: new Int16Array(1600), sampleRate: 16000, speechStartMs: 0, speechEndMs: 100, truncated: false };
@@ -119,6 +120,37 @@ t.test('push-to-talk by entity: the next utterance becomes an input on the voice
   await plugin.stop();
   t.equal(vad.closed, true, 'the detector was closed');
   t.match(plugin.status().microphone, { state: 'stopped' });
+});
+
+t.test('without a microphone that records, the detectors are never loaded', async (t) => {
+  let opened = 0;
+  const test = createTestPluginContext({
+    name: 'voice',
+    dataDir: t.testdir({}),
+    settings: voiceSettings({
+      speaker_enabled: false,
+      'stt.backend': 'command',
+      'stt.command': [process.execPath, '-e', 'console.log("x")', '{wav}'],
+      'microphone.device': 'nosuchmic',
+      'microphone.restart_backoff_ms': 60_000,
+    }),
+  });
+  t.teardown(() => test.close());
+  const plugin = new VoicePlugin(test.context, {
+    openVad: async () => {
+      opened += 1;
+      return { push: () => {}, close: () => {} };
+    },
+  });
+  await plugin.start();
+  await until(
+    'the microphone reports its device missing',
+    () => (plugin.status().microphone as { state?: string }).state === 'waiting' || undefined,
+  );
+  t.equal(opened, 0, 'the voice activity detector was not opened');
+  t.match(plugin.status().vad, { state: 'waiting' });
+  await plugin.stop();
+  t.equal(opened, 0);
 });
 
 t.test('a back end that cannot be built breaks only that part, and health says so', async (t) => {

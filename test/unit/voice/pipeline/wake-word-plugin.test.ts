@@ -126,6 +126,11 @@ async function listeningRoom(t: Test, audio: Int16Array): Promise<Room> {
     await test.close();
   });
   await plugin.start();
+  // The detectors load when the microphone first records.
+  await until(
+    'the wake word models loaded',
+    () => ((plugin.status().activation as { wake_word?: { models?: string[] } }).wake_word?.models ?? []).length > 0 || undefined,
+  );
   t.ok(vad.events, 'the voice activity detector was opened');
   t.match(plugin.status().activation, { wake_word: { models: ['hey_tone'] } }, 'the wake word models are loaded');
   return { test, plugin, vad, streamMs, transcriptions: () => (existsSync(runs) ? readFileSync(runs, 'utf8').length : 0) };

@@ -69,7 +69,7 @@ t.test(
     t.teardown(() => test.close());
     test.entities.register('plugin:test', { domain: 'light', object_id: 'kitchen_light', name: 'Kitchen Light', area: 'kitchen' });
     let now = 1_000_000;
-    const plugin = new VoicePlugin(test.context, { openVad, now: () => now });
+    const plugin = new VoicePlugin(test.context, { openVad, now: () => now, eagerDetectors: true });
     t.teardown(() => plugin.stop());
     await plugin.start();
     t.match(plugin.status().stt, { backend: 'local' });
