@@ -22,6 +22,7 @@ export { settingsSchema as onebot } from '../../plugins/onebot/settings-schema.j
 export { settingsSchema as pluginmgr } from '../../plugins/pluginmgr/settings-schema.js';
 export { settingsSchema as remotedevice } from '../../plugins/remotedevice/settings-schema.js';
 export { settingsSchema as seq } from '../../plugins/seq/settings-schema.js';
+export { settingsSchema as subagents } from '../../plugins/subagents/settings-schema.js';
 export { settingsSchema as timer } from '../../plugins/timer/settings-schema.js';
 export { settingsSchema as voice } from '../../plugins/voice/settings-schema.js';
 export { settingsSchema as webui } from '../../plugins/webui/settings-schema.js';

@@ -19,6 +19,7 @@ export { errorCodes as mqtt } from '../../plugins/mqtt/error-codes.js';
 export { errorCodes as onebot } from '../../plugins/onebot/error-codes.js';
 export { errorCodes as remotedevice } from '../../plugins/remotedevice/error-codes.js';
 export { errorCodes as seq } from '../../plugins/seq/error-codes.js';
+export { errorCodes as subagents } from '../../plugins/subagents/error-codes.js';
 export { errorCodes as timer } from '../../plugins/timer/error-codes.js';
 export { errorCodes as voice } from '../../plugins/voice/error-codes.js';
 export { errorCodes as webui } from '../../plugins/webui/error-codes.js';
