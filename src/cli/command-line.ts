@@ -8,6 +8,7 @@
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { MemoryReport } from '../api/daemon-memory.js';
 import type { HealthAnswer } from '../api/health.js';
 import type { PluginStatus } from '../api/plugins.js';
 import { describeError } from '../shared/errors.js';
@@ -34,6 +35,7 @@ import {
 import { formatHealthAnswer, healthExitCode } from './health.js';
 import { KB_OPTIONS, type KbCommand, type KbFlags, kbFlagsUsed, parseKbCommand } from './kb.js';
 import { MEMORY_OPTIONS, type MemoryCommand, type MemoryFlags, memoryFlagsUsed, parseMemoryCommand } from './memory.js';
+import { formatMemoryReport } from './memory-report-format.js';
 
 /**
  * The words of the help and of a usage error in each language. The synopses, flags and
@@ -79,6 +81,11 @@ const BUILT_IN_USAGE = {
       synopsis: 'status',
       about: 'what the daemon is doing: services, plugins, databases, notices',
       zh: '守护进程在做什么：服务、插件、数据库、通知',
+    },
+    {
+      synopsis: 'status --memory',
+      about: "where the daemon's memory goes: heap by space, native, threads, each child process",
+      zh: '守护进程的内存用在哪里：按空间分的堆、原生内存、线程、每个子进程',
     },
   ],
   health: [
@@ -274,6 +281,8 @@ const OPTIONS = {
   db: { type: 'string' },
   message: { type: 'string', short: 'm' },
   help: { type: 'boolean', short: 'h' },
+  // status's alone (refused with any other command below).
+  memory: { type: 'boolean' },
   ...MEMORY_OPTIONS,
   ...KB_OPTIONS,
   ...COMMAND_OPTIONS,
@@ -327,6 +336,7 @@ export function readCommandLine(argv: readonly string[], options: ReadOptions): 
   const values = parsed.values;
   const plan = values.help ? 'help' : planCommand(parsed.positionals, values, options);
   if (values.message !== undefined && plan !== 'chat') throw new UsageError('-m belongs to chat', '-m 是 chat 的选项');
+  if (values.memory && parsed.positionals[0] !== 'status') throw new UsageError('--memory belongs to status', '--memory 是 status 的选项');
   const isMemory = typeof plan === 'object' && 'memory' in plan;
   const isKb = typeof plan === 'object' && 'kb' in plan;
   const chosen = typeof plan === 'object' && 'module' in plan ? plan.module : undefined;
@@ -445,6 +455,8 @@ function planCommand(
       return 'chat';
     case 'status':
       if (sub !== undefined) throw new UsageError('status takes no arguments', 'status 不接受参数');
+      if (values.memory)
+        return { method: 'daemon.memory', params: {}, render: (r, language) => formatMemoryReport(r as MemoryReport, language) };
       return { method: 'status', params: {}, render: (r, language) => formatStatus(r as Parameters<typeof formatStatus>[0], language) };
     case 'health':
       if (sub !== undefined) throw new UsageError('health takes no arguments', 'health 不接受参数');

@@ -22,6 +22,7 @@ import { VERSION } from '../shared/version.js';
 import { stamp } from '../store/database.js';
 import type { Store } from '../store/store.js';
 import type { DaemonStatus } from './daemon-status.js';
+import { memoryReport } from './memory-report.js';
 import type { ServiceRunner } from './service-runner.js';
 
 export type { StatusReport };
@@ -84,6 +85,16 @@ export function registerKernelMethods(deps: KernelMethodDeps): void {
       llm_sources: deps.llm.sources(),
       inputs: deps.scheduler.stats(),
     }),
+  });
+
+  control.register({
+    name: 'daemon.memory',
+    description:
+      "Where the daemon's memory goes: RSS (own and file-backed pages), V8 heap by space, external and array buffers, threads, and each child process's RSS.",
+    params: Type.Object({}, { additionalProperties: false }),
+    // Child command lines may hold what the owner typed (a cmd_run argument).
+    owner_only: true,
+    handler: () => memoryReport(),
   });
 
   control.register({

@@ -92,7 +92,10 @@ t.test('the second column starts in the same terminal column in both languages',
         continue;
       }
       // A synopsis beside its text: the text starts after the padding, at terminal column 28.
-      const synopsis = ALL_USAGE_LINES.find((u) => line.startsWith(`  ${u.synopsis} `) && line.length > u.synopsis.length + 3);
+      // The longest synopsis the line starts with ('status --memory', not 'status').
+      const synopsis = ALL_USAGE_LINES.filter((u) => line.startsWith(`  ${u.synopsis} `) && line.length > u.synopsis.length + 3).sort(
+        (a, b) => b.synopsis.length - a.synopsis.length,
+      )[0];
       if (synopsis === undefined) continue;
       const text = line.slice(2 + synopsis.synopsis.length).trimStart();
       t.equal(displayWidth(line) - displayWidth(text), 28, `${language}: ${synopsis.synopsis}`);
