@@ -32,6 +32,7 @@ const ALL = [
   'voice-satellite',
   'voice-commands',
   'seq',
+  'soak',
 ];
 const args = process.argv.slice(2);
 // Set before any benchmark module loads: their sizes are read once, at import.
