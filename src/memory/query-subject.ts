@@ -70,7 +70,16 @@ export function subjectCoverage(
 ): { said: number; named: number; phrases: number } {
   if (subject.length === 0) return { said: 1, named: 1, phrases: 1 };
   const lines = text.split('\n');
-  const speakers = lines.map((line) => SPEAKER_LABEL.exec(line)?.[1]?.toLowerCase() ?? '').join('\n');
+  // A speaker is what their line is about when they speak of themselves ("Anna: I love hiking",
+  // "王芳: 我的车停在车库"); asking ("Emma: what is the weather like?"), commanding ("turn on the
+  // fan") or telling of someone else ("王芳: 李明喜欢吃面") says nothing of them.
+  const speakers = lines
+    .map((line) => {
+      const label = SPEAKER_LABEL.exec(line);
+      const spokenText = label ? line.slice(label[0].length) : '';
+      return label && FIRST_PERSON.test(spokenText) && !onlyAsks(spokenText) ? (label[1]?.toLowerCase() ?? '') : '';
+    })
+    .join('\n');
   const spoken = lines.map((line) => line.replace(SPEAKER_LABEL, '')).join('\n');
   const lower = spoken.toLowerCase();
   // Tokenising is the costly part (recall checks dozens of candidates per question): only when the plain word is not there.
@@ -90,6 +99,14 @@ export function subjectCoverage(
     named: named.size / subject.length,
     phrases: whole.length / phrases.length,
   };
+}
+
+/** Words by which speakers speak of themselves (and of the household they are part of). */
+const FIRST_PERSON = /\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|us|our|ours)\b|我|咱/i;
+
+/** A line whose every sentence is a question ("what is the weather like?", "今天天气怎么样？"). */
+function onlyAsks(spoken: string): boolean {
+  return /[?？]/.test(spoken) && !/[.!。！]/.test(spoken.replace(/\.\.\.|…/g, ''));
 }
 
 /** "Anna: …" at the start of a transcript line: who spoke, not what was said. */

@@ -55,7 +55,25 @@ t.test('coverage: named in speech, by a speaker label, and whole phrases', async
     'part of a phrase names none of it',
   );
   const emma = subject('What does Emma like to eat?');
-  t.same(subjectCoverage('Emma: What is the weather like?', emma, tokens), { said: 0, named: 1, phrases: 1 }, 'the speaker, not the topic');
+  t.same(
+    subjectCoverage('Emma: I love spicy noodles, I have them every week.', emma, tokens),
+    { said: 0, named: 1, phrases: 1 },
+    'a speaker speaking of themselves is what the line is about',
+  );
+  t.same(
+    subjectCoverage('Emma: What is the weather like?', emma, tokens),
+    { said: 0, named: 0, phrases: 0 },
+    'asking says nothing of the one who asks',
+  );
+  t.same(subjectCoverage('Emma: Turn on the kitchen fan.', emma, tokens), { said: 0, named: 0, phrases: 0 }, 'nor does a command');
+  t.same(
+    subjectCoverage('Emma: Did I leave my keys here? I think so.', emma, tokens).named,
+    1,
+    'a question beside a statement about oneself still speaks of oneself',
+  );
+  const wang = subject('王芳的车停在哪里？');
+  t.equal(subjectCoverage('王芳: 我的车停在车库。', wang, tokens).named, 1, '我 speaks of the speaker');
+  t.equal(subjectCoverage('王芳: 李明喜欢吃面。', wang, tokens).named, 0, 'telling of someone else says nothing of 王芳');
   t.same(
     subjectCoverage('王芳特别喜欢吃扁豆汤。', subject('王芳喜欢吃什么？'), tokens).said,
     1,
