@@ -16,12 +16,12 @@ import type {
   EntityListResult,
   EntityRelationView,
   EntityView,
-  EventView,
   GraphNeighbourhoodResult,
   GraphTypesResult,
   GraphViewNode,
 } from '../types';
 import { ErrorLine, Show, useLoad } from '../ui';
+import { EventText } from './memory';
 
 const WIDTH = 800;
 const HEIGHT = 560;
@@ -441,27 +441,7 @@ function NodeFact({ relation: r }: { relation: EntityRelationView }) {
           ))}
         </ul>
       )}
-      {event !== undefined && <OriginalInput id={event} />}
+      {event !== undefined && <EventText id={event} testid="graph-event" />}
     </li>
-  );
-}
-
-function OriginalInput({ id }: { id: string }) {
-  const event = useLoad((signal) => api.get<EventView>(`/memory/events/${encodeURIComponent(id)}`, {}, signal), [id]);
-  return (
-    <blockquote class="event" data-testid="graph-event">
-      <Show loaded={event}>
-        {(e) => (
-          <>
-            <div class="muted small">
-              {t('mem.original')} · {dateTime(e.at)}
-              {e.channel ? ` · ${e.channel}` : ''}
-              {e.speaker ? ` · ${e.speaker}` : ''}
-            </div>
-            <div>{e.text}</div>
-          </>
-        )}
-      </Show>
-    </blockquote>
   );
 }

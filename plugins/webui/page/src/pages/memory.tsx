@@ -305,10 +305,11 @@ function Sources({ ids: all }: { ids: string[] }) {
   );
 }
 
-function EventText({ id }: { id: string }) {
+/** The original input behind a fact (the words, when and where they were said); the graph view shows it too. */
+export function EventText({ id, testid = 'memory-event' }: { id: string; testid?: string }) {
   const event = useLoad((signal) => api.get<EventView>(`/memory/events/${encodeURIComponent(id)}`, {}, signal), [id]);
   return (
-    <blockquote class="event" data-testid="memory-event">
+    <blockquote class="event" data-testid={testid}>
       <Show loaded={event}>
         {(e) => (
           <>
