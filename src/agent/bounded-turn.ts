@@ -15,7 +15,15 @@
  * offered nor allowed to call (a call by name to one of them is refused without running), and the
  * caller's signal (wall time, shutdown). Nothing here throws out of `run`: every end is a result.
  */
-import { addUsage, EMPTY_USAGE, type LanguageModel, type ToolCall, type Usage } from '../llm/spec/index.js';
+import {
+  addUsage,
+  collectStream,
+  EMPTY_USAGE,
+  type GenerateResult,
+  type LanguageModel,
+  type ToolCall,
+  type Usage,
+} from '../llm/spec/index.js';
 import type { Logger } from '../log/logger.js';
 import { describeError } from '../shared/errors.js';
 import { matchesToolName, type ToolErrorReason, toolErrorResult } from '../shared/tool.js';
@@ -146,10 +154,11 @@ export class BoundedTurnRunner {
       if (left <= 0) return end('tokens');
       const { temperature, max_tokens } = this.#o.limits();
       const specs = this.#o.registry.specs().filter((spec) => !matchesToolName(spec.name, request.exclude_tools));
-      let reply: Awaited<ReturnType<LanguageModel['generate']>>;
+      let reply: GenerateResult;
       try {
         result.requests++;
-        reply = await this.#o.model.generate({
+        // Streamed like a conversation's turn (agent.ts), so it takes the same path through every vendor.
+        const parts = this.#o.model.stream({
           messages: ctx.messages,
           ...(specs.length > 0 ? { tools: specs, tool_choice: final ? ('none' as const) : ('auto' as const) } : {}),
           temperature,
@@ -157,6 +166,7 @@ export class BoundedTurnRunner {
           max_tokens: Math.max(1, Math.min(max_tokens, left)),
           signal,
         });
+        reply = await collectStream(parts, this.#o.model.model);
       } catch (error) {
         if (signal.aborted) return end('aborted');
         return end('model_error', describeError(error));
