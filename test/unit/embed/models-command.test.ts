@@ -137,7 +137,7 @@ t.test('a folder with both manifests fails with the files each kind needs; list 
   t.equal(await runModels(['install', 'both'], c), 1);
   t.match(
     c.err(),
-    /^homeagentctl: .*both holds both embedder\.json and parser\.json; .*\(model\.onnx, tokenizer\.json, embedder\.json\) or a dependency-parser model \(model\.onnx, parser\.json\) \(HA_ERR_EMBED_MANIFEST\)\n$/,
+    /^homeagentctl: .*both holds the files of embedder and parser models; a model directory is one model: a sentence-embedding model \(model\.onnx, tokenizer\.json, embedder\.json\), a dependency-parser model \(model\.onnx, parser\.json\) or a pocketsphinx speech model .* \(HA_ERR_EMBED_MANIFEST\)\n$/,
   );
   const models = join(cwd, 'data', 'models');
   writeParserModel(join(models, 'broken-parser'), { manifest: { format: 'v0' } });
