@@ -12,14 +12,7 @@ import { api } from '../api';
 import { layoutGraph } from '../graph-layout';
 import { dateTime, formatNumber, t } from '../i18n';
 import { href, navigate } from '../router';
-import type {
-  EntityListResult,
-  EntityRelationView,
-  EntityView,
-  GraphNeighbourhoodResult,
-  GraphTypesResult,
-  GraphViewNode,
-} from '../types';
+import type { EntityListResult, EntityRelationView, EntityView, GraphNeighbourhoodResult, GraphTypesResult, GraphViewNode } from '../types';
 import { ErrorLine, Show, useLoad } from '../ui';
 import { EventText } from './memory';
 
