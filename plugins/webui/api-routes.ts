@@ -15,6 +15,7 @@ import { memoryRoutes } from './api-memory.js';
 import { pluginRoutes } from './api-plugins.js';
 import { sequenceRoutes } from './api-sequences.js';
 import { systemRoutes } from './api-system.js';
+import { zigbeeRoutes } from './api-zigbee.js';
 import { EventRing } from './event-ring.js';
 import type { EventStreams, Heartbeat } from './event-stream.js';
 import type { RouteDeps, RouteModule } from './types.js';
@@ -55,6 +56,7 @@ export function createApiRoutes(options: ApiRouteOptions = {}): RouteModule {
         pluginRoutes(api, deps);
         sequenceRoutes(api, deps);
         mediaRoutes(api, deps);
+        zigbeeRoutes(api, deps);
         options.onEvents?.({ ring, streams });
       },
       { prefix: API_PREFIX },

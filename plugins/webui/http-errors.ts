@@ -44,6 +44,9 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   HA_ERR_SEQ_ARGS: 400,
   HA_ERR_SEQ_INVALID: 400,
   HA_ERR_SEQ_CHANGED: 409,
+  // Zigbee2MQTT understood a management request from the page (api-zigbee.ts) and refused it
+  // (an unknown device, a sleeping one removed without force): its wording says why.
+  HA_ERR_ZIGBEE_REQUEST: 422,
   HA_ERR_HTTP_AUTH: 401,
   HA_ERR_HTTP_HOST: 403,
   HA_ERR_HTTP_CROSS_SITE: 403,

@@ -152,6 +152,27 @@ export async function addKnowledge(home: WebuiHome): Promise<void> {
   for (const entry of KNOWLEDGE_ENTRIES) await home.api('POST', '/knowledge/entries', entry);
 }
 
+/** How far the page's main content reaches past the viewport: the document's width, the viewport's and the widest culprits. */
+export interface Overflow {
+  scrollWidth: number;
+  width: number;
+  wide: string[];
+}
+
+const OVERFLOW = `(() => {
+  const width = document.documentElement.clientWidth;
+  const wide = [];
+  for (const el of document.querySelectorAll('main *')) {
+    const r = el.getBoundingClientRect();
+    if (r.right > width + 1) wide.push(el.tagName.toLowerCase() + (el.className ? '.' + el.className : '') + ' ' + Math.round(r.right) + 'px');
+  }
+  return { scrollWidth: document.scrollingElement.scrollWidth, width, wide: wide.slice(0, 5) };
+})()`;
+
+export async function overflow(page: Page): Promise<Overflow> {
+  return (await page.evaluate(OVERFLOW)) as Overflow;
+}
+
 /** Opens the page and logs in with the admin password; resolves once the navigation shows. */
 export async function login(page: Page, home: WebuiHome): Promise<void> {
   await page.goto(home.url);

@@ -16,6 +16,7 @@ import {
   chromiumMissing,
   launchChromium,
   login,
+  overflow,
   startWebuiHome,
   step,
   streamedAnswer,
@@ -42,21 +43,6 @@ const LANGUAGES = [
 ] as const;
 
 const skip = chromiumMissing() ?? (existsSync(PAGE_INDEX) ? undefined : `${PAGE_INDEX} is missing: run \`npm run build\` first`);
-
-/** How much wider than the viewport the document is (0 when it fits), with the widest culprits. */
-const OVERFLOW = `(() => {
-  const width = document.documentElement.clientWidth;
-  const wide = [];
-  for (const el of document.querySelectorAll('main *')) {
-    const r = el.getBoundingClientRect();
-    if (r.right > width + 1) wide.push(el.tagName.toLowerCase() + (el.className ? '.' + el.className : '') + ' ' + Math.round(r.right) + 'px');
-  }
-  return { scrollWidth: document.scrollingElement.scrollWidth, width, wide: wide.slice(0, 5) };
-})()`;
-
-async function overflow(page: Page): Promise<{ scrollWidth: number; width: number; wide: string[] }> {
-  return (await page.evaluate(OVERFLOW)) as { scrollWidth: number; width: number; wide: string[] };
-}
 
 /**
  * Waits until `expression` (browser code, kept as text: this file is compiled without the DOM's

@@ -25,6 +25,7 @@ import {
   HOME_CONFIG,
   launchChromium,
   login,
+  overflow,
   startWebuiHome,
   step,
   streamedAnswer,
@@ -114,19 +115,8 @@ async function seedSequences(home: WebuiHome): Promise<void> {
     throw new Error(`the model's sequences were not both created: ${JSON.stringify(listed)}`);
 }
 
-/** How much wider than the viewport the document is, with the widest culprits (as webui-browser-layout.test.ts checks). */
-const OVERFLOW = `(() => {
-  const width = document.documentElement.clientWidth;
-  const wide = [];
-  for (const el of document.querySelectorAll('main *')) {
-    const r = el.getBoundingClientRect();
-    if (r.right > width + 1) wide.push(el.tagName.toLowerCase() + (el.className ? '.' + el.className : '') + ' ' + Math.round(r.right) + 'px');
-  }
-  return { scrollWidth: document.scrollingElement.scrollWidth, width, wide: wide.slice(0, 5) };
-})()`;
-
 async function noOverflow(t: { ok(value: unknown, message: string): unknown }, page: Page, what: string): Promise<void> {
-  const o = (await page.evaluate(OVERFLOW)) as { scrollWidth: number; width: number; wide: string[] };
+  const o = await overflow(page);
   t.ok(o.scrollWidth <= PHONE_375.width, `${what}: ${o.scrollWidth} px wide on a ${PHONE_375.width} px screen ${o.wide.join(', ')}`);
 }
 

@@ -38,6 +38,9 @@ export type {
   StatusReport,
   TrackerStatus,
   TrialState,
+  Zigbee2MqttDeviceDiagnostics,
+  ZigbeeGroup,
+  ZigbeeManagementStatus,
 } from '../../../../src/sdk/api.js';
 
 import type { EventMap, Receipt } from '../../../../src/sdk/api.js';

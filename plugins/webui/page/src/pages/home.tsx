@@ -6,6 +6,7 @@
  * the replies say them). Diagnostic and config entities (battery, signal, settings) sit under a
  * "Diagnostics" disclosure of their area, out of the main view. The owner renames an entity, moves
  * it and sets its aliases in an edit dialog (PATCH /entities/:id; kept over the driver's values).
+ * Below the areas, the Zigbee network where the daemon manages one (zigbee.tsx).
  */
 import { useState } from 'preact/hooks';
 import { isPrimaryEntity, showStateIn } from '../../../../../src/sdk/api.js';
@@ -15,6 +16,7 @@ import { formatNumber, LANGUAGE, relativeTime, t } from '../i18n';
 import type { Area, EntityInfo } from '../types';
 import { ActionButton, ErrorLine, PanelHead, Show, useLoad, useSubmit, useTick } from '../ui';
 import { HistoryPanel } from './history-panel';
+import { ZigbeePanel } from './zigbee';
 
 const TOGGLED = new Set(['switch', 'light', 'fan', 'siren']);
 const SENSORS = new Set(['sensor', 'binary_sensor']);
@@ -94,6 +96,7 @@ export function HomeView() {
           )
         }
       </Show>
+      <ZigbeePanel />
       {chart && <HistoryPanel entity={chart} onClose={() => setChart(undefined)} />}
       {editing && home.data && (
         <EditPanel
