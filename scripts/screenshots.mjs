@@ -4,7 +4,9 @@
  * Debian's chromium, set up as the browser tests set it up (test/helpers/browser.ts, loaded through
  * the tests' TypeScript loader). Home (a sensor's chart open), memory, settings and health are
  * taken on a laptop (1280x800) and on a 375 px phone, in English and in Chinese
- * (<page>-<en|zh>-<desktop|phone>.png); chat (phone) and knowledge (laptop) in English.
+ * (<page>-<en|zh>-<desktop|phone>.png); chat (phone) and knowledge (laptop) in English. The Home
+ * view's Zigbee network panel (zigbee-<en|zh>-<desktop|phone>.png) is taken against a mosquitto
+ * with the tests' scripted Zigbee2MQTT bridge (test/helpers/scripted-z2m-bridge.ts).
  *
  * The conversation is scripted (the scripted LLM server answers), so the pictures show real
  * rendering of real daemon data, not mock-ups. The one thing made up is the lounge's past week:
@@ -18,8 +20,9 @@
  *   npm run build && node scripts/screenshots.mjs [output folder]
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +34,10 @@ const Database = createRequire(import.meta.url)('better-sqlite3');
 // The helpers are TypeScript; the tests' loader (test/helpers/swc-register.mjs) runs them as the tests do.
 await import(join(root, 'test', 'helpers', 'swc-register.mjs'));
 const helpers = await import(join(root, 'test', 'helpers', 'browser.ts'));
-const { addKnowledge, chromiumMissing, LAPTOP, launchChromium, login, startWebuiHome, streamedAnswer, toolCall } = helpers;
+const { addKnowledge, chromiumMissing, HOME_CONFIG, LAPTOP, launchChromium, login, startWebuiHome, streamedAnswer, toolCall } = helpers;
+const { Mosquitto, mosquittoMissing } = await import(join(root, 'test', 'helpers', 'mosquitto.ts'));
+const { connectTestLink } = await import(join(root, 'test', 'helpers', 'mqtt-test-broker.ts'));
+const { ScriptedBridge, Z2M_BASE, Z2M_DEVICES } = await import(join(root, 'test', 'helpers', 'scripted-z2m-bridge.ts'));
 
 const PHONE = { width: 375, height: 812 };
 const LANGUAGES = [
@@ -54,7 +60,7 @@ function chineseFontMissing() {
   }
 }
 
-const missing = chromiumMissing() ?? chineseFontMissing();
+const missing = chromiumMissing() ?? mosquittoMissing() ?? chineseFontMissing();
 if (missing) {
   console.error(missing);
   process.exit(1);
@@ -74,14 +80,38 @@ async function until(what, probe, timeoutMs = 20_000) {
   }
 }
 
-async function shoot(page, name) {
+/** The page as the screen shows it, or the part of the whole page one element covers (`element`, a CSS selector). */
+async function shoot(page, name, element) {
   // Fonts and the chart settle after the data arrives.
   await page.evaluate('document.fonts.ready');
   await sleep(400);
   const file = join(out, `${name}.png`);
-  await page.screenshot({ path: file });
+  // A full-page picture clipped to the element: an element screenshot would show the sticky tab bar over it.
+  const clip =
+    element &&
+    (await page.evaluate((selector) => {
+      const r = document.querySelector(selector).getBoundingClientRect();
+      return { x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height };
+    }, element));
+  await page.screenshot(clip ? { path: file, fullPage: true, clip } : { path: file });
   const size = statSync(file).size;
   console.log(`wrote ${file} (${Math.round(size / 1024)} KB)${size > MAX_BYTES ? ' — larger than 300 KB' : ''}`);
+}
+
+/** A Zigbee2MQTT bridge on a private mosquitto, for the Zigbee panel. */
+async function startZigbee() {
+  const dir = mkdtempSync(join(tmpdir(), 'ha-screenshots-broker-'));
+  const broker = await Mosquitto.start({ dir, persistence: false });
+  cleanups.push(async () => {
+    await broker.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const link = await connectTestLink(broker.url, 'scripted-z2m');
+  cleanups.push(() => link.end());
+  const bridge = new ScriptedBridge(link);
+  await link.client.subscribeAsync('test/sync', { qos: 1 });
+  await bridge.publishAll();
+  return { url: broker.url, bridge, link };
 }
 
 /** The daemon's home database (where the registry keeps entities and their history). */
@@ -119,9 +149,27 @@ function seedHistory(file, until) {
   db.close();
 }
 
+/** What a running network reports (after the daemon listens: these are not retained): availability, and with each message link quality and last seen. */
+async function reportZigbee({ bridge, link }) {
+  let quality = 40;
+  for (const device of Z2M_DEVICES) {
+    const name = device.friendly_name;
+    if (device.type === 'Coordinator' || name === 'Front door') continue;
+    await link.publish(`${Z2M_BASE}/${name}/availability`, JSON.stringify({ state: 'online' }), { qos: 1, retain: true });
+    quality = (quality * 7 + 23) % 220;
+    await bridge.state(name, { linkquality: 30 + quality, last_seen: new Date(Date.now() - quality * 9_000).toISOString() });
+  }
+}
+
 try {
   mkdirSync(out, { recursive: true });
-  const home = await startWebuiHome(t);
+  const zigbee = await startZigbee();
+  const home = await startWebuiHome(t, {
+    config: { ...HOME_CONFIG, plugin: { ...HOME_CONFIG.plugin, mqtt: { url: zigbee.url, zigbee2mqtt: true } } },
+  });
+  await until('the Zigbee device list', async () => (await home.api('GET', '/zigbee')).devices.length > 0);
+  await reportZigbee(zigbee);
+  await until('link qualities', async () => (await home.api('GET', '/zigbee')).devices.some((d) => d.linkquality !== null));
   await addKnowledge(home);
   seedHistory(homeDatabase(home.daemon.dataDir), Date.now() - 5 * MINUTE);
   // The last minutes: live reports of the simulated BME280.
@@ -204,6 +252,15 @@ try {
         await p.locator('[data-testid=history-chart][data-source=statistics] canvas').waitFor();
       }
       await shoot(p, name('home'));
+
+      // The Zigbee network panel at the end of Home, whole, with the chart closed.
+      await p
+        .locator('.panel', { has: p.locator('[data-testid=history-chart]') })
+        .getByRole('button', { name: /close|关闭/i })
+        .click();
+      const panel = p.getByTestId('zigbee');
+      await panel.locator('li.zigbee-device').first().waitFor();
+      await shoot(p, name('zigbee'), '[data-testid=zigbee]');
 
       // Memory: Alice's facts with where one came from.
       await p.goto(`${home.url}#/memory/Alice`);

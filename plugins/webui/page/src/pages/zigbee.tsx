@@ -108,7 +108,7 @@ function Bridge({ status, onChanged }: { status: ZigbeeManagementStatus; onChang
 function lastSeen(value: string | number | null): string {
   if (value === null) return t('zb.never_seen');
   const ms = typeof value === 'number' ? value : Date.parse(value);
-  return Number.isFinite(ms) ? relativeTime(ms) : String(value);
+  return t('zb.last_seen', { time: Number.isFinite(ms) ? relativeTime(ms) : String(value) });
 }
 
 function Device({ device, onChanged }: { device: Zigbee2MqttDeviceDiagnostics; onChanged: () => void }) {
@@ -142,7 +142,7 @@ function Device({ device, onChanged }: { device: Zigbee2MqttDeviceDiagnostics; o
             {device.linkquality === null ? t('zb.lqi_none') : t('zb.lqi', { value: formatNumber(device.linkquality) })}
           </span>
           {' · '}
-          <span class="muted">{t('zb.last_seen', { time: lastSeen(device.last_seen) })}</span>
+          <span class="muted">{lastSeen(device.last_seen)}</span>
         </div>
       </div>
       {renaming ? (
