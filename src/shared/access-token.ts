@@ -11,8 +11,16 @@ const TOKEN_BYTES = 24;
 /** Configured tokens shorter than this are accepted but logged as weak. */
 export const WEAK_TOKEN_CHARS = 16;
 
+/**
+ * A new token. It never starts with `-`: a token is pasted after an option on command lines
+ * (`companion.mjs --token …`, `curl -H …`), and one starting with a dash reads as another option
+ * there (node's parseArgs refused 1 in 64 companion lines that way).
+ */
 export function randomToken(): string {
-  return randomBytes(TOKEN_BYTES).toString('base64url');
+  for (;;) {
+    const token = randomBytes(TOKEN_BYTES).toString('base64url');
+    if (!token.startsWith('-')) return token;
+  }
 }
 
 /**
