@@ -16,6 +16,7 @@ import type { Service } from '../shared/service.js';
 import type { ManagedDatabase } from '../store/database.js';
 import type { RefreshResult } from '../tracker/change-types.js';
 import { checkEngine, type Manifest, type Permissions, type PluginKind, readManifest } from './manifest.js';
+import { convertOpenClawPackage, isOpenClawPackage } from './openclaw/openclaw-package.js';
 import { type KernelServices, PluginGeneration } from './plugin-generation.js';
 import { type InstalledArchive, installArchive, removeInstalled } from './plugin-installer.js';
 import { checkPluginSection, defineManifestSettings, unusedSectionWarning } from './plugin-settings.js';
@@ -456,6 +457,8 @@ export class PluginHost implements Service {
   }
 
   #readManifest(dir: string, root: PluginRoot): Manifest | undefined {
+    // An OpenClaw-format package gets its plugin.json and runtime written beside it once (docs/openclaw.md).
+    if (root.origin === 'installed' && isOpenClawPackage(dir)) convertOpenClawPackage(dir);
     if (existsSync(join(dir, 'plugin.json'))) return readManifest(join(dir, 'plugin.json'));
     if (root.skills && existsSync(join(dir, 'SKILL.md'))) {
       if (!this.#options.skillManifest) throw new HomeAgentError('HA_ERR_PLUGIN_LOAD', `${dir}: skills are not supported here`);

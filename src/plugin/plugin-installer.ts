@@ -105,12 +105,15 @@ function fail(file: string, why: string, cause?: unknown): HomeAgentError {
   return new HomeAgentError('HA_ERR_PLUGIN_INSTALL', `cannot install ${file}: ${why}`, cause === undefined ? {} : { cause });
 }
 
-/** The folder holding the manifest: the archive root, or its single top-level folder (`package/`). */
+/** What marks a plugin folder: HomeAgent's manifest, a skill, or an OpenClaw package (converted when its manifest is read). */
+const MANIFEST_FILES = ['plugin.json', 'SKILL.md', 'openclaw.plugin.json'];
+
+/** The folder holding the manifest: the archive root, or its single top-level folder (`package/`, as `npm pack` makes it). */
 function pluginRoot(staging: string, file: string): string {
-  const has = (dir: string) => existsSync(join(dir, 'plugin.json')) || existsSync(join(dir, 'SKILL.md'));
+  const has = (dir: string) => MANIFEST_FILES.some((name) => existsSync(join(dir, name)));
   if (has(staging)) return staging;
   const entries = readdirSync(staging, { withFileTypes: true });
   const only = entries.length === 1 ? entries[0] : undefined;
   if (only?.isDirectory() && has(join(staging, only.name))) return join(staging, only.name);
-  throw fail(file, 'no plugin.json (or SKILL.md) at the top of the archive or of its single top-level folder');
+  throw fail(file, 'no plugin.json (or SKILL.md, or OpenClaw\'s openclaw.plugin.json) at the top of the archive or of its single top-level folder');
 }

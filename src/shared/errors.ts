@@ -89,6 +89,9 @@ const KERNEL_ERROR_CODES = {
   HA_ERR_PLUGIN_INSTALL: 'the plugin archive could not be installed',
   HA_ERR_PLUGIN_STATE: 'the plugin is not in a state that allows this',
   HA_ERR_SKILL_INVALID: 'a SKILL.md file is missing or invalid',
+  HA_ERR_OPENCLAW_MANIFEST:
+    'an OpenClaw-format plugin cannot be hosted: its openclaw.plugin.json or package.json says something HomeAgent cannot map (the field is named)',
+  HA_ERR_OPENCLAW_UNSUPPORTED: 'an OpenClaw plugin registered something HomeAgent does not host (only agent tools of contracts.tools are)',
 
   HA_ERR_UNAVAILABLE: 'the service needed for this is not available in this daemon',
   HA_ERR_CONFIRMATION_REQUIRED: "the action needs the owner's confirmation first",
