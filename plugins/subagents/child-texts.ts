@@ -4,12 +4,10 @@
  * child ends. The notice says plainly that the result is the child's own words and tool output,
  * so the parent model treats it as it treats any tool output: information, not instructions.
  */
+import type { ChildEnd, ChildState } from '../../src/sdk/api.js';
 import type { Language } from '../../src/sdk/index.js';
 
-/** How a child ended, as records and notices name it. */
-export type ChildState = 'running' | 'done' | 'stopped' | 'failed' | 'cancelled';
-/** Why a child that did not simply answer ended so. */
-export type ChildEnd = 'answered' | 'max_turns' | 'tokens' | 'time' | 'model_error' | 'daemon_stop';
+export type { ChildEnd, ChildState };
 
 export interface PromptFacts {
   max_turns: number;

@@ -18,6 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
+import type { ChildEnd, ChildState, ChildView, SubagentChildrenResult } from '../../src/sdk/api.js';
 import {
   type BoundedTurnResult,
   type ControlMethod,
@@ -32,7 +33,7 @@ import {
   textLanguage,
 } from '../../src/sdk/index.js';
 import { ChildBook, type ChildRecord } from './child-book.js';
-import { type ChildEnd, type ChildState, childSystemPrompt, endNotice } from './child-texts.js';
+import { childSystemPrompt, endNotice } from './child-texts.js';
 import { excludedPatterns } from './excluded-tools.js';
 import { MAX_TURNS_CEILING, type SubagentsSettings } from './settings-schema.js';
 
@@ -51,23 +52,6 @@ export interface SubagentsOptions {
 
 /** Why a child's signal was aborted. */
 type AbortWhy = 'time' | 'daemon_stop';
-
-interface ChildView {
-  task_id: string;
-  state: ChildState;
-  task: string;
-  ended_by?: ChildEnd;
-  max_turns: number;
-  tool_rounds: number;
-  tool_calls: number;
-  tokens: number;
-  started_at: string;
-  finished_at?: string;
-  result?: string;
-  error?: string;
-  awaiting_approval: string[];
-  told?: string;
-}
 
 export class SubagentsPlugin implements PluginInstance {
   readonly #ctx: PluginContext<SubagentsSettings>;
@@ -348,7 +332,7 @@ export class SubagentsPlugin implements PluginInstance {
       description: 'The running sub-agents and the finished ones still remembered, with their state, task and result (owner only).',
       params: Type.Object({}),
       owner_only: true,
-      handler: () => ({
+      handler: (): SubagentChildrenResult => ({
         running: this.#book.runningCount,
         children: this.#book.list().map((record) => ({ ...view(record), channel: record.channel })),
       }),

@@ -6,6 +6,7 @@
  * replayed to it.
  */
 import type { FastifyInstance } from 'fastify';
+import { agentRoutes } from './api-agents.js';
 import { chatRoutes } from './api-chat.js';
 import { eventRoutes } from './api-events.js';
 import { homeRoutes } from './api-home.js';
@@ -57,6 +58,7 @@ export function createApiRoutes(options: ApiRouteOptions = {}): RouteModule {
         sequenceRoutes(api, deps);
         mediaRoutes(api, deps);
         zigbeeRoutes(api, deps);
+        agentRoutes(api, deps);
         options.onEvents?.({ ring, streams });
       },
       { prefix: API_PREFIX },

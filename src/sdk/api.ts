@@ -23,6 +23,7 @@ export type * from '../api/settings.js';
 // Plain data and pure functions (no imports): the page shows states in the words the CLI and the replies use.
 export * from '../api/state-words.js';
 export type * from '../api/status.js';
+export type * from '../api/subagents.js';
 export type * from '../api/trust.js';
 export type * from '../api/voice.js';
 export type * from '../api/webui.js';

@@ -10,6 +10,7 @@ import { Approvals } from './approvals';
 import { startChat } from './chat-store';
 import { connectEvents, disconnectEvents, useConnected } from './events';
 import { LANGUAGE, t } from './i18n';
+import { AgentsView } from './pages/agents';
 import { ChangesView } from './pages/changes';
 import { ChatView } from './pages/chat';
 import { GraphView } from './pages/graph';
@@ -98,6 +99,8 @@ function CurrentView({ route }: { route: Route }) {
       return <ChangesView />;
     case 'sequences':
       return <SequencesView />;
+    case 'agents':
+      return <AgentsView />;
     case 'health':
       return <HealthView />;
   }

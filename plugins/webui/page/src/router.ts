@@ -4,7 +4,19 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 
-export const VIEWS = ['chat', 'home', 'knowledge', 'memory', 'graph', 'settings', 'plugins', 'changes', 'sequences', 'health'] as const;
+export const VIEWS = [
+  'chat',
+  'home',
+  'knowledge',
+  'memory',
+  'graph',
+  'settings',
+  'plugins',
+  'changes',
+  'sequences',
+  'agents',
+  'health',
+] as const;
 export type View = (typeof VIEWS)[number];
 
 export interface Route {
