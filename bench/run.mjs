@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const ALL = [
   'startup',
+  'cli-roundtrip',
   'agent-turn',
   'lua-adapter',
   'plugin-rpc',
