@@ -734,6 +734,54 @@ const MemorySchema = Type.Object(
         requires_restart: true,
       }),
     }),
+    scene_recall: Type.Union([Type.Literal('boost'), Type.Literal('narrow'), Type.Literal('off')], {
+      default: 'boost',
+      ...memoryMeta(
+        "How the current turn's scene (a recurring situation: channel, person or group, tools, topic, time of day) shapes recall: 'boost' ranks memories of the same scene higher, 'narrow' recalls only them, 'off' ignores scenes. Scenes never change what memory holds.",
+        {
+          description_zh:
+            "当前这轮对话的场景（反复出现的情境：通道、人或群、工具、话题、时段）如何影响回忆：'boost' 把同一场景的记忆排得更靠前，'narrow' 只回忆同一场景的记忆，'off' 不看场景。场景从不改变记忆的内容。",
+        },
+      ),
+    }),
+    scene_boost: Type.Number({
+      default: 0.3,
+      minimum: 0,
+      maximum: 5,
+      ...memoryMeta("With scene_recall 'boost': a memory of the current scene counts this much more (0.3: 1.3 times).", {
+        description_zh: "scene_recall 为 'boost' 时：当前场景的记忆的分数多算这么多（0.3 即 1.3 倍）。",
+      }),
+    }),
+    scene_similarity: Type.Number({
+      default: 0.5,
+      minimum: 0.1,
+      maximum: 1,
+      ...memoryMeta(
+        'A turn at least this similar (weighted Jaccard of the scene fingerprints) to a scene belongs to it; a scene is made when a second such turn comes.',
+        {
+          description_zh:
+            '与某场景的相似度（场景指纹的加权 Jaccard）不低于这个值的一轮对话就属于该场景；第二次出现这样的对话时才建立场景。',
+        },
+      ),
+    }),
+    scene_sightings: Type.Integer({
+      default: 2000,
+      minimum: 10,
+      maximum: 100000,
+      ...memoryMeta('Turns seen only once kept as possible scenes (the oldest are dropped first).', {
+        description_zh: '只出现过一次、可能成为场景的对话最多保留多少条（最旧的先丢弃）。',
+      }),
+    }),
+    scene_none_channels: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+      default: ['self', 'system', 'timer', 'internal', 'automation'],
+      maxItems: 256,
+      ...memoryMeta(
+        'Input channels with scene policy none: their turns make no scenes and their recall is not shaped by one (every other channel is auto).',
+        {
+          description_zh: '场景策略为 none 的输入通道：这些通道的对话不建立场景，回忆也不受场景影响（其他通道都是 auto）。',
+        },
+      ),
+    }),
   },
   { additionalProperties: false },
 );
@@ -1485,6 +1533,18 @@ const CoreSchema = Type.Object(
         description:
           'Directory for sockets and other runtime files. Empty means $RUNTIME_DIRECTORY under systemd, otherwise <data_dir>/run.',
         description_zh: 'socket 等运行时文件所在的目录。留空：systemd 下为 $RUNTIME_DIRECTORY，否则为 <data_dir>/run。',
+        requires_restart: true,
+        category: 'general',
+        file_only: true,
+      }),
+    }),
+    profile: Type.Union([Type.Literal('standard'), Type.Literal('small')], {
+      default: 'standard',
+      ...settingMeta({
+        description:
+          "Defaults for the kind of machine: 'standard' (Pi 4/5 with 2 GB or more) or 'small' (boards such as a Pi Zero 2 W with 512 MB: a smaller context window, queues, histories, connections and concurrent work; docs/small-boards.md). Laid under the configuration file and the environment, so a value set there always wins.",
+        description_zh:
+          "按机器类型选择默认值：'standard'（2 GB 及以上的 Pi 4/5）或 'small'（Pi Zero 2 W 这类只有 512 MB 的板子：更小的上下文窗口、队列、历史记录、连接数和并发；见 docs/small-boards.md）。它垫在配置文件和环境变量之下，那里写的值总是优先。",
         requires_restart: true,
         category: 'general',
         file_only: true,

@@ -203,6 +203,42 @@ export const MEMORY_MIGRATIONS: readonly Migration[] = [
       `);
     },
   },
+  {
+    version: 6,
+    name: 'scenes: recurring situations as an extra index of events',
+    up(db) {
+      db.exec(`
+        -- A scene exists from its second occurrence (src/memory/scene-store.ts); features is the
+        -- fingerprint it was made from (JSON), compared with each new turn of the same channel.
+        CREATE TABLE scenes (
+          key          TEXT    NOT NULL PRIMARY KEY,
+          channel      TEXT    NOT NULL,
+          features     TEXT    NOT NULL,
+          occurrences  INTEGER NOT NULL,
+          created_at   INTEGER NOT NULL,
+          last_seen_at INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX scenes_by_channel ON scenes (channel, last_seen_at);
+        -- Turns seen once, waiting for a second one like them (bounded by core.memory.scene_sightings).
+        CREATE TABLE scene_sightings (
+          event_id TEXT    NOT NULL PRIMARY KEY,
+          channel  TEXT    NOT NULL,
+          features TEXT    NOT NULL,
+          seen_at  INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX scene_sightings_by_channel ON scene_sightings (channel, seen_at);
+        CREATE INDEX scene_sightings_by_time ON scene_sightings (seen_at);
+        -- Which events belong to which scene; no foreign key to events: an event forgotten leaves
+        -- a row no recall asks for (recall looks rows up by the ids of what it found).
+        CREATE TABLE scene_refs (
+          event_id  TEXT NOT NULL,
+          scene_key TEXT NOT NULL REFERENCES scenes (key) ON DELETE CASCADE,
+          PRIMARY KEY (event_id, scene_key)
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX scene_refs_by_scene ON scene_refs (scene_key);
+      `);
+    },
+  },
 ];
 
 /** Applies the memory migrations and returns the connection the memory stores share. */

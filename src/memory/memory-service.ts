@@ -33,6 +33,10 @@ import { type MemoryPolicy, memoryToolResults, type PolicyLookup } from './memor
 import { memoryTools } from './memory-tools.js';
 import { MemoryRecall, type RecallOptions } from './recall.js';
 import { recallLine } from './recall-lines.js';
+import { type SceneFingerprint, type SceneTurn, sceneFingerprint } from './scene-fingerprint.js';
+import type { SceneRanking } from './scene-recall.js';
+import { SceneStore } from './scene-store.js';
+import { withScenes } from './scene-tools.js';
 import { consolidationTask, reviewTask } from './self-tasks.js';
 import { resolveTimeWords } from './time-words.js';
 import { WindowConversation } from './window-conversation.js';
@@ -110,7 +114,12 @@ export interface MemoryParts {
    * forgotten from): memory.event reads it, memory.forget {event} removes the event from it.
    */
   rawLog: ConversationLog | undefined;
+  /** The scenes (recurring situations) the turns were attached to. */
+  scenes: SceneStore;
 }
+
+/** Turns whose scene is remembered in memory between arrival and the end of the turn. */
+const TURN_SCENES = 256;
 
 /** An input as it arrives, before the model sees it. */
 export interface RecordedInput {
@@ -149,6 +158,9 @@ export class MemoryService implements Service {
   #rawLog: ConversationLog | undefined;
   #tools: ToolDefinition[] = [];
   #parser: DependencyParser | undefined;
+  #scenes: SceneStore | undefined;
+  /** The scene each recent input matched when it arrived (by input id), for its recall and memory_commit. */
+  readonly #turnScenes = new Map<string, string>();
 
   constructor(options: MemoryServiceOptions) {
     this.#o = options;
@@ -223,6 +235,10 @@ export class MemoryService implements Service {
           reviewBelow: settings.review_below,
         },
       });
+      const scenes = new SceneStore(this.#o.database().db, () => ({
+        similarity: this.#settings().scene_similarity,
+        maxSightings: this.#settings().scene_sightings,
+      }));
       rawLog = this.#rawLogFor(settings);
       if (settings.conversation_log_days > 0) await rawLog?.start();
       await maintenance.start(signal ?? new AbortController().signal);
@@ -233,8 +249,13 @@ export class MemoryService implements Service {
       this.#recall = recall;
       this.#maintenance = maintenance;
       this.#rawLog = rawLog;
+      this.#scenes = scenes;
       this.#tools = [
-        ...memoryTools({ stores, recall, analyzer, clock, embedder }),
+        ...withScenes(memoryTools({ stores, recall, analyzer, clock, embedder }), {
+          turnScene: (inputId) => this.#turnScenes.get(inputId),
+          attach: (eventId, key) => scenes.attach(eventId, key),
+          sceneChannel: (channel) => this.#sceneChannel(channel),
+        }),
         blockMergeTool({ graph: stores.graph, clock }),
         forgetRecentTool({ stores, rawLog: () => this.#rawLog }),
       ];
@@ -255,6 +276,8 @@ export class MemoryService implements Service {
     this.#tools = [];
     this.#maintenance = undefined;
     this.#rawLog = undefined;
+    this.#scenes = undefined;
+    this.#turnScenes.clear();
     this.#recall = undefined;
     this.#stores = undefined;
     this.#embedder = undefined;
@@ -290,7 +313,8 @@ export class MemoryService implements Service {
    */
   parts(): MemoryParts {
     const { stores, recall } = this.#require();
-    if (!this.#analyzer || !this.#embedder || !this.#maintenance) throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'memory is not running');
+    if (!this.#analyzer || !this.#embedder || !this.#maintenance || !this.#scenes)
+      throw new HomeAgentError('HA_ERR_UNAVAILABLE', 'memory is not running');
     return {
       stores,
       recall,
@@ -298,6 +322,7 @@ export class MemoryService implements Service {
       embedder: this.#embedder,
       maintenance: this.#maintenance,
       rawLog: this.#rawLog,
+      scenes: this.#scenes,
     };
   }
 
@@ -325,6 +350,14 @@ export class MemoryService implements Service {
     const window = this.#stores?.window;
     if (!window || window.get(input.id)) return;
     this.#stores?.trust.record(input.id, input.trust ?? 'untrusted');
+    const scene = this.turnScene(input);
+    if (scene !== undefined) {
+      this.#turnScenes.set(input.id, scene);
+      for (const id of this.#turnScenes.keys()) {
+        if (this.#turnScenes.size <= TURN_SCENES) break;
+        this.#turnScenes.delete(id);
+      }
+    }
     window.append({
       id: input.id,
       timestamp: input.timestamp,
@@ -370,6 +403,11 @@ export class MemoryService implements Service {
       });
 
     const noMemory = this.#channelPolicy(turn.channel)?.no_memory === true;
+    if (!noMemory && this.#sceneChannel(turn.channel)) {
+      // The whole turn, with its tools, joins or makes its scene (an index only: nothing above changes).
+      const fingerprint = this.#fingerprint({ ...turn, tools: turn.tools.map((t) => t.tool) });
+      if (fingerprint) this.#scenes?.observe(turn.id, fingerprint, turn.timestamp);
+    }
     if (!noMemory) {
       this.#writeRawLog(turn);
       // "I", "my", "我", "我的" are the speaker; what nobody known said counts for less.
@@ -420,9 +458,11 @@ export class MemoryService implements Service {
     const recall = this.#recall;
     const stores = this.#stores;
     if (!recall || !stores || text.trim() === '') return undefined;
+    const scene = options.inputId !== undefined ? this.sceneRanking(this.#turnScenes.get(options.inputId)) : undefined;
     const result = await recall.recall(text, this.#o.limits().prompt_documents, {
       ...(options.signal && { signal: options.signal }),
       ...(options.inputId !== undefined && { exclude: [options.inputId] }),
+      ...(scene && { scene }),
     });
     if (result.abstain) {
       return {
@@ -467,6 +507,38 @@ export class MemoryService implements Service {
       peer: input.peer,
       area: input.area,
     });
+  }
+
+  /**
+   * The existing scene an arriving input belongs to (channel, peer, words, time of day; its tools
+   * are not known yet), undefined when none does or its channel's scene policy is none. Writes nothing.
+   */
+  turnScene(input: SceneTurn): string | undefined {
+    if (!this.#sceneChannel(input.channel)) return undefined;
+    const fingerprint = this.#fingerprint(input);
+    return fingerprint ? this.#scenes?.match(fingerprint) : undefined;
+  }
+
+  /** How recall is shaped by a scene under core.memory.scene_recall (undefined: not at all). */
+  sceneRanking(key: string | undefined): SceneRanking | undefined {
+    const settings = this.#settings();
+    const scenes = this.#scenes;
+    if (key === undefined || !scenes || settings.scene_recall === 'off') return undefined;
+    return {
+      mode: settings.scene_recall,
+      boost: settings.scene_boost,
+      inScene: (events) => scenes.eventsUnder(key, events),
+    };
+  }
+
+  /** Scene policy: none for the internal self channel and core.memory.scene_none_channels, auto otherwise. */
+  #sceneChannel(channel: string): boolean {
+    return channel !== SELF_CHANNEL && !this.#settings().scene_none_channels.includes(channel);
+  }
+
+  #fingerprint(turn: SceneTurn): SceneFingerprint | undefined {
+    const analyzer = this.#analyzer;
+    return analyzer ? sceneFingerprint(turn, (text) => analyzer.tokens(text)) : undefined;
   }
 
   #settings(): MemorySettings {

@@ -17,6 +17,7 @@ import type { FactHit, FactIndex } from './fact-index.js';
 import type { GraphStore } from './graph-store.js';
 import { isPersonName } from './household-people.js';
 import { type QuerySubject, subjectCoverage, subjectWords } from './query-subject.js';
+import { rankByScene, type SceneRanking } from './scene-recall.js';
 import { extractSymbols } from './symbols.js';
 
 export type FusionMethod = 'rrf' | 'weighted';
@@ -150,7 +151,11 @@ export class MemoryRecall {
    * The `limit` most relevant items for `query`. `exclude` names events never to return: the input
    * being answered is already in the window when its prompt is built, and it is no memory of itself.
    */
-  async recall(query: string, limit: number, options: { signal?: AbortSignal; exclude?: readonly string[] } = {}): Promise<RecallResult> {
+  async recall(
+    query: string,
+    limit: number,
+    options: { signal?: AbortSignal; exclude?: readonly string[]; scene?: SceneRanking } = {},
+  ): Promise<RecallResult> {
     const { signal } = options;
     const excluded = new Set(options.exclude ?? []);
     const { documents, window, embedder, perPath } = this.#o;
@@ -228,7 +233,12 @@ export class MemoryRecall {
     const subject = this.#o.tag ? subjectWords(query, this.#o.tag, this.#o.tokens, (word) => PAST_QUESTION.test(word)) : [];
     const weighed = this.#weighSubject(merged, candidates, subject);
     if (weighed === undefined) return { items: [], abstain: true };
-    const { fused, stale } = this.#demoteSuperseded(weighed, candidates, history);
+    const demoted = this.#demoteSuperseded(weighed, candidates, history);
+    const { stale } = demoted;
+    // The current scene (src/memory/scene-recall.ts) reorders or narrows; it never edits an item.
+    const fused = options.scene
+      ? rankByScene(demoted.fused, (key) => candidates.get(key)?.item.sources ?? [], options.scene)
+      : demoted.fused;
     // Items never repeat what an earlier item already carries (widening makes neighbours overlap).
     const items: RecallItem[] = [];
     const covered = new Set<string>();
