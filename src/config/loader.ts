@@ -1,5 +1,6 @@
 /**
- * Loads the boot configuration: schema defaults < configuration file < HOMEAGENT_* environment.
+ * Loads the boot configuration: schema defaults < profile (`core.profile`, profiles.ts) <
+ * configuration file < HOMEAGENT_* environment.
  *
  * The file is $HOMEAGENT_CONFIG (or `--config`) when given, which must then exist; otherwise
  * /etc/homeagent/config.yaml when it exists. Every problem is collected first so that one run
@@ -25,6 +26,7 @@ import {
   type SettingChecks,
   withDefaults,
 } from './definitions.js';
+import { isProfileName, PROFILE_DEFAULTS, profileSource } from './profiles.js';
 import { type Config, ConfigSchema, isSettingLeaf } from './schema.js';
 
 export const SYSTEM_CONFIG_FILE = '/etc/homeagent/config.yaml';
@@ -78,8 +80,10 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const pluginSections: string[] = [];
   const chosen = chooseConfigFile(options);
   let migration: LoadedConfig['migration'];
-  if (chosen) {
-    const { values: fileValues, migrated } = readConfigFile(chosen.path);
+  const read = chosen ? readConfigFile(chosen.path) : undefined;
+  applyProfile(config, sources, env, read?.values);
+  if (chosen && read) {
+    const { values: fileValues, migrated } = read;
     migration = migrated;
     if (migrated.changes.length > 0)
       warnings.push(
@@ -119,8 +123,33 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   return { config, sources, file: chosen?.path, warnings, pluginSections, ...(migration && { migration }) };
 }
 
+/**
+ * Lays the chosen profile's defaults over the schema defaults, before the file and the environment
+ * are merged (so theirs win). The profile is read from the same places, the environment first; an
+ * unknown name lays nothing down and is reported by the schema check of `core.profile` like any
+ * other wrong value (the name and the allowed ones).
+ */
+const PROFILE_ENV = BUILTIN_DEFINITIONS.find((d) => d.key === 'core.profile')?.env ?? `${ENV_PREFIX}PROFILE`;
+
+function applyProfile(
+  config: Config,
+  sources: Map<string, ValueSource>,
+  env: NodeJS.ProcessEnv,
+  fileValues: Record<string, unknown> | undefined,
+): void {
+  const fromFile = isPlainObject(fileValues?.core) ? fileValues.core.profile : undefined;
+  const name = env[PROFILE_ENV] ?? fromFile;
+  if (!isProfileName(name)) return;
+  for (const [key, value] of Object.entries(PROFILE_DEFAULTS[name])) {
+    if (!sources.has(key)) continue; // a plugin section this build does not ship
+    setByKey(config, key, structuredClone(value));
+    sources.set(key, profileSource(name));
+  }
+}
+
 function describeSource(source: ValueSource | undefined): string {
   if (source === undefined || source === 'default') return 'the default';
+  if (source.startsWith('profile:')) return `the default of profile ${source.slice(8)}`;
   return source.startsWith('env:') ? `from environment variable ${source.slice(4)}` : `in ${source}`;
 }
 

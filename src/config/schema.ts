@@ -1538,6 +1538,18 @@ const CoreSchema = Type.Object(
         file_only: true,
       }),
     }),
+    profile: Type.Union([Type.Literal('standard'), Type.Literal('small')], {
+      default: 'standard',
+      ...settingMeta({
+        description:
+          "Defaults for the kind of machine: 'standard' (Pi 4/5 with 2 GB or more) or 'small' (boards such as a Pi Zero 2 W with 512 MB: a smaller context window, queues, histories, connections and concurrent work; docs/small-boards.md). Laid under the configuration file and the environment, so a value set there always wins.",
+        description_zh:
+          "按机器类型选择默认值：'standard'（2 GB 及以上的 Pi 4/5）或 'small'（Pi Zero 2 W 这类只有 512 MB 的板子：更小的上下文窗口、队列、历史记录、连接数和并发；见 docs/small-boards.md）。它垫在配置文件和环境变量之下，那里写的值总是优先。",
+        requires_restart: true,
+        category: 'general',
+        file_only: true,
+      }),
+    }),
     daemon: DaemonSchema,
     log: LogSchema,
     store: StoreSchema,
