@@ -1,3 +1,5 @@
+const WHITESPACE = /\s/u;
+
 /**
  * The sentence-template language of the local intent engine: literal text, alternatives `(a|b)`,
  * optional parts `[x]`, slots `{list}` or `{list:slot}` bound to lists given at compile time, and
@@ -122,6 +124,8 @@ type NodeShape = Node extends infer N ? (N extends Node ? Omit<N, 'id'> : never)
 export class TemplateSet {
   readonly #lists: Readonly<Record<string, SlotList>>;
   readonly #nodes = new Map<string, Node>();
+  /** Bracketed groups already parsed, by their text: the shipped templates repeat the same groups thousands of times. */
+  readonly #groups = new Map<string, ParsedGroup>();
   #nextId = 0;
 
   constructor(lists: Readonly<Record<string, SlotList>>) {
@@ -130,7 +134,7 @@ export class TemplateSet {
 
   /** Parse `source`; throws HA_ERR_INTENT_TEMPLATE naming the position of bad syntax. */
   compile(source: string): CompiledTemplate {
-    return parseTemplate(source, this.#lists, (shape) => this.#intern(shape));
+    return parseTemplate(source, this.#lists, (shape) => this.#intern(shape), this.#groups);
   }
 
   /** The one node of this shape: children are already shared, so their ids identify them. */
@@ -165,9 +169,42 @@ function shapeKey(shape: NodeShape): string {
   }
 }
 
-function parseTemplate(source: string, lists: Readonly<Record<string, SlotList>>, node: (shape: NodeShape) => Node): CompiledTemplate {
+/** A group's parse, reusable wherever the same text appears in a template of the same set. */
+interface ParsedGroup {
+  node: Node;
+  /** The highest node id in its subtree. */
+  maxId: number;
+  /** The slots it binds, as [slot, list name]. */
+  bindings: ReadonlyArray<readonly [string, string]>;
+}
+
+/** Where the group opening at `start` closes, by bracket depth alone (slots skipped); -1 when it does not. */
+function groupEnd(source: string, start: number): number {
+  let depth = 0;
+  for (let i = start; i < source.length; i++) {
+    const ch = source[i];
+    if (ch === '(' || ch === '[') depth += 1;
+    else if (ch === ')' || ch === ']') {
+      depth -= 1;
+      if (depth === 0) return i;
+    } else if (ch === '{') {
+      const close = source.indexOf('}', i);
+      if (close < 0) return -1;
+      i = close;
+    }
+  }
+  return -1;
+}
+
+function parseTemplate(
+  source: string,
+  lists: Readonly<Record<string, SlotList>>,
+  node: (shape: NodeShape) => Node,
+  groups: Map<string, ParsedGroup> = new Map(),
+): CompiledTemplate {
   const compiledLists = new Map<string, CompiledList>();
   const slotLists: Record<string, string> = {};
+  const bindings: Array<readonly [string, string]> = [];
   let maxId = -1;
   const made = (shape: NodeShape): Node => {
     const n = node(shape);
@@ -225,7 +262,32 @@ function parseTemplate(source: string, lists: Readonly<Record<string, SlotList>>
     return items.length === 1 && items[0] ? items[0] : made({ kind: 'seq', items });
   };
 
+  // A group seen before in this set is taken whole: same text, same lists, so the same node. Only a
+  // group that parsed cleanly is remembered, so errors are still found and placed by parsing.
   const parseGroup = (open: '(' | '['): Node => {
+    const end = groupEnd(source, pos);
+    const text = end < 0 ? undefined : source.slice(pos, end + 1);
+    const known = text === undefined ? undefined : groups.get(text);
+    if (known) {
+      for (const [slot, listName] of known.bindings) {
+        listFor(listName, pos);
+        slotLists[slot] = listName;
+        bindings.push([slot, listName]);
+      }
+      maxId = Math.max(maxId, known.maxId);
+      pos = end + 1;
+      return known.node;
+    }
+    const outerMax = maxId;
+    const firstBinding = bindings.length;
+    maxId = -1;
+    const parsed = parseGroupText(open);
+    if (text !== undefined && pos === end + 1) groups.set(text, { node: parsed, maxId, bindings: bindings.slice(firstBinding) });
+    maxId = Math.max(outerMax, maxId);
+    return parsed;
+  };
+
+  const parseGroupText = (open: '(' | '['): Node => {
     const start = pos;
     const close = open === '(' ? ')' : ']';
     pos += 1;
@@ -254,6 +316,7 @@ function parseTemplate(source: string, lists: Readonly<Record<string, SlotList>>
     const list = listFor(listName, start);
     pos = end + 1;
     slotLists[slot] = listName;
+    bindings.push([slot, listName]);
     return made({ kind: 'slot', slot, listName, list });
   };
 
@@ -282,7 +345,13 @@ interface EdgeChars {
   empty: boolean;
 }
 
-const join = (a: string | undefined, b: string | undefined): string | undefined => (a === undefined || b === undefined ? undefined : a + b);
+/** Two edge strings as one, each character once: repeats made the strings of big alternatives grow with every option. */
+const join = (a: string | undefined, b: string | undefined): string | undefined => {
+  if (a === undefined || b === undefined) return undefined;
+  let out = a;
+  for (const ch of b) if (!out.includes(ch)) out += ch;
+  return out;
+};
 const asSet = (chars: string | undefined): ReadonlySet<string> | undefined => (chars === undefined ? undefined : new Set(chars));
 
 /**
@@ -337,7 +406,22 @@ function edgesOf(root: Node): TemplateEdges {
   return { first: asSet(first), last: asSet(last), empty };
 }
 
+/**
+ * Edges per node, kept: nodes are shared between templates (see TemplateSet), so without this
+ * the same subtree's edges were worked out again for every template holding it. Keyed weakly by
+ * the node, so a recompiled home lets the old ones go.
+ */
+const edgeMemo = new WeakMap<Node, EdgeChars>();
+
 function edgeCharsOf(node: Node): EdgeChars {
+  const known = edgeMemo.get(node);
+  if (known) return known;
+  const edges = edgeCharsOfNode(node);
+  edgeMemo.set(node, edges);
+  return edges;
+}
+
+function edgeCharsOfNode(node: Node): EdgeChars {
   switch (node.kind) {
     case 'text':
       return { first: node.chars[0] as string, last: node.chars.at(-1) as string, empty: false };
@@ -380,13 +464,30 @@ function edgeCharsOf(node: Node): EdgeChars {
   }
 }
 
+/**
+ * Literal pieces seen before, with their shapes: the shipped templates say the same few hundred
+ * pieces ("turn ", " the ", "打开") thousands of times, and normalising each again was a tenth of
+ * compiling. Shapes are plain data the interning copies, so sharing them is safe.
+ */
+const literalShapeCache = new Map<string, readonly NodeShape[]>();
+const LITERAL_CACHE_LIMIT = 20_000;
+
 /** Literal template text → text and space nodes, normalised like the sentences they will meet. */
-function literalShapes(literal: string): NodeShape[] {
+function literalShapes(literal: string): readonly NodeShape[] {
+  const known = literalShapeCache.get(literal);
+  if (known) return known;
+  const shapes = literalShapesOf(literal);
+  // Bounded so that a caller compiling endless distinct templates cannot grow it without end.
+  if (literalShapeCache.size < LITERAL_CACHE_LIMIT) literalShapeCache.set(literal, shapes);
+  return shapes;
+}
+
+function literalShapesOf(literal: string): NodeShape[] {
   const nodes: NodeShape[] = [];
   let chars = '';
   const prepared = literal.normalize('NFKC').toLowerCase().replace(APOSTROPHES, '').replace(PUNCTUATION, ' ');
   for (const ch of prepared) {
-    if (/\s/u.test(ch)) {
+    if (WHITESPACE.test(ch)) {
       if (chars !== '') nodes.push({ kind: 'text', chars });
       chars = '';
       if (nodes.at(-1)?.kind !== 'space') nodes.push({ kind: 'space' });

@@ -8,10 +8,11 @@
 import { editDistance } from '../edit-distance.js';
 import type { IntentSentences } from '../intent-sentences.js';
 import type { IntentHome } from '../recognizer.js';
-import { normalizeText } from '../text-normalize.js';
+import { APOSTROPHES, normalizeText } from '../text-normalize.js';
 import { LEXICONS } from './lexicon.js';
 
 const WORD = /[a-z]+/gu;
+const SLOT = /\{[^}]*\}/gu;
 
 export class SpellingRepair {
   private readonly known = new Set<string>();
@@ -21,11 +22,25 @@ export class SpellingRepair {
     const add = (text: string) => {
       for (const w of normalizeText(text).match(WORD) ?? []) this.known.add(w);
     };
-    // Template literals, without the list names in braces ({name}, {area:slot}).
-    for (const group of sentences) if (group.language === 'en') for (const t of group.templates) add(t.replace(/\{[^}]*\}/gu, ' '));
+    // Template literals, without the list names in braces ({name}, {area:slot}). Their words only
+    // need what normalizeText does to letters (NFKC, lower case, apostrophes dropped): the rest of it
+    // changes only what lies between Latin words, and running all of it over every template was
+    // most of the cost of building this.
+    for (const group of sentences) {
+      if (group.language !== 'en') continue;
+      for (const t of group.templates) {
+        const letters = t.replace(SLOT, ' ').normalize('NFKC').toLowerCase().replace(APOSTROPHES, '');
+        for (const w of letters.match(WORD) ?? []) this.known.add(w);
+      }
+    }
     for (const [phrase] of LEXICONS.en.phrases) add(phrase);
     for (const item of [...home.entities, ...home.areas, ...home.floors]) for (const p of [item.name, ...(item.aliases ?? [])]) add(p);
-    for (const w of this.known) this.byLength.set(w.length, [...(this.byLength.get(w.length) ?? []), w]);
+    // Pushed in place: copying the list for every word made this quadratic in the words known.
+    for (const w of this.known) {
+      const same = this.byLength.get(w.length);
+      if (same) same.push(w);
+      else this.byLength.set(w.length, [w]);
+    }
   }
 
   /** The normalised sentence with unknown words repaired; the same text when nothing needed it. */

@@ -261,3 +261,34 @@ t.test('a TemplateSet shares identical subtrees between templates and matches as
     t.ok(matchTemplate(template, sentences[i] as string).length > 0, `${sources[i]} matches its sentence`);
   }
 });
+
+t.test('a group met again in a TemplateSet is reused with its slots, and a bad template is still found', async (t) => {
+  // The second and third templates reuse the first one's groups, slots inside them included: what
+  // each binds, its node count and its matches must be those of compiling it alone.
+  const sources = [
+    '(turn|switch) on [the] {name} [in [the] {area:room}]',
+    '(turn|switch) off [the] {name} [in [the] {area:room}]',
+    'is [the] {name} [in [the] {area:room}] on',
+  ];
+  const set = new TemplateSet(lists);
+  const shared = sources.map((source) => set.compile(source));
+  for (const [i, source] of sources.entries()) {
+    const alone = compileTemplate(source, lists);
+    const template = shared[i] as CompiledTemplate;
+    t.same(template.slotLists, alone.slotLists, `${source}: slots ${JSON.stringify(alone.slotLists)}`);
+    t.ok(template.nodeCount <= set.nodeCount, `${source}: node count within the set`);
+    for (const sentence of [
+      'turn on the kitchen light in the kitchen',
+      'switch off kitchen light',
+      'is the kitchen light in the bedroom on',
+    ]) {
+      t.same(matchTemplate(template, sentence), matchTemplate(alone, sentence), `${source} on "${sentence}"`);
+    }
+  }
+  t.same(shared[2]?.slotLists, { name: 'name', room: 'area' }, 'the reused optional group still binds room from area');
+  // A group that closes with the wrong bracket never parsed cleanly, so it is not remembered: the
+  // second template with it fails like the first, with its own position.
+  for (const source of ['turn on (the] {name}', 'please turn on (the] {name}']) {
+    t.throws(() => set.compile(source), { code: 'HA_ERR_INTENT_TEMPLATE' }, `${source} is refused`);
+  }
+});
