@@ -5,7 +5,10 @@
 // memory_eval_recall_at_k: `homeagent memory-eval` on ../shared/data/locomo-dev (issue 27's goal at
 // k = 10: recall >= 0.80, >= 1.3x the BM25 baseline in the same run, <= 4,000 prompt characters,
 // multi-hop recall >= 0.60).
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+// memory_scenes_*: recall with and without the current scene (core.memory.scene_recall boost vs
+// off) on locomo-dev (recall@10; every conversation there is a tuning one) and on the household
+// evaluation (fact@1 / fact@3 per part, tune and heldout apart), with the scene recall's p95.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,6 +84,205 @@ async function memoryEval(emit, LogManager) {
       }),
     });
   }
+}
+
+/**
+ * One memory per conversation or household, fed as the agent feeds it; each question recalled
+ * twice from the same memory: as the prompt does with the question's scene (boost, the default),
+ * and with scenes off. `turns` are {id, timestamp, source, channel, peer, sender_id?, area?, input,
+ * response, tools}; `questions` are {ask, channel, peer, at, hit(items) -> {r10?, f1?, f3?}}.
+ */
+async function withAndWithoutScenes(LogManager, { turns, questions, people, settle, sceneSettings = {} }) {
+  const { Store } = await load('store/store.js');
+  const { MemoryService } = await load('memory/memory-service.js');
+  const { defaultConfig } = await load('config/loader.js');
+  const dir = mkdtempSync(join(tmpdir(), 'ha-bench-scenes-'));
+  let now = 0;
+  const clock = { now: () => now, monotonic: () => performance.now() };
+  const log = new LogManager({ level: 'silent', levels: {} }).child('memory');
+  const store = new Store({
+    databases: [{ name: 'memory', file: join(dir, 'memory.db'), synchronous: 'NORMAL' }],
+    busyTimeoutMs: 5000,
+    startupCheck: 'off',
+    log,
+    clock,
+  });
+  const settings = { ...defaultConfig().core.memory, ...sceneSettings };
+  const memory = new MemoryService({
+    database: () => store.database('memory'),
+    limits: () => ({ max_context_size: 30, prompt_documents: 5 }),
+    memory: () => settings,
+    ...(people && { people: () => people }),
+    toolPolicy: () => undefined,
+    timers: { set: () => undefined, clear: () => {} },
+    clock,
+    log,
+  });
+  await store.start();
+  await memory.start();
+  const out = { on: [], off: [], ms_on: [], ms_off: [], in_scene: 0, scenes: 0 };
+  try {
+    for (const turn of turns) {
+      now = Math.max(now, turn.timestamp);
+      const { response, tools, ...input } = turn;
+      await memory.recordInput(input);
+      await memory.remember({ ...input, response, tools });
+    }
+    now = settle;
+    await memory.parts().maintenance.runAll();
+    out.scenes = memory.parts().scenes.list('', 1e6).length;
+    const recall = memory.parts().recall;
+    for (const q of questions) {
+      const key = memory.turnScene({ channel: q.channel, peer: q.peer, input: q.ask, timestamp: settle });
+      if (key !== undefined) out.in_scene++;
+      let started = performance.now();
+      const scene = memory.sceneRanking(key);
+      const on = await recall.recall(q.ask, q.k, { ...(scene && { scene }), ...(q.exclude && { exclude: q.exclude }) });
+      out.ms_on.push(performance.now() - started);
+      started = performance.now();
+      const off = await recall.recall(q.ask, q.k, { ...(q.exclude && { exclude: q.exclude }) });
+      out.ms_off.push(performance.now() - started);
+      out.on.push(q.hit(on.items));
+      out.off.push(q.hit(off.items));
+    }
+  } finally {
+    await memory.stop();
+    await store.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+const mean = (list, field) =>
+  list.length === 0 ? null : Math.round((list.reduce((a, x) => a + (x[field] ?? 0), 0) / list.length) * 1000) / 1000;
+
+/** Recall with and without scenes: locomo-dev recall@10 and the household fact@1 / fact@3 per part. */
+export async function sceneFigures(emit, options = {}) {
+  const { LogManager } = await load('log/logger.js');
+  const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+  const sceneSettings = options.sceneSettings ?? {};
+  const times = { on: [], off: [] };
+  const locomo = join(root, '..', 'shared', 'data', 'locomo-dev');
+  if (existsSync(locomo)) {
+    const { loadLocomo } = await load('eval/memory/locomo.js');
+    const data = await loadLocomo(locomo);
+    const all = { on: [], off: [], in_scene: 0, scenes: 0, n: 0 };
+    for (const c of data.conversations) {
+      const last = c.events.at(-1)?.timestamp ?? 0;
+      const r = await withAndWithoutScenes(LogManager, {
+        sceneSettings,
+        settle: last + 60_000,
+        turns: c.events.map((e) => ({
+          id: e.source_id,
+          timestamp: e.timestamp,
+          source: 'conversation',
+          channel: e.conversation_id,
+          peer: e.speaker,
+          input: e.text,
+          response: '',
+          tools: [],
+        })),
+        // The household asks on the conversation's channel; nobody in particular asks.
+        questions: c.questions.map((q) => ({
+          ask: q.question,
+          channel: q.conversation_id,
+          peer: '',
+          k: 10,
+          hit: (items) => {
+            const got = new Set(items.flatMap((i) => i.sources));
+            return { r10: q.evidence.filter((id) => got.has(id)).length / q.evidence.length };
+          },
+        })),
+      });
+      all.on.push(...r.on);
+      all.off.push(...r.off);
+      times.on.push(...r.ms_on);
+      times.off.push(...r.ms_off);
+      all.in_scene += r.in_scene;
+      all.scenes += r.scenes;
+      all.n += c.questions.length;
+    }
+    emit({
+      name: 'memory_scenes_locomo_recall_at_10',
+      unit: 'ratio',
+      value: mean(all.on, 'r10'),
+      without_scenes: mean(all.off, 'r10'),
+      questions_in_a_scene: all.in_scene,
+      scenes: all.scenes,
+      n: all.n,
+      what: "locomo-dev (tuning conversations) recall@10 with the question's scene boosting recall (value) and with scenes off; the same memory for both",
+    });
+  } else process.stderr.write(`memory scenes on LoCoMo skipped: ${locomo} not found\n`);
+
+  const households = join(root, 'test', 'fixtures', 'memory-household');
+  for (const part of existsSync(households) ? readdirSync(households).filter((p) => !p.includes('.')) : []) {
+    const tally = { on: [], off: [], in_scene: 0, scenes: 0, n: 0 };
+    for (const file of readdirSync(join(households, part)).filter((f) => f.endsWith('.json'))) {
+      const h = JSON.parse(readFileSync(join(households, part, file), 'utf8'));
+      const known = h.questions.filter((q) => !q.unknown);
+      const r = await withAndWithoutScenes(LogManager, {
+        sceneSettings,
+        people: h.people,
+        settle: h.asked_at,
+        turns: h.log.map((turn, i) => ({
+          id: `${h.name}-${i}`,
+          timestamp: turn.at,
+          source: turn.source,
+          channel: turn.channel,
+          peer: turn.peer,
+          sender_id: turn.sender_id,
+          ...(turn.area !== undefined && { area: turn.area }),
+          input: turn.text,
+          trust: 'owner',
+          response: turn.by === 'model' ? turn.answer : '',
+          tools: turn.tools,
+        })),
+        // Scored as src/eval/memory/household.ts scores fact@1 and fact@3.
+        questions: known.map((q) => ({
+          ask: q.ask,
+          channel: q.channel,
+          peer: q.peer,
+          k: 5,
+          hit: (items) => {
+            const answer = (q.answer ?? '').toLowerCase();
+            const first = items.findIndex((item) => item.text.toLowerCase().includes(answer) && (q.past === true || !item.superseded));
+            return { f1: first === 0 ? 1 : 0, f3: first >= 0 && first < 3 ? 1 : 0 };
+          },
+        })),
+      });
+      tally.on.push(...r.on);
+      tally.off.push(...r.off);
+      times.on.push(...r.ms_on);
+      times.off.push(...r.ms_off);
+      tally.in_scene += r.in_scene;
+      tally.scenes += r.scenes;
+      tally.n += known.length;
+    }
+    emit({
+      name: `memory_scenes_household_${part}_fact_at_1`,
+      unit: 'ratio',
+      value: mean(tally.on, 'f1'),
+      without_scenes: mean(tally.off, 'f1'),
+      fact_at_3: mean(tally.on, 'f3'),
+      fact_at_3_without_scenes: mean(tally.off, 'f3'),
+      questions_in_a_scene: tally.in_scene,
+      scenes: tally.scenes,
+      n: tally.n,
+      what: `household evaluation, part ${part}: fact@1 (value) and fact@3 with the question's scene boosting recall and with scenes off`,
+    });
+  }
+  for (const mode of ['on', 'off']) times[mode].sort((a, b) => a - b);
+  emit({
+    name: 'memory_scenes_recall_ms',
+    unit: 'ms',
+    value: round(percentile(times.on, 95) ?? 0),
+    p50: round(percentile(times.on, 50) ?? 0),
+    p95_without_scenes: round(percentile(times.off, 95) ?? 0),
+    n: times.on.length,
+    what: 'recall of the scene figures above with the scene boost (value is p95) and without',
+    goal: 'p95 <= 25',
+    goal_met: (percentile(times.on, 95) ?? 0) <= 25,
+  });
 }
 
 export async function run(emit) {
@@ -181,6 +383,33 @@ export async function run(emit) {
         goal_met: percentile(times, 95) <= 25,
       });
     }
+    // The same recall shaped by a scene holding a tenth of the documents' events (core.memory.scene_recall boost).
+    const { SceneStore } = await load('memory/scene-store.js');
+    const db = store.database('memory').db;
+    const scenes = new SceneStore(db, () => ({ similarity: 0.5, maxSightings: 2000 }));
+    db.prepare(
+      "INSERT INTO scenes (key, channel, features, occurrences, created_at, last_seen_at) VALUES ('chan:family/peer:anna', 'family', '[]', 2, 0, 0)",
+    ).run();
+    const attach = db.prepare("INSERT INTO scene_refs (event_id, scene_key) VALUES (?, 'chan:family/peer:anna')");
+    for (let i = 0; i < DOCUMENTS; i += 10) attach.run(`ev-${i}`);
+    const scene = { mode: 'boost', boost: 0.3, inScene: (ids) => scenes.eventsUnder('chan:family', ids) };
+    const sceneTimes = [];
+    for (const q of queries) {
+      const started = performance.now();
+      await recall.recall(q, 10, { scene });
+      sceneTimes.push(performance.now() - started);
+    }
+    sceneTimes.sort((a, b) => a - b);
+    emit({
+      name: 'memory_recall_ms_k10_scene',
+      unit: 'ms',
+      value: round(percentile(sceneTimes, 95)),
+      p50: round(percentile(sceneTimes, 50)),
+      n: sceneTimes.length,
+      what: `memory_recall_ms_k10 with the scene boost (a scene holding ${Math.ceil(DOCUMENTS / 10)} of the events); value is p95`,
+      goal: 'p95 <= 25',
+      goal_met: percentile(sceneTimes, 95) <= 25,
+    });
     await embedder.close();
 
     // Ingestion through the daemon's own memory service.
@@ -209,6 +438,7 @@ export async function run(emit) {
       what: 'turns stored as the agent stores them (recordInput, then remember): durable writes (synchronous=FULL), extraction into the graph, pruning at 30',
     });
     await memoryEval(emit, LogManager);
+    await sceneFigures(emit);
   } finally {
     await store.stop();
     rmSync(dir, { recursive: true, force: true });

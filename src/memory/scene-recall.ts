@@ -18,14 +18,21 @@ export function rankByScene(
   sourcesOf: (key: string) => readonly string[],
   scene: SceneRanking,
 ): Array<[string, number]> {
-  const inScene = scene.inScene(fused.flatMap(([key]) => sourcesOf(key)));
+  // Narrowing looks at every candidate; boosting only at the head of the ranking (as recall's
+  // other re-weighings do): what ranks below it cannot reach the list even when boosted.
+  const looked = scene.mode === 'narrow' ? fused : fused.slice(0, BOOST_DEPTH);
+  const inScene = scene.inScene(looked.flatMap(([key]) => sourcesOf(key)));
   const member = (key: string) => sourcesOf(key).some((id) => inScene.has(id));
   // Narrowed with nothing of the scene found, the whole ranking stays: "no record" would be untrue.
   if (scene.mode === 'narrow') {
     const kept = fused.filter(([key]) => member(key));
     return kept.length > 0 ? kept : [...fused];
   }
-  return fused
+  const head = looked
     .map(([key, score]): [string, number] => [key, member(key) ? score * (1 + scene.boost) : score])
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  return [...head, ...fused.slice(BOOST_DEPTH)];
 }
+
+/** Candidates the boost looks at (recall's DEMOTION_DEPTH). */
+const BOOST_DEPTH = 40;

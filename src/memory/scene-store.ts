@@ -111,7 +111,8 @@ export class SceneStore {
     const out = new Set<string>();
     if (eventIds.length === 0) return out;
     const rows = this.#sql
-      .get('SELECT r.event_id, r.scene_key FROM scene_refs r JOIN json_each(?) j ON j.value = r.event_id')
+      // IN (json_each) keeps the primary key as the lookup: one probe per event asked about.
+      .get('SELECT event_id, scene_key FROM scene_refs WHERE event_id IN (SELECT value FROM json_each(?))')
       .all(JSON.stringify([...new Set(eventIds)])) as Array<{ event_id: string; scene_key: string }>;
     for (const row of rows) if (underScene(row.scene_key, prefix)) out.add(row.event_id);
     return out;
