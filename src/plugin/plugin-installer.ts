@@ -115,5 +115,8 @@ function pluginRoot(staging: string, file: string): string {
   const entries = readdirSync(staging, { withFileTypes: true });
   const only = entries.length === 1 ? entries[0] : undefined;
   if (only?.isDirectory() && has(join(staging, only.name))) return join(staging, only.name);
-  throw fail(file, 'no plugin.json (or SKILL.md, or OpenClaw\'s openclaw.plugin.json) at the top of the archive or of its single top-level folder');
+  throw fail(
+    file,
+    "no plugin.json (or SKILL.md, or OpenClaw's openclaw.plugin.json) at the top of the archive or of its single top-level folder",
+  );
 }
