@@ -4,7 +4,8 @@
 // Reports RSS every tenth of the run and at the end, the turn p95 of the first and the last
 // thousand turns, and where the memory is at the end (`daemon.memory`: heap by space, children).
 // Goals: RSS <= 160 MB throughout; p95 at the end within 1.25x of the first thousand turns.
-// 10,000 turns (about 5-10 minutes here); --quick: 200.
+// 10,000 turns (about 5-10 minutes here); --quick: 200; SOAK_TURNS=<n> for another count.
+// SOAK_PROFILE=small runs the daemon under `core.profile: small` (src/config/profiles.ts).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -15,7 +16,8 @@ import { rpc } from './cli-socket.mjs';
 import { quick, size } from './quick.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const TURNS = size(10_000, 200);
+const TURNS = Number(process.env.SOAK_TURNS) || size(10_000, 200);
+const PROFILE = process.env.SOAK_PROFILE || 'standard';
 const WINDOW = Math.min(1000, Math.floor(TURNS / 4));
 const RSS_GOAL_MB = 160;
 
@@ -102,6 +104,7 @@ export async function run(emit) {
     // No sound card here: the microphone would only retry.
     HOMEAGENT_PLUGIN_VOICE_ENABLED: 'false',
     HOMEAGENT_PLUGIN_WEBUI_ENABLED: 'false',
+    HOMEAGENT_PROFILE: PROFILE,
   };
   // The node flags of systemd/homeagent.service.
   const child = spawn(process.execPath, ['--max-old-space-size=192', '--max-semi-space-size=2', join(root, 'dist/src/main.js'), 'run'], {
@@ -130,7 +133,8 @@ export async function run(emit) {
       unit: 'MB',
       value: maxRss,
       n: TURNS,
-      what: `highest daemon RSS over ${TURNS} chat turns (English and Chinese alternating, memory on, unit node flags), sampled every ${every} turns`,
+      what: `highest daemon RSS over ${TURNS} chat turns (English and Chinese alternating, memory on, unit node flags, profile ${PROFILE}), sampled every ${every} turns`,
+      profile: PROFILE,
       samples: rss,
       failed_turns: failed,
       at_end: {

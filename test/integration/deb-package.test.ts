@@ -123,7 +123,10 @@ async function packageTests(): Promise<void> {
     t.ok(depends.includes('libstdc++6'), 'Depends: libstdc++6 (the C++ addons)');
     t.match(await field('Recommends'), /alsa-utils/, 'Recommends: alsa-utils (arecord, aplay)');
     t.match(await field('Maintainer'), /^.+ <[^@\s]+@[^@\s]+>$/, 'Maintainer: name <address>');
-    t.ok(Number(await field('Installed-Size')) > 1000, 'Installed-Size is set (KiB)');
+    const installedKiB = Number(await field('Installed-Size'));
+    t.ok(installedKiB > 1000, 'Installed-Size is set (KiB)');
+    // Issue 32's goal is 80 MiB; the figure is reported so a growing package is seen in every run.
+    t.comment(`installed size: ${(installedKiB / 1024).toFixed(1)} MiB (goal <= 80 MiB)`);
 
     const control = join(dir, 'control');
     const extracted = await run('dpkg-deb', ['-e', deb, control]);
