@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { chromiumMissing, launchChromium, login, overflow, startWebuiHome, step } from '../helpers/browser.js';
+import { chromiumMissing, launchChromium, login, overflow, startWebuiHome, step, streamedAnswer, toolCall } from '../helpers/browser.js';
 import { REPO_ROOT } from '../helpers/daemon.js';
 import type { ScriptStep } from '../helpers/scripted-llm-server.js';
 import { until } from '../helpers/until.js';
@@ -20,30 +20,7 @@ const PAGE_INDEX = join(REPO_ROOT, 'dist', 'plugins', 'webui', 'page', 'index.ht
 const PHONE_375 = { width: 375, height: 812 };
 const skip = chromiumMissing() ?? (existsSync(PAGE_INDEX) ? undefined : `${PAGE_INDEX} is missing: run \`npm run build\` first`);
 
-function chunk(delta: Record<string, unknown>, finish: string | null = null): object {
-  return {
-    id: 'chatcmpl-agents',
-    object: 'chat.completion.chunk',
-    created: 1764460800,
-    model: 'test-model',
-    choices: [{ index: 0, delta, finish_reason: finish }],
-  };
-}
-const toolCall = (id: string, name: string, args: unknown): ScriptStep => ({
-  sse: [
-    chunk({
-      role: 'assistant',
-      content: null,
-      tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: JSON.stringify(args) } }],
-    }),
-    chunk({}, 'tool_calls'),
-  ],
-  done: true,
-});
-const textReply = (text: string): ScriptStep => ({
-  sse: [chunk({ role: 'assistant', content: '' }), chunk({ content: text }), chunk({}, 'stop')],
-  done: true,
-});
+const textReply = (text: string): ScriptStep => streamedAnswer([text]);
 
 type Body = { messages: Array<{ role: string; content: string | null }> };
 const lastUser = (body: Body) => String([...body.messages].reverse().find((m) => m.role === 'user')?.content ?? '');
@@ -80,7 +57,7 @@ t.test('the Agents view', { skip: skip ?? false }, async (t) => {
 
   const ASK = 'research a quick pasta recipe in the background';
   parent.set(ASK, [
-    toolCall('call_spawn', 'spawn_child', { task: 'Find a quick pasta recipe.' }),
+    toolCall('spawn_child', { task: 'Find a quick pasta recipe.' }, 'call_spawn'),
     textReply('I started a sub-agent on it.'),
   ]);
   children.push(textReply('Pasta: boil it 10 minutes, then add the sauce.'));
@@ -103,9 +80,9 @@ t.test('the Agents view', { skip: skip ?? false }, async (t) => {
   });
 
   const RISKY = 'check the uptime in the background';
-  parent.set(RISKY, [toolCall('call_spawn2', 'spawn_child', { task: 'Run uptime.' }), textReply('Started.')]);
+  parent.set(RISKY, [toolCall('spawn_child', { task: 'Run uptime.' }, 'call_spawn2'), textReply('Started.')]);
   // The child asks for cmd_run and stays there until the owner decides.
-  children.push(toolCall('child_cmd', 'cmd_run', { argv: ['uptime'] }), textReply('uptime waits for the owner.'));
+  children.push(toolCall('cmd_run', { argv: ['uptime'] }, 'child_cmd'), textReply('uptime waits for the owner.'));
   await home.call('agent.chat', { text: RISKY });
   const held = await until(
     'the second child to ask for approval',

@@ -106,11 +106,9 @@ function settingOf(key: string, schema: unknown, sensitive: boolean): ConfigKey 
 }
 
 /** The built entry: package.json's openclaw.extensions[0], else index.js or dist/index.js. */
-function entryOf(dir: string): string {
-  const packageFile = join(dir, 'package.json');
+function entryOf(dir: string, pkg: Record<string, unknown> | undefined): string {
   let entry: string | undefined;
-  if (existsSync(packageFile)) {
-    const pkg = readJson(packageFile, 'package.json');
+  if (pkg !== undefined) {
     const extensions = isObject(pkg.openclaw) ? pkg.openclaw.extensions : undefined;
     if (extensions !== undefined) {
       if (!Array.isArray(extensions) || typeof extensions[0] !== 'string')
@@ -132,9 +130,8 @@ function entryOf(dir: string): string {
   return `./${relativeEntry}`;
 }
 
-function versionOf(dir: string, manifest: Record<string, unknown>): string {
-  const pkg = existsSync(join(dir, 'package.json')) ? readJson(join(dir, 'package.json'), 'package.json') : {};
-  const version = typeof pkg.version === 'string' ? pkg.version : typeof manifest.version === 'string' ? manifest.version : '0.0.0';
+function versionOf(pkg: Record<string, unknown> | undefined, manifest: Record<string, unknown>): string {
+  const version = typeof pkg?.version === 'string' ? pkg.version : typeof manifest.version === 'string' ? manifest.version : '0.0.0';
   if (!/^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/.test(version))
     refuse('package.json /version', `${JSON.stringify(version)} is not a semver version`);
   return version;
@@ -178,12 +175,14 @@ export function convertOpenClawPackage(dir: string): Manifest {
     settings[key] = name;
   }
 
-  const spec: OpenClawSpec = { id, entry: entryOf(dir), tools, settings };
+  const packageFile = join(dir, 'package.json');
+  const pkg = existsSync(packageFile) ? readJson(packageFile, 'package.json') : undefined;
+  const spec: OpenClawSpec = { id, entry: entryOf(dir, pkg), tools, settings };
   const description =
     typeof manifest.description === 'string' && manifest.description.trim() !== '' ? manifest.description : `OpenClaw plugin ${id}.`;
   const converted: Manifest = {
     name: id,
-    version: versionOf(dir, manifest),
+    version: versionOf(pkg, manifest),
     description: `${description.slice(0, DESCRIPTION_MAX - 12)} (OpenClaw)`,
     engine: `>=${VERSION.replace(/[-+].*$/, '')}`,
     kind: 'process',
